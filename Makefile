@@ -1,0 +1,53 @@
+# Two commands for a new user: `make demo` and `make test`.
+# Both build the virtual environment from uv.lock on first use; nothing else is needed but
+# python3 (3.11+) and make.
+
+PYTHON ?= python3
+UV_VERSION := 0.13.9
+TOOLS := .tools
+UV := $(TOOLS)/bin/uv
+VENV := .venv
+SYNCED := $(VENV)/.synced-from-lock
+
+export UV_PYTHON_DOWNLOADS := never
+export UV_PROJECT_ENVIRONMENT := $(VENV)
+
+.PHONY: demo ui test unit integration lint typecheck check benchmark clean
+
+demo: $(SYNCED)  ## Materialize the example pipeline and print what happened.
+	PYTHONPATH=examples $(VENV)/bin/python -m dagster_dataframely_demo.demo
+
+ui: $(SYNCED)  ## Open the example code location in the Dagster UI.
+	PYTHONPATH=examples $(VENV)/bin/dagster dev -m dagster_dataframely_demo.definitions
+
+test: $(SYNCED)  ## Run the whole test suite: unit tests and the integration suite.
+	$(VENV)/bin/pytest
+
+unit: $(SYNCED)
+	$(VENV)/bin/pytest tests
+
+integration: $(SYNCED)
+	$(VENV)/bin/pytest integration_tests
+
+lint: $(SYNCED)
+	$(VENV)/bin/ruff check .
+	$(VENV)/bin/ruff format --check .
+
+typecheck: $(SYNCED)
+	$(VENV)/bin/mypy
+
+check: lint typecheck test
+
+benchmark: $(SYNCED)
+	$(VENV)/bin/python -m benchmarks.definition_time
+
+$(UV):
+	$(PYTHON) -m venv $(TOOLS)
+	$(TOOLS)/bin/python -m pip install --quiet --disable-pip-version-check uv==$(UV_VERSION)
+
+$(SYNCED): uv.lock pyproject.toml | $(UV)
+	$(UV) sync --frozen --python $(PYTHON)
+	touch $@
+
+clean:
+	rm -rf $(TOOLS) $(VENV) .demo
