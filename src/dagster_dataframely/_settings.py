@@ -1,0 +1,257 @@
+"""Resolve the package's settings from their default, environment variable and argument.
+
+Every setting goes through the same resolver, so the order of the sources, the validation
+of each one and the wording of `InvalidSettingError` are the same for all of them. The
+environment is read when a function here is called, never when the module is imported.
+"""
+
+import os
+import re
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from types import MappingProxyType
+from typing import Generic, Literal, TypeVar, get_args
+
+from typing_extensions import TypeAliasType
+
+from dagster_dataframely.errors import InvalidSettingError
+
+__all__ = [
+    "ENV_PREFIX",
+    "GRANULARITIES",
+    "SCHEMA_RULES",
+    "Granularity",
+    "SchemaRules",
+    "Settings",
+    "read_quarantine_dir",
+    "resolve_check_naming",
+    "resolve_settings",
+]
+
+Granularity = TypeAliasType("Granularity", Literal["rule", "column", "schema"])
+SchemaRules = TypeAliasType("SchemaRules", Literal["collapsed", "per_rule"])
+
+# The allowed values come from the aliases themselves, so the two cannot drift apart.
+_GRANULARITY_CHOICES: tuple[Granularity, ...] = get_args(Granularity.__value__)
+_SCHEMA_RULES_CHOICES: tuple[SchemaRules, ...] = get_args(SchemaRules.__value__)
+GRANULARITIES: tuple[str, ...] = _GRANULARITY_CHOICES
+SCHEMA_RULES: tuple[str, ...] = _SCHEMA_RULES_CHOICES
+
+ENV_PREFIX = "DAGSTER_DATAFRAMELY_"
+
+_T = TypeVar("_T")
+_Raw = TypeVar("_Raw")
+
+# Package defaults, keyed by setting name. They are validated like any other source, so a
+# mistake here surfaces as an `InvalidSettingError` naming the package default.
+_DEFAULTS: Mapping[str, object] = MappingProxyType(
+    {
+        "check_granularity": "rule",
+        "schema_rules": "collapsed",
+        "max_failure_samples": 5,
+        "statistics": True,
+        "row_sample": 5,
+    }
+)
+
+_SOURCE_DEFAULT = "the package default"
+_SOURCE_ARGUMENT = "the argument"
+
+_DIGITS = re.compile(r"[0-9]+")
+
+
+@dataclass(frozen=True, slots=True)
+class Settings:
+    """The resolved value of every setting an asset declaration uses."""
+
+    check_granularity: Granularity
+    schema_rules: SchemaRules
+    max_failure_samples: int
+    statistics: bool
+    row_sample: int
+
+
+@dataclass(frozen=True, slots=True)
+class _Parser(Generic[_Raw, _T]):
+    """Turn one kind of raw input into a setting's value, or raise `ValueError`.
+
+    `allowed` describes the accepted inputs for the error message: the values themselves,
+    or a phrase when they cannot be listed.
+    """
+
+    parse: Callable[[_Raw], _T]
+    allowed: Sequence[str] | str
+
+
+@dataclass(frozen=True, slots=True)
+class _Setting(Generic[_T]):
+    """A setting and its parsers: `from_value` for the package default and the argument,
+    `from_env` for the environment variable's text. `from_value` is `None` for a setting
+    that is read only from the environment.
+    """
+
+    name: str
+    from_value: _Parser[object, _T] | None
+    from_env: _Parser[str, _T]
+
+    @property
+    def env_var(self) -> str:
+        return ENV_PREFIX + self.name.upper()
+
+
+def _choice_setting(name: str, choices: tuple[_T, ...]) -> _Setting[_T]:
+    def parse(value: object) -> _T:
+        if isinstance(value, str):
+            for choice in choices:
+                if value == choice:
+                    return choice
+        raise ValueError(value)
+
+    allowed = tuple(str(choice) for choice in choices)
+    return _Setting(
+        name,
+        _Parser(parse, allowed),
+        _Parser(lambda text: parse(text.strip()), allowed),
+    )
+
+
+def _count_value(value: object) -> int:
+    # `bool` is a subclass of `int`, but `True` meaning one row is never what was meant.
+    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+        raise ValueError(value)
+    return value
+
+
+def _count_env(text: str) -> int:
+    stripped = text.strip()
+    if not _DIGITS.fullmatch(stripped):
+        raise ValueError(text)
+    return int(stripped)
+
+
+def _count_setting(name: str) -> _Setting[int]:
+    return _Setting(
+        name,
+        _Parser(_count_value, "a non-negative int (a bool is not accepted)"),
+        _Parser(_count_env, "a non-negative whole number in base 10"),
+    )
+
+
+def _flag_value(value: object) -> bool:
+    if not isinstance(value, bool):
+        raise ValueError(value)
+    return value
+
+
+def _flag_env(text: str) -> bool:
+    folded = text.strip().lower()
+    if folded not in ("true", "false"):
+        raise ValueError(text)
+    return folded == "true"
+
+
+def _directory_env(text: str) -> str:
+    if not text.strip():
+        raise ValueError(text)
+    return text
+
+
+_CHECK_GRANULARITY = _choice_setting("check_granularity", _GRANULARITY_CHOICES)
+_SCHEMA_RULES = _choice_setting("schema_rules", _SCHEMA_RULES_CHOICES)
+_MAX_FAILURE_SAMPLES = _count_setting("max_failure_samples")
+_ROW_SAMPLE = _count_setting("row_sample")
+_STATISTICS = _Setting(
+    "statistics",
+    _Parser(_flag_value, ("True", "False")),
+    _Parser(_flag_env, "true or false, in any letter case"),
+)
+_QUARANTINE_DIR = _Setting(
+    "quarantine_dir", None, _Parser(_directory_env, "a non-empty directory path")
+)
+
+
+def _parse(setting: _Setting[_T], parser: _Parser[_Raw, _T], raw: _Raw, source: str) -> _T:
+    """Parse one source's value, turning a rejection into an `InvalidSettingError`."""
+    try:
+        return parser.parse(raw)
+    except ValueError:
+        raise InvalidSettingError(
+            setting.name,
+            repr(raw),
+            parser.allowed,
+            source=source,
+            env_var=setting.env_var,
+            takes_argument=setting.from_value is not None,
+        ) from None
+
+
+def _from_env(setting: _Setting[_T]) -> _T | None:
+    """Parse the setting's environment variable, or return `None` if it is unset."""
+    text = os.environ.get(setting.env_var)
+    if text is None:
+        return None
+    return _parse(setting, setting.from_env, text, f"the environment variable {setting.env_var}")
+
+
+def _resolve(setting: _Setting[_T], argument: object) -> _T:
+    """Resolve a setting: the default, overridden by the environment, overridden by the argument.
+
+    Every source that is present is validated, even one a later source overrides, so a bad
+    value is reported wherever it comes from.
+    """
+    from_value = setting.from_value
+    if from_value is None:
+        raise TypeError(f"setting {setting.name!r} takes no argument and has no default")
+    value = _parse(setting, from_value, _DEFAULTS[setting.name], _SOURCE_DEFAULT)
+    from_env = _from_env(setting)
+    if from_env is not None:
+        value = from_env
+    if argument is not None:
+        value = _parse(setting, from_value, argument, _SOURCE_ARGUMENT)
+    return value
+
+
+def resolve_settings(
+    *,
+    check_granularity: Granularity | None = None,
+    schema_rules: SchemaRules | None = None,
+    max_failure_samples: int | None = None,
+    statistics: bool | None = None,
+    row_sample: int | None = None,
+) -> Settings:
+    """Resolve every setting; a `None` argument falls back to the environment, then the default.
+
+    Raises:
+        InvalidSettingError: a default, environment variable or argument is not allowed.
+    """
+    granularity, rules = resolve_check_naming(check_granularity, schema_rules)
+    return Settings(
+        check_granularity=granularity,
+        schema_rules=rules,
+        max_failure_samples=_resolve(_MAX_FAILURE_SAMPLES, max_failure_samples),
+        statistics=_resolve(_STATISTICS, statistics),
+        row_sample=_resolve(_ROW_SAMPLE, row_sample),
+    )
+
+
+def resolve_check_naming(
+    check_granularity: Granularity | None, schema_rules: SchemaRules | None
+) -> tuple[Granularity, SchemaRules]:
+    """Resolve only the two settings that decide the asset check names.
+
+    Raises:
+        InvalidSettingError: a default, environment variable or argument is not allowed.
+    """
+    return (
+        _resolve(_CHECK_GRANULARITY, check_granularity),
+        _resolve(_SCHEMA_RULES, schema_rules),
+    )
+
+
+def read_quarantine_dir() -> str | None:
+    """Return `DAGSTER_DATAFRAMELY_QUARANTINE_DIR`, or `None` if it is unset.
+
+    Raises:
+        InvalidSettingError: the variable is set but empty or only whitespace.
+    """
+    return _from_env(_QUARANTINE_DIR)

@@ -1,0 +1,357 @@
+"""The exceptions dagster-dataframely raises.
+
+They live in one module under one base class so that a caller can catch a single error by
+name, or every error from this package at once, and so that each message says both what
+went wrong and what to change.
+"""
+
+import inspect
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
+
+__all__ = [
+    "CheckNameCollisionError",
+    "CollectionNotSupportedError",
+    "ColumnSchemaError",
+    "DagsterDataframelyError",
+    "InvalidColumnNameError",
+    "InvalidRuleNameError",
+    "InvalidSettingError",
+    "MaterializeResultFieldError",
+    "MaterializeResultValueError",
+    "NoValidRowsError",
+    "QuarantineDirError",
+    "QuarantineKeyCollisionError",
+    "ReservedColumnError",
+    "ValidationAbortError",
+]
+
+_CHECK_NAME_CHARACTERS = "letters, digits and underscores (A-Za-z0-9_)"
+
+
+def _quoted(items: Iterable[object]) -> str:
+    """Render items as a comma-separated list of their reprs."""
+    return ", ".join(repr(item) for item in items)
+
+
+def _bulleted(lines: Iterable[str]) -> str:
+    """Render lines as an indented bullet list that starts on a new line."""
+    return "".join(f"\n  - {line}" for line in lines)
+
+
+def _rows(count: int) -> str:
+    return f"{count} row" if count == 1 else f"{count} rows"
+
+
+def _rule_counts(counts: Mapping[str, int], invalid_count: int) -> str:
+    """Describe how many rows failed each rule, with the caveat about overlapping rules."""
+    listing = _bulleted(f"{rule}: {_rows(count)}" for rule, count in counts.items())
+    return (
+        f"Rows that failed each rule:{listing}\n"
+        f"A row can fail more than one rule, so these counts may add up to more than "
+        f"the {_rows(invalid_count)} that are invalid."
+    )
+
+
+def _rebuild(
+    cls: type["DagsterDataframelyError"], args: tuple[Any, ...], kwargs: dict[str, Any]
+) -> "DagsterDataframelyError":
+    """Call an error's constructor again; the target of `DagsterDataframelyError.__reduce__`."""
+    return cls(*args, **kwargs)
+
+
+class DagsterDataframelyError(Exception):
+    """Base class of every error this package raises.
+
+    Each subclass stores its constructor arguments as attributes of the same name, which is
+    what lets `__reduce__` rebuild it after pickling (Dagster ships errors between processes).
+    """
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message)
+        self.message = message
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        # The default reduction passes only `self.args` (the message) back to the class,
+        # which breaks for constructors with other parameters or keyword-only ones. Rebuild
+        # from the constructor's own signature instead, then restore `__dict__` so extras
+        # such as `__notes__` survive too.
+        args: list[Any] = []
+        kwargs: dict[str, Any] = {}
+        for parameter in inspect.signature(type(self)).parameters.values():
+            value = getattr(self, parameter.name)
+            if parameter.kind is inspect.Parameter.KEYWORD_ONLY:
+                kwargs[parameter.name] = value
+            else:
+                args.append(value)
+        return (_rebuild, (type(self), tuple(args), kwargs), dict(self.__dict__))
+
+
+class CollectionNotSupportedError(DagsterDataframelyError):
+    """Raised when the decorator is given a `dy.Collection` instead of a `dy.Schema`.
+
+    An asset is one table, and a Collection describes several, so there is no single
+    schema to check it against.
+    """
+
+    def __init__(self, collection_name: str) -> None:
+        self.collection_name = collection_name
+        super().__init__(
+            f"`schema=` was given the Dataframely Collection {collection_name!r}, but an "
+            f"asset can only be checked against a single `dy.Schema`. Declare a separate "
+            f"asset for each member of {collection_name!r} and give each one that member's "
+            f"schema."
+        )
+
+
+class ReservedColumnError(DagsterDataframelyError):
+    """Raised when a schema has a column whose name starts with the reserved `dy_` prefix.
+
+    This package names its checks and the rule columns of the quarantine with `dy_`, so
+    such a column could clash with one of them.
+    """
+
+    def __init__(self, schema_name: str, columns: list[str]) -> None:
+        self.schema_name = schema_name
+        self.columns = list(columns)
+        super().__init__(
+            f"Schema {schema_name!r} has columns in the `dy_` namespace, which "
+            f"dagster-dataframely keeps for the checks and rule columns it generates: "
+            f"{_quoted(self.columns)}. Rename these columns so that no name starts with `dy_`."
+        )
+
+
+class InvalidColumnNameError(DagsterDataframelyError):
+    """Raised when a column name has characters Dagster rejects in an asset check name.
+
+    Every rule's check name is built from its column's name, and Dagster only accepts
+    letters, digits and underscores there.
+    """
+
+    def __init__(self, schema_name: str, columns: list[str]) -> None:
+        self.schema_name = schema_name
+        self.columns = list(columns)
+        super().__init__(
+            f"Schema {schema_name!r} has column names that cannot be part of an asset check "
+            f"name: {_quoted(self.columns)}. Check names are built from column names and "
+            f"Dagster accepts only {_CHECK_NAME_CHARACTERS} in them. Rename each column, or "
+            f"change the `alias=` that gives it this name, so that it uses only those "
+            f"characters."
+        )
+
+
+class InvalidRuleNameError(DagsterDataframelyError):
+    """Raised when a rule name has characters Dagster rejects in an asset check name.
+
+    The `|` Dataframely places between a column and its rule is translated, but any other
+    character outside `A-Za-z0-9_`, such as the `-` in a `check={"is-lower": ...}` key,
+    leaves no valid check name for the rule.
+    """
+
+    def __init__(self, schema_name: str, rules: list[str]) -> None:
+        self.schema_name = schema_name
+        self.rules = list(rules)
+        super().__init__(
+            f"Schema {schema_name!r} has rule names that cannot be part of an asset check "
+            f"name: {_quoted(self.rules)}. Apart from the `|` between a column and its rule, "
+            f"Dagster accepts only {_CHECK_NAME_CHARACTERS} in a check name. Rename each "
+            f"rule (the key in a `check=` dict, or the method name of a `@dy.rule()`) so "
+            f"that it uses only those characters."
+        )
+
+
+class CheckNameCollisionError(DagsterDataframelyError):
+    """Raised when two rules of one schema map to the same asset check name.
+
+    Dagster would reject the duplicate as well, but its error does not say which rules
+    caused it, so this package reports them first.
+    """
+
+    def __init__(self, schema_name: str, first: str, second: str, name: str) -> None:
+        self.schema_name = schema_name
+        self.first = first
+        self.second = second
+        self.name = name
+        super().__init__(
+            f"In schema {schema_name!r}, the rules {first!r} and {second!r} both become the "
+            f"asset check {name!r}, and an asset cannot have two checks with the same name. "
+            f"Rename one of these two rules."
+        )
+
+
+class InvalidSettingError(DagsterDataframelyError):
+    """Raised when a setting resolves to a value it does not accept.
+
+    Settings come from the package default, an environment variable or an argument, so the
+    error is raised while resolving and says which of those supplied the bad value.
+    """
+
+    def __init__(
+        self,
+        setting: str,
+        value: str,
+        allowed: Sequence[str] | str,
+        *,
+        source: str,
+        env_var: str,
+        takes_argument: bool = True,
+    ) -> None:
+        self.setting = setting
+        self.value = value
+        self.allowed: tuple[str, ...] | str = (
+            allowed if isinstance(allowed, str) else tuple(allowed)
+        )
+        self.source = source
+        self.env_var = env_var
+        self.takes_argument = takes_argument
+        accepted = (
+            self.allowed if isinstance(self.allowed, str) else f"one of {_quoted(self.allowed)}"
+        )
+        if takes_argument:
+            where = (
+                f"Change {source} to an accepted value. The `{setting}=` argument takes "
+                f"precedence over the environment variable {env_var}, which takes precedence "
+                f"over the package default."
+            )
+        else:
+            where = (
+                f"Change {source} to an accepted value, or unset it. This setting has no "
+                f"argument and is read only from the environment variable {env_var}."
+            )
+        super().__init__(
+            f"The setting {setting!r} got {value} from {source}, which is not a value it "
+            f"accepts (expected {accepted}). {where}"
+        )
+
+
+class MaterializeResultValueError(DagsterDataframelyError):
+    """Raised when a returned `dg.MaterializeResult` carries no frame in `value`.
+
+    Without a frame there is nothing to validate, so this comes before the column-schema
+    check.
+    """
+
+    def __init__(self, asset: str) -> None:
+        self.asset = asset
+        super().__init__(
+            f"Asset {asset!r} returned a `dg.MaterializeResult` whose `value` holds no frame, "
+            f"so there is nothing to validate. Put the frame in `value=`; or return the frame "
+            f"itself and attach metadata with `context.add_asset_metadata`; or, for an asset "
+            f"that should not be validated, use a plain `@dg.asset` with "
+            f"`dd.wiring.schema_metadata`."
+        )
+
+
+class MaterializeResultFieldError(DagsterDataframelyError):
+    """Raised when a returned `dg.MaterializeResult` sets `asset_key` or `check_results`.
+
+    The decorator fills in both fields itself, so a value from the asset would conflict.
+    """
+
+    def __init__(self, asset: str, field: str) -> None:
+        self.asset = asset
+        self.field = field
+        super().__init__(
+            f"Asset {asset!r} returned a `dg.MaterializeResult` that sets `{field}`, a field "
+            f"the decorator fills in itself. Remove `{field}=` from the result."
+        )
+
+
+class ColumnSchemaError(DagsterDataframelyError):
+    """Raised when a frame's columns or dtypes differ from the schema.
+
+    That points at a bug in the code producing the frame rather than at bad rows, so the
+    run stops before row validation and nothing is written.
+    """
+
+    def __init__(self, schema_name: str, problems: Sequence[Mapping[str, str]]) -> None:
+        self.schema_name = schema_name
+        self.problems = [dict(problem) for problem in problems]
+        listing = _bulleted(
+            f"{problem['column']!r}: expected {problem['expected']}, actual {problem['actual']}"
+            for problem in self.problems
+        )
+        super().__init__(
+            f"The frame's columns do not match schema {schema_name!r}:{listing}\n"
+            f"Fix the code that builds the frame, or convert it with "
+            f"`{schema_name}.cast` in the asset body."
+        )
+
+
+class ValidationAbortError(DagsterDataframelyError):
+    """Raised when rows fail validation and the asset has no quarantine for them.
+
+    Without a quarantine every row must be valid, so the asset writes nothing rather than
+    silently dropping rows.
+    """
+
+    def __init__(self, schema_name: str, invalid_count: int, counts: Mapping[str, int]) -> None:
+        self.schema_name = schema_name
+        self.invalid_count = invalid_count
+        self.counts = dict(counts)
+        super().__init__(
+            f"{_rows(invalid_count)} failed validation against schema {schema_name!r}, and "
+            f"the asset has no quarantine, so nothing was written.\n"
+            f"{_rule_counts(self.counts, invalid_count)}\n"
+            f"Fix these rows upstream, pass `quarantine=True` to send them to a quarantine, "
+            f"or filter them out in the asset body."
+        )
+
+
+class NoValidRowsError(DagsterDataframelyError):
+    """Raised when every row fails validation, so only the quarantine was written.
+
+    The asset's table is left untouched, so an empty table never replaces the last good one.
+    """
+
+    def __init__(
+        self, schema_name: str, invalid_count: int, counts: Mapping[str, int], address: str
+    ) -> None:
+        self.schema_name = schema_name
+        self.invalid_count = invalid_count
+        self.counts = dict(counts)
+        self.address = address
+        super().__init__(
+            f"All {_rows(invalid_count)} failed validation against schema {schema_name!r}, so "
+            f"only the quarantine was written and the asset's table kept its previous "
+            f"contents.\n"
+            f"{_rule_counts(self.counts, invalid_count)}\n"
+            f"Inspect the invalid rows in the quarantine at {address!r}."
+        )
+
+
+class QuarantineKeyCollisionError(DagsterDataframelyError):
+    """Raised when another asset already materializes the quarantine's asset key.
+
+    Both would write to the same place, and whichever ran second would overwrite the other,
+    so the run stops before the asset's function is called.
+    """
+
+    def __init__(self, asset: str, quarantine: str) -> None:
+        self.asset = asset
+        self.quarantine = quarantine
+        super().__init__(
+            f"Asset {asset!r} has `quarantine=True` and writes its invalid rows under the key "
+            f"{quarantine!r}, but another asset in this code location already materializes "
+            f"{quarantine!r}. Rename that other asset, or drop `quarantine=True` from "
+            f"{asset!r}. If the other asset is a quarantine table you declared yourself, "
+            f"remove it and use `quarantine_spec`, which puts the quarantine in the asset "
+            f"graph for you."
+        )
+
+
+class QuarantineDirError(DagsterDataframelyError):
+    """Raised when a directly called asset has invalid rows and no quarantine directory.
+
+    A run hands invalid rows to its IO manager, but a direct call has none, and there is no
+    default directory so rows never land somewhere nobody picked.
+    """
+
+    def __init__(self, asset: str) -> None:
+        self.asset = asset
+        super().__init__(
+            f"Asset {asset!r} was called directly and has invalid rows to quarantine, but no "
+            f"quarantine directory is configured and a direct call has no IO manager to "
+            f"write them. Set DAGSTER_DATAFRAMELY_QUARANTINE_DIR to a directory, or "
+            f"materialize the asset in a run."
+        )

@@ -1,0 +1,414 @@
+"""The error classes: constructor shapes, attributes, messages and pickling."""
+
+import copy
+import inspect
+import pickle
+from dataclasses import dataclass, field
+from types import MappingProxyType
+from typing import Any
+
+import pytest
+
+from dagster_dataframely import errors
+from dagster_dataframely.errors import (
+    CheckNameCollisionError,
+    CollectionNotSupportedError,
+    ColumnSchemaError,
+    DagsterDataframelyError,
+    InvalidColumnNameError,
+    InvalidRuleNameError,
+    InvalidSettingError,
+    MaterializeResultFieldError,
+    MaterializeResultValueError,
+    NoValidRowsError,
+    QuarantineDirError,
+    QuarantineKeyCollisionError,
+    ReservedColumnError,
+    ValidationAbortError,
+)
+
+POS = inspect.Parameter.POSITIONAL_OR_KEYWORD
+KW = inspect.Parameter.KEYWORD_ONLY
+
+
+@dataclass
+class Case:
+    """One error built with the spec's argument shape, and what its message must contain."""
+
+    cls: type[DagsterDataframelyError]
+    args: tuple[Any, ...]
+    kwargs: dict[str, Any] = field(default_factory=dict)
+    # Attribute name -> expected value after construction.
+    attributes: dict[str, Any] = field(default_factory=dict)
+    # Substrings the message must contain: the names of what failed, and the fix.
+    fragments: tuple[str, ...] = ()
+
+    def build(self) -> DagsterDataframelyError:
+        return self.cls(*self.args, **self.kwargs)
+
+
+CASES = [
+    Case(
+        CollectionNotSupportedError,
+        ("OrdersCollection",),
+        attributes={"collection_name": "OrdersCollection"},
+        fragments=("'OrdersCollection'", "dy.Schema", "each member"),
+    ),
+    Case(
+        ReservedColumnError,
+        ("Orders", ["dy_rule", "dy_extra"]),
+        attributes={"schema_name": "Orders", "columns": ["dy_rule", "dy_extra"]},
+        fragments=("'Orders'", "'dy_rule'", "'dy_extra'", "Rename"),
+    ),
+    Case(
+        InvalidColumnNameError,
+        ("Orders", ["order-id", "a|b"]),
+        attributes={"schema_name": "Orders", "columns": ["order-id", "a|b"]},
+        fragments=("'Orders'", "'order-id'", "'a|b'", "A-Za-z0-9_", "alias="),
+    ),
+    Case(
+        InvalidRuleNameError,
+        ("Orders", ["sku|is-lower"]),
+        attributes={"schema_name": "Orders", "rules": ["sku|is-lower"]},
+        fragments=("'Orders'", "'sku|is-lower'", "A-Za-z0-9_", "Rename", "check="),
+    ),
+    Case(
+        CheckNameCollisionError,
+        ("Orders", "amount|min", "amount__min", "dy_rule__amount__min"),
+        attributes={
+            "schema_name": "Orders",
+            "first": "amount|min",
+            "second": "amount__min",
+            "name": "dy_rule__amount__min",
+        },
+        fragments=("'Orders'", "'amount|min'", "'amount__min'", "'dy_rule__amount__min'", "Rename"),
+    ),
+    Case(
+        InvalidSettingError,
+        ("statistics", "'yes'", ["true", "false"]),
+        {"source": "the environment variable DAGSTER_DATAFRAMELY_STATISTICS", "env_var": "X"},
+        attributes={
+            "setting": "statistics",
+            "value": "'yes'",
+            "allowed": ("true", "false"),
+            "source": "the environment variable DAGSTER_DATAFRAMELY_STATISTICS",
+            "env_var": "X",
+            "takes_argument": True,
+        },
+        fragments=(
+            "'statistics'",
+            "'yes'",
+            "'true', 'false'",
+            "from the environment variable DAGSTER_DATAFRAMELY_STATISTICS",
+            "Change the environment variable DAGSTER_DATAFRAMELY_STATISTICS",
+            "`statistics=`",
+        ),
+    ),
+    Case(
+        MaterializeResultValueError,
+        ("sales/orders",),
+        attributes={"asset": "sales/orders"},
+        fragments=("'sales/orders'", "value=", "context.add_asset_metadata", "schema_metadata"),
+    ),
+    Case(
+        MaterializeResultFieldError,
+        ("orders", "check_results"),
+        attributes={"asset": "orders", "field": "check_results"},
+        fragments=("'orders'", "Remove `check_results=`"),
+    ),
+    Case(
+        ColumnSchemaError,
+        (
+            "Orders",
+            [
+                {"column": "quantity", "expected": "Int32", "actual": "Int64"},
+                {"column": "amount", "expected": "Decimal(10, 2)", "actual": "missing"},
+            ],
+        ),
+        attributes={
+            "schema_name": "Orders",
+            "problems": [
+                {"column": "quantity", "expected": "Int32", "actual": "Int64"},
+                {"column": "amount", "expected": "Decimal(10, 2)", "actual": "missing"},
+            ],
+        },
+        fragments=(
+            "'Orders'",
+            "'quantity': expected Int32, actual Int64",
+            "'amount': expected Decimal(10, 2), actual missing",
+            "Orders.cast",
+        ),
+    ),
+    Case(
+        ValidationAbortError,
+        ("Orders", 3, {"amount|min": 2, "sku|regex": 3}),
+        attributes={
+            "schema_name": "Orders",
+            "invalid_count": 3,
+            "counts": {"amount|min": 2, "sku|regex": 3},
+        },
+        fragments=(
+            "'Orders'",
+            "3 rows",
+            "amount|min: 2 rows",
+            "sku|regex: 3 rows",
+            "more than one rule",
+            "quarantine=True",
+            "upstream",
+        ),
+    ),
+    Case(
+        NoValidRowsError,
+        ("Orders", 1, {"amount|min": 1}, "/tmp/q/orders_quarantine.parquet"),
+        attributes={
+            "schema_name": "Orders",
+            "invalid_count": 1,
+            "counts": {"amount|min": 1},
+            "address": "/tmp/q/orders_quarantine.parquet",
+        },
+        fragments=(
+            "'Orders'",
+            "amount|min: 1 row",
+            "'/tmp/q/orders_quarantine.parquet'",
+            "more than one rule",
+        ),
+    ),
+    Case(
+        QuarantineKeyCollisionError,
+        ("orders", "orders_quarantine"),
+        attributes={"asset": "orders", "quarantine": "orders_quarantine"},
+        fragments=("'orders'", "'orders_quarantine'", "Rename", "quarantine_spec"),
+    ),
+    Case(
+        QuarantineDirError,
+        ("orders",),
+        attributes={"asset": "orders"},
+        fragments=("'orders'", "DAGSTER_DATAFRAMELY_QUARANTINE_DIR", "run"),
+    ),
+]
+
+IDS = [case.cls.__name__ for case in CASES]
+
+# The constructor shapes the reference gives, as (name, kind, default) per parameter.
+SIGNATURES: dict[type[DagsterDataframelyError], list[tuple[str, Any, Any]]] = {
+    CollectionNotSupportedError: [("collection_name", POS, inspect.Parameter.empty)],
+    ReservedColumnError: [
+        ("schema_name", POS, inspect.Parameter.empty),
+        ("columns", POS, inspect.Parameter.empty),
+    ],
+    InvalidColumnNameError: [
+        ("schema_name", POS, inspect.Parameter.empty),
+        ("columns", POS, inspect.Parameter.empty),
+    ],
+    InvalidRuleNameError: [
+        ("schema_name", POS, inspect.Parameter.empty),
+        ("rules", POS, inspect.Parameter.empty),
+    ],
+    CheckNameCollisionError: [
+        (name, POS, inspect.Parameter.empty) for name in ("schema_name", "first", "second", "name")
+    ],
+    InvalidSettingError: [
+        ("setting", POS, inspect.Parameter.empty),
+        ("value", POS, inspect.Parameter.empty),
+        ("allowed", POS, inspect.Parameter.empty),
+        ("source", KW, inspect.Parameter.empty),
+        ("env_var", KW, inspect.Parameter.empty),
+        ("takes_argument", KW, True),
+    ],
+    MaterializeResultValueError: [("asset", POS, inspect.Parameter.empty)],
+    MaterializeResultFieldError: [
+        ("asset", POS, inspect.Parameter.empty),
+        ("field", POS, inspect.Parameter.empty),
+    ],
+    ColumnSchemaError: [
+        ("schema_name", POS, inspect.Parameter.empty),
+        ("problems", POS, inspect.Parameter.empty),
+    ],
+    ValidationAbortError: [
+        (name, POS, inspect.Parameter.empty) for name in ("schema_name", "invalid_count", "counts")
+    ],
+    NoValidRowsError: [
+        (name, POS, inspect.Parameter.empty)
+        for name in ("schema_name", "invalid_count", "counts", "address")
+    ],
+    QuarantineKeyCollisionError: [
+        ("asset", POS, inspect.Parameter.empty),
+        ("quarantine", POS, inspect.Parameter.empty),
+    ],
+    QuarantineDirError: [("asset", POS, inspect.Parameter.empty)],
+}
+
+
+def test_every_error_is_covered() -> None:
+    exported = {
+        obj
+        for obj in vars(errors).values()
+        if isinstance(obj, type)
+        and issubclass(obj, DagsterDataframelyError)
+        and obj is not DagsterDataframelyError
+    }
+    assert exported == {case.cls for case in CASES} == set(SIGNATURES)
+    assert set(errors.__all__) == {cls.__name__ for cls in exported} | {"DagsterDataframelyError"}
+
+
+def test_base_class_is_an_exception() -> None:
+    assert issubclass(DagsterDataframelyError, Exception)
+    err = DagsterDataframelyError("something broke")
+    assert str(err) == "something broke"
+    assert err.message == "something broke"
+
+
+@pytest.mark.parametrize("cls", list(SIGNATURES), ids=[cls.__name__ for cls in SIGNATURES])
+def test_constructor_signature_matches_the_reference(
+    cls: type[DagsterDataframelyError],
+) -> None:
+    params = list(inspect.signature(cls).parameters.values())
+    assert [(p.name, p.kind, p.default) for p in params] == SIGNATURES[cls]
+
+
+@pytest.mark.parametrize("case", CASES, ids=IDS)
+def test_error_subclasses_base_and_can_be_caught_by_it(case: Case) -> None:
+    assert issubclass(case.cls, DagsterDataframelyError)
+    with pytest.raises(DagsterDataframelyError) as info:
+        raise case.build()
+    assert type(info.value) is case.cls
+
+
+@pytest.mark.parametrize("case", CASES, ids=IDS)
+def test_error_stores_its_arguments(case: Case) -> None:
+    err = case.build()
+    for name, expected in case.attributes.items():
+        actual = getattr(err, name)
+        assert actual == expected, name
+        assert type(actual) is type(expected), name
+    # Every constructor parameter is an attribute.
+    assert set(inspect.signature(case.cls).parameters) == set(case.attributes)
+
+
+@pytest.mark.parametrize("case", CASES, ids=IDS)
+def test_message_names_what_failed_and_the_fix(case: Case) -> None:
+    message = str(case.build())
+    for fragment in case.fragments:
+        assert fragment in message, f"{fragment!r} not in {message!r}"
+
+
+@pytest.mark.parametrize("case", CASES, ids=IDS)
+def test_error_survives_pickling(case: Case) -> None:
+    err = case.build()
+    clone = pickle.loads(pickle.dumps(err))
+    assert type(clone) is case.cls
+    assert str(clone) == str(err)
+    assert clone.args == err.args
+    for name in case.attributes:
+        assert getattr(clone, name) == getattr(err, name), name
+
+
+@pytest.mark.parametrize("case", CASES, ids=IDS)
+def test_error_survives_copying(case: Case) -> None:
+    err = case.build()
+    assert str(copy.copy(err)) == str(err)
+    assert str(copy.deepcopy(err)) == str(err)
+
+
+def test_pickling_keeps_notes() -> None:
+    err = QuarantineDirError("orders")
+    err.add_note("while calling orders directly")
+    clone = pickle.loads(pickle.dumps(err))
+    assert clone.__notes__ == ["while calling orders directly"]
+
+
+def test_pickling_keeps_keyword_only_arguments() -> None:
+    err = InvalidSettingError(
+        "quarantine_dir",
+        "''",
+        "a non-empty directory path",
+        source="the environment variable DAGSTER_DATAFRAMELY_QUARANTINE_DIR",
+        env_var="DAGSTER_DATAFRAMELY_QUARANTINE_DIR",
+        takes_argument=False,
+    )
+    clone = pickle.loads(pickle.dumps(err))
+    assert clone.takes_argument is False
+    assert clone.source == "the environment variable DAGSTER_DATAFRAMELY_QUARANTINE_DIR"
+    assert clone.allowed == "a non-empty directory path"
+    assert str(clone) == str(err)
+
+
+def test_invalid_setting_keyword_arguments_are_keyword_only() -> None:
+    with pytest.raises(TypeError):
+        InvalidSettingError("statistics", "'x'", ["true"], "the argument", "ENV")  # type: ignore[call-arg]
+
+
+def test_invalid_setting_without_argument_points_only_at_the_environment() -> None:
+    err = InvalidSettingError(
+        "quarantine_dir",
+        "''",
+        "a non-empty directory path",
+        source="the environment variable DAGSTER_DATAFRAMELY_QUARANTINE_DIR",
+        env_var="DAGSTER_DATAFRAMELY_QUARANTINE_DIR",
+        takes_argument=False,
+    )
+    message = str(err)
+    assert "`quarantine_dir=`" not in message
+    assert "no argument" in message
+    assert "unset it" in message
+    assert "a non-empty directory path" in message
+    assert "''" in message
+
+
+def test_invalid_setting_with_argument_mentions_the_argument() -> None:
+    err = InvalidSettingError(
+        "row_sample",
+        "True",
+        "a non-negative int",
+        source="the argument",
+        env_var="DAGSTER_DATAFRAMELY_ROW_SAMPLE",
+    )
+    message = str(err)
+    assert "from the argument" in message
+    assert "`row_sample=`" in message
+    assert "DAGSTER_DATAFRAMELY_ROW_SAMPLE" in message
+    assert "a non-negative int" in message
+    assert "one of" not in message
+
+
+def test_stored_collections_are_copies() -> None:
+    columns = ["dy_a"]
+    counts = {"a|min": 1}
+    problem = {"column": "a", "expected": "Int64", "actual": "missing"}
+    problems = [problem]
+    reserved = ReservedColumnError("S", columns)
+    aborted = ValidationAbortError("S", 1, counts)
+    mismatch = ColumnSchemaError("S", problems)
+    columns.append("dy_b")
+    counts["b|min"] = 2
+    problem["actual"] = "String"
+    problems.append(problem)
+    assert reserved.columns == ["dy_a"]
+    assert aborted.counts == {"a|min": 1}
+    assert mismatch.problems == [{"column": "a", "expected": "Int64", "actual": "missing"}]
+
+
+def test_read_only_sequences_and_mappings_are_stored_as_lists_and_dicts() -> None:
+    problem = MappingProxyType({"column": "a", "expected": "Int64", "actual": "missing"})
+    err = ColumnSchemaError("S", (problem,))
+    assert err.problems == [{"column": "a", "expected": "Int64", "actual": "missing"}]
+    assert type(err.problems) is list
+    assert type(err.problems[0]) is dict
+    aborted = NoValidRowsError("S", 2, MappingProxyType({"a|min": 2}), "mem://q")
+    assert type(aborted.counts) is dict
+    assert aborted.counts == {"a|min": 2}
+    setting = InvalidSettingError("s", "'x'", ("a", "b"), source="the argument", env_var="E")
+    assert setting.allowed == ("a", "b")
+
+
+def test_column_schema_error_lists_every_problem_on_its_own_line() -> None:
+    problems = [{"column": f"c{i}", "expected": "Int64", "actual": "String"} for i in range(5)]
+    message = str(ColumnSchemaError("Wide", problems))
+    lines = [line for line in message.splitlines() if line.startswith("  - ")]
+    assert lines == [f"  - 'c{i}': expected Int64, actual String" for i in range(5)]
+
+
+def test_rule_counts_keep_the_given_order() -> None:
+    message = str(ValidationAbortError("S", 4, {"z|min": 1, "a|max": 4}))
+    assert message.index("z|min: 1 row") < message.index("a|max: 4 rows")
+    assert "4 rows that are invalid" in message
