@@ -1,0 +1,186 @@
+"""Which asset checks a schema's rules become, at each granularity.
+
+The grouping is computed once per (schema, granularity, schema_rules) and shared by the specs
+declared at definition time and the results yielded at run time, so the two always agree on
+names and order.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+import dagster as dg
+import dataframely as dy
+import polars as pl
+
+from . import _names
+from ._failures import Failures
+from ._schema import RuleInfo, SchemaInfo, read_schema
+from ._settings import Granularity, SchemaRules, resolve_check_naming
+from ._tables import records_value, table_value
+
+
+@dataclass(frozen=True, slots=True, eq=False)
+class CheckGroup:
+    """One asset check and the rules it reports for."""
+
+    name: str
+    rules: tuple[RuleInfo, ...]
+    collapsed: bool
+    """True for `dy_col__<column>` and `dy_schema__rules`, which report several rules at once."""
+    description: str
+
+
+def column_schema_description(schema_name: str) -> str:
+    return (
+        f"The frame has every column {schema_name} declares, each with its declared dtype. "
+        "Blocking: on a mismatch nothing is written and no rule runs."
+    )
+
+
+@functools.lru_cache(maxsize=1024)
+def check_groups(
+    info: SchemaInfo, granularity: Granularity, schema_rules: SchemaRules
+) -> tuple[CheckGroup, ...]:
+    """The checks that report `info`'s rules, in the order Dataframely lists the rules."""
+    if granularity == "rule":
+        return tuple(_single(rule) for rule in info.rules)
+    if granularity == "schema":
+        return (_collapsed(_names.SCHEMA_RULES_CHECK, info.rules),) if info.rules else ()
+    groups: dict[str, list[RuleInfo]] = {}
+    singles: dict[str, CheckGroup] = {}
+    for rule in info.rules:
+        if rule.column is not None:
+            groups.setdefault(_names.column_check_name(rule.column), []).append(rule)
+        elif schema_rules == "collapsed":
+            groups.setdefault(_names.SCHEMA_RULES_CHECK, []).append(rule)
+        else:
+            singles[rule.check_name] = _single(rule)
+            groups[rule.check_name] = []
+    return tuple(
+        singles[name] if name in singles else _collapsed(name, tuple(rules))
+        for name, rules in groups.items()
+    )
+
+
+def _single(rule: RuleInfo) -> CheckGroup:
+    return CheckGroup(rule.check_name, (rule,), collapsed=False, description=rule.description)
+
+
+def _collapsed(name: str, rules: tuple[RuleInfo, ...]) -> CheckGroup:
+    # A collapsed check lists what each rule checks; a docstring would be too long for that.
+    return CheckGroup(name, rules, collapsed=True, description="; ".join(r.label for r in rules))
+
+
+def check_specs(
+    schema: type[dy.Schema],
+    *,
+    asset: str | dg.AssetKey,
+    check_granularity: Granularity | None = None,
+    schema_rules: SchemaRules | None = None,
+) -> list[dg.AssetCheckSpec]:
+    """Return the asset check specs for the schema's rules, plus the column-schema check.
+
+    The column-schema check comes first and blocks: a frame with the wrong columns fails before
+    any rule runs. Then one spec per check the granularity groups the rules into. A rule's bound
+    never appears in a check name, so changing a bound keeps the check's history.
+    """
+    granularity, schema_rule_checks = resolve_check_naming(check_granularity, schema_rules)
+    info = read_schema(schema)
+    specs = [
+        dg.AssetCheckSpec(
+            _names.COLUMN_SCHEMA_CHECK,
+            asset=asset,
+            description=column_schema_description(info.name),
+            blocking=True,
+        )
+    ]
+    specs += [
+        dg.AssetCheckSpec(group.name, asset=asset, description=group.description)
+        for group in check_groups(info, granularity, schema_rule_checks)
+    ]
+    return specs
+
+
+def check_results_for(
+    groups: tuple[CheckGroup, ...],
+    failures: Failures,
+    *,
+    asset_key: dg.AssetKey,
+    severity: dg.AssetCheckSeverity,
+    max_failure_samples: int,
+    extra_metadata: Mapping[str, Any] | None = None,
+) -> Iterator[dg.AssetCheckResult]:
+    """One result per check, passing the column-schema check, then one per rule group.
+
+    `max_failure_samples` applies per rule, even in a collapsed check, so a rule that a
+    thousand rows failed cannot crowd a rule that one row failed out of the sample.
+    """
+    extra = dict(extra_metadata or {})
+    yield dg.AssetCheckResult(
+        check_name=_names.COLUMN_SCHEMA_CHECK,
+        asset_key=asset_key,
+        passed=True,
+        severity=dg.AssetCheckSeverity.ERROR,
+        metadata=extra,
+    )
+    samples = failures.samples(max_failure_samples)
+    for group in groups:
+        metadata = _group_metadata(group, failures.counts, samples)
+        yield dg.AssetCheckResult(
+            check_name=group.name,
+            asset_key=asset_key,
+            passed=not any(rule.name in failures.counts for rule in group.rules),
+            severity=severity,
+            metadata={**metadata, **extra},
+        )
+
+
+def _group_metadata(
+    group: CheckGroup, counts: Mapping[str, int], samples: Mapping[str, pl.DataFrame]
+) -> dict[str, Any]:
+    metadata: dict[str, Any] = {}
+    if group.collapsed:
+        metadata[_names.RULES] = records_value(
+            (
+                {"rule": r.name, "failed_count": counts.get(r.name, 0), "expr": str(r.rule.expr)}
+                for r in group.rules
+            ),
+            {"rule": "string", "failed_count": "int", "expr": "string"},
+        )
+        sampled = [
+            samples[r.name].select(pl.lit(r.name).alias(_names.RULE), pl.all())
+            for r in group.rules
+            if r.name in samples
+        ]
+        if sampled:
+            metadata[_names.FAILED_SAMPLE] = table_value(pl.concat(sampled))
+        return metadata
+    (rule,) = group.rules
+    metadata[_names.RULE] = rule.name
+    metadata[_names.RULE_EXPR] = str(rule.rule.expr)
+    if rule.name in counts:
+        metadata[_names.FAILED_COUNT] = counts[rule.name]
+    if rule.name in samples:
+        metadata[_names.FAILED_SAMPLE] = table_value(samples[rule.name])
+    return metadata
+
+
+def column_schema_failure(
+    asset_key: dg.AssetKey, problems: list[dict[str, str]]
+) -> dg.AssetCheckResult:
+    """The failing column-schema result: blocking, always `ERROR`, one row per bad column."""
+    return dg.AssetCheckResult(
+        check_name=_names.COLUMN_SCHEMA_CHECK,
+        asset_key=asset_key,
+        passed=False,
+        severity=dg.AssetCheckSeverity.ERROR,
+        metadata={
+            _names.SCHEMA_ERRORS: records_value(
+                problems, {"column": "string", "expected": "string", "actual": "string"}
+            )
+        },
+    )

@@ -1,0 +1,78 @@
+"""The Columns tab: the schema as the `dg.TableSchema` of an asset and of its quarantine."""
+
+from __future__ import annotations
+
+import dagster as dg
+import dataframely as dy
+
+from . import _names, _render
+from ._schema import SchemaInfo, read_schema
+
+
+def table_schema(schema: type[dy.Schema]) -> dg.TableSchema:
+    """Return the schema as the `dg.TableSchema` Dagster's Columns tab shows.
+
+    Each column carries its dtype, description, nullability, its own `unique` flag, its other
+    constraints as operator text and its `metadata=` as string tags. The primary key is a table
+    constraint: Dataframely checks it as one schema-level rule, so marking each key column unique
+    would claim a constraint that nothing checks for a composite key.
+    """
+    info = read_schema(schema)
+    columns = [
+        dg.TableColumn(
+            name=name,
+            type=str(column.dtype),
+            description=column.description,
+            constraints=dg.TableColumnConstraints(
+                nullable=column.nullable,
+                unique=column.unique,
+                other=_render.columns_tab_constraints(column, info.column_kinds(name)),
+            ),
+            tags=_tags(column),
+        )
+        for name, column in info.columns.items()
+    ]
+    constraints = (
+        dg.TableConstraints(other=[_render.primary_key_text(info.primary_key)])
+        if info.primary_key
+        else None
+    )
+    return dg.TableSchema(columns=columns, constraints=constraints)
+
+
+def schema_metadata(schema: type[dy.Schema]) -> dict[str, dg.TableSchema]:
+    """Return the definition metadata that fills an asset's Columns tab from the schema."""
+    return {_names.COLUMN_SCHEMA: table_schema(schema)}
+
+
+def quarantine_table_schema(info: SchemaInfo) -> dg.TableSchema:
+    """The quarantine's columns: the schema's, without constraints, then a `String` per rule.
+
+    Invalid rows break the constraints by definition (a `not null` column full of nulls, a
+    duplicate key), so the quarantine's tab claims none of them.
+    """
+    columns = [
+        dg.TableColumn(
+            name=name,
+            type=str(column.dtype),
+            description=column.description,
+            tags=_tags(column),
+        )
+        for name, column in info.columns.items()
+    ]
+    columns += [
+        dg.TableColumn(
+            name=rule.check_name,
+            type="String",
+            description=f"`valid`, `invalid` or `unknown`: {rule.description}",
+        )
+        for rule in info.rules
+    ]
+    return dg.TableSchema(columns=columns)
+
+
+def _tags(column: dy.Column) -> dict[str, str] | None:
+    """`dg.TableColumn.tags` only takes strings, so every metadata value becomes its `str`."""
+    if not column.metadata:
+        return None
+    return {str(key): str(value) for key, value in column.metadata.items()}

@@ -1,0 +1,93 @@
+"""Every name this package generates, in one place.
+
+Check names, rule-column names, metadata keys and the quarantine's asset key are part of the
+contract with users (they appear in the catalog, in check histories and in stored tables), so
+they are built here and nowhere else.
+"""
+
+from __future__ import annotations
+
+import re
+
+import dagster as dg
+
+RESERVED_PREFIX = "dy_"
+"""Columns may not start with this: checks and rule columns live in this namespace."""
+
+DAGSTER_NAME = re.compile(r"^[A-Za-z0-9_]+$")
+"""What Dagster allows in an asset check name (an op output name)."""
+
+COLUMN_RULE_SEPARATOR = "|"
+"""Dataframely names a column's rule `<column>|<rule>`."""
+
+# Check names.
+COLUMN_SCHEMA_CHECK = "dy_schema__columns"
+SCHEMA_RULES_CHECK = "dy_schema__rules"
+_RULE_CHECK_PREFIX = "dy_rule__"
+_COLUMN_CHECK_PREFIX = "dy_col__"
+
+# Check metadata keys.
+RULE = "dy_rule"
+RULE_EXPR = "dy_rule__expr"
+RULES = "dy_rules"
+FAILED_COUNT = "dy_failed_count"
+FAILED_SAMPLE = "dy_failed_sample"
+SCHEMA_ERRORS = "dy_schema__errors"
+
+# Materialization metadata keys.
+ROW_COUNT = "dagster/row_count"
+COLUMN_SCHEMA = "dagster/column_schema"
+VALID_SAMPLE = "dataframely/valid_sample"
+VALID_STATISTICS_PREFIX = "dataframely/valid_statistics/"
+QUARANTINE_ADDRESS = "dataframely/quarantine_address"
+INVALID_COUNT = "dataframely/invalid_count"
+INVALID_SAMPLE = "dataframely/invalid_sample"
+INVALID_BY_RULES = "dataframely/invalid_by_rules"
+PACKAGE_METADATA_PREFIX = "dataframely/"
+
+QUARANTINE_SUFFIX = "_quarantine"
+
+
+def check_name(rule_name: str) -> str:
+    """Return the asset check name for the Dataframely rule named `rule_name`.
+
+    The same name labels the rule's column in the quarantine, so a user can go from a failed
+    check to the rows that failed it. `amount|min` becomes `dy_rule__amount__min`.
+    """
+    return _RULE_CHECK_PREFIX + rule_name.replace(COLUMN_RULE_SEPARATOR, "__")
+
+
+def column_check_name(column: str) -> str:
+    """Return the name of the check that reports every rule of `column`."""
+    return _COLUMN_CHECK_PREFIX + column
+
+
+def statistics_key(group: str) -> str:
+    """Return the materialization metadata key of one dtype group's statistics table."""
+    return VALID_STATISTICS_PREFIX + group
+
+
+def is_package_metadata_key(key: str) -> bool:
+    """Whether `key` is one this package writes, and so wins over a user's value."""
+    return key == ROW_COUNT or key.startswith(PACKAGE_METADATA_PREFIX)
+
+
+def quarantine_key(asset_key: dg.AssetKey) -> dg.AssetKey:
+    """Return the key an asset's invalid rows are written under: same prefix, `_quarantine` name.
+
+    This and `quarantined_asset_key` are the only places that map between the two keys.
+    """
+    *prefix, name = asset_key.path
+    return dg.AssetKey([*prefix, name + QUARANTINE_SUFFIX])
+
+
+def quarantined_asset_key(key: dg.AssetKey) -> dg.AssetKey | None:
+    """Return the asset whose quarantine `key` would be, or None if `key` cannot be one.
+
+    A key that ends in `_quarantine` is only a candidate: whether the asset it names really
+    declares a quarantine is for the caller to check against the asset graph.
+    """
+    *prefix, name = key.path
+    if not name.endswith(QUARANTINE_SUFFIX) or name == QUARANTINE_SUFFIX:
+        return None
+    return dg.AssetKey([*prefix, name.removesuffix(QUARANTINE_SUFFIX)])

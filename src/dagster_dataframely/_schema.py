@@ -1,0 +1,177 @@
+"""What this package reads from a `dy.Schema`: its columns and its rules, validated once.
+
+This is the only module that touches Dataframely's private API (`_validation_rules`, and the
+`RuleFactory` behind a `@dy.rule`), because Dataframely has no public way to list a schema's
+rules before validation. A characterization test pins that API, so a change in Dataframely fails
+one of our tests instead of a user's assets.
+"""
+
+from __future__ import annotations
+
+import inspect
+import weakref
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+import dataframely as dy
+from dataframely._rule import Rule, RuleFactory
+
+from . import _names, _render
+from .errors import (
+    CheckNameCollisionError,
+    CollectionNotSupportedError,
+    InvalidColumnNameError,
+    InvalidRuleNameError,
+    ReservedColumnError,
+)
+
+
+@dataclass(frozen=True, slots=True, eq=False)
+class RuleInfo:
+    """One Dataframely rule, with every name and text this package shows for it."""
+
+    name: str
+    """Dataframely's name: `amount|min`, `primary_key`, or a `@dy.rule` function's name."""
+    column: str | None
+    """The column the rule belongs to; None for a schema-level rule."""
+    check_name: str
+    """`dy_rule__<name>`: the check at `rule` granularity and the quarantine's rule column."""
+    label: str
+    """The rule as a short line of text, e.g. `amount >= 0.0`; the rule name when unrenderable."""
+    description: str
+    """The check description: the rule's docstring, else `label`."""
+    rule: Rule
+    """Dataframely's rule; its expression is read only at run time (a `@dy.rule` may raise)."""
+
+
+@dataclass(frozen=True, slots=True, eq=False)
+class SchemaInfo:
+    """A schema as this package uses it, derived once per schema class."""
+
+    schema: type[dy.Schema]
+    name: str
+    columns: Mapping[str, dy.Column]
+    rules: tuple[RuleInfo, ...]
+    primary_key: tuple[str, ...]
+
+    def column_kinds(self, column: str) -> list[str]:
+        """The rule kinds (the part after `|`) of one column, in Dataframely's order."""
+        prefix = column + _names.COLUMN_RULE_SEPARATOR
+        return [r.name.removeprefix(prefix) for r in self.rules if r.column == column]
+
+
+_CACHE: weakref.WeakKeyDictionary[type, SchemaInfo] = weakref.WeakKeyDictionary()
+
+
+def read_schema(schema: object) -> SchemaInfo:
+    """Read and validate `schema`, raising this package's errors for names it cannot use.
+
+    Every public function that takes a schema calls this first, so a bad name fails where the
+    user wrote it. The result is cached per class, which keeps declaring hundreds of assets on
+    one schema linear in their number.
+    """
+    if isinstance(schema, type):
+        cached = _CACHE.get(schema)
+        if cached is not None:
+            return cached
+    info = _read(_as_schema_class(schema))
+    _CACHE[info.schema] = info
+    return info
+
+
+def _as_schema_class(schema: object) -> type[dy.Schema]:
+    if isinstance(schema, type) and issubclass(schema, dy.Collection):
+        raise CollectionNotSupportedError(schema.__name__)
+    if isinstance(schema, dy.Collection):
+        raise CollectionNotSupportedError(type(schema).__name__)
+    if not (isinstance(schema, type) and issubclass(schema, dy.Schema)):
+        raise TypeError(
+            f"Expected a dataframely Schema class (a subclass of dy.Schema), got {schema!r}. "
+            "Pass the class itself, not an instance or a frame."
+        )
+    return schema
+
+
+def _read(schema: type[dy.Schema]) -> SchemaInfo:
+    name = schema.__name__
+    columns = schema.columns()
+    _validate_column_names(name, columns)
+    rules = tuple(
+        _rule_info(schema, columns, rule_name, rule)
+        for rule_name, rule in schema._validation_rules(with_cast=False).items()
+    )
+    _validate_rule_names(name, rules)
+    return SchemaInfo(
+        schema=schema,
+        name=name,
+        columns=dict(columns),
+        rules=rules,
+        primary_key=tuple(schema.primary_key()),
+    )
+
+
+def _validate_column_names(schema_name: str, columns: Mapping[str, dy.Column]) -> None:
+    reserved = [c for c in columns if c.startswith(_names.RESERVED_PREFIX)]
+    if reserved:
+        raise ReservedColumnError(schema_name, reserved)
+    invalid = [c for c in columns if not _names.DAGSTER_NAME.match(c)]
+    if invalid:
+        raise InvalidColumnNameError(schema_name, invalid)
+
+
+def _validate_rule_names(schema_name: str, rules: tuple[RuleInfo, ...]) -> None:
+    invalid = [r.name for r in rules if not _names.DAGSTER_NAME.match(r.check_name)]
+    if invalid:
+        raise InvalidRuleNameError(schema_name, invalid)
+    seen: dict[str, str] = {}
+    for rule in rules:
+        first = seen.setdefault(rule.check_name, rule.name)
+        if first != rule.name:
+            raise CheckNameCollisionError(schema_name, first, rule.name, rule.check_name)
+
+
+def _rule_info(
+    schema: type[dy.Schema], columns: Mapping[str, dy.Column], name: str, rule: Rule
+) -> RuleInfo:
+    column_name, separator, kind = name.partition(_names.COLUMN_RULE_SEPARATOR)
+    if separator and column_name in columns:
+        column = columns[column_name]
+        text = _render.render_rule(column, kind)
+        label = f"{column_name} {text}" if text else name
+        docstring = _docstring(_render.check_function(column, kind))
+        return RuleInfo(
+            name=name,
+            column=column_name,
+            check_name=_names.check_name(name),
+            label=label,
+            description=docstring or label,
+            rule=rule,
+        )
+    if name == "primary_key":
+        label = _render.primary_key_text(schema.primary_key())
+        docstring = None
+    else:
+        label = name
+        factory = getattr(schema, name, None)
+        docstring = _docstring(factory.validation_fn if isinstance(factory, RuleFactory) else None)
+    return RuleInfo(
+        name=name,
+        column=None,
+        check_name=_names.check_name(name),
+        label=label,
+        description=docstring or label,
+        rule=rule,
+    )
+
+
+def _docstring(function: Any) -> str | None:
+    if function is None or getattr(function, "__doc__", None) is None:
+        return None
+    return inspect.cleandoc(function.__doc__) or None
+
+
+def own_docstring(cls: type) -> str | None:
+    """The class's own docstring, never one inherited from a parent (such as `dy.Schema`'s)."""
+    doc = cls.__dict__.get("__doc__")
+    return inspect.cleandoc(doc) if isinstance(doc, str) and doc.strip() else None
