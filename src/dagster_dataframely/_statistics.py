@@ -1,0 +1,169 @@
+"""Summary statistics of the written rows, as one Dagster table per dtype group.
+
+Every statistic of every column comes from a single lazy `select`, so a materialization pays for
+one query over the frame, not one per column or per statistic. The string group shows counts and
+byte lengths only: a statistic that shows a value would copy real data into the event log.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import dagster as dg
+import polars as pl
+
+from . import _tables
+
+_Statistics = Callable[[pl.Expr, pl.DataType], dict[str, pl.Expr]]
+
+_TYPES: dict[str, dict[str, str]] = {
+    "numeric": {
+        "count": "int",
+        "null_count": "int",
+        "mean": "float",
+        "std": "float",
+        "min": "number",
+        "p50": "float",
+        "max": "number",
+    },
+    "temporal": {
+        "count": "int",
+        "null_count": "int",
+        "min": "string",
+        "max": "string",
+        "span": "string",
+    },
+    "string": {
+        "count": "int",
+        "null_count": "int",
+        "n_unique": "int",
+        "min_len": "int",
+        "max_len": "int",
+        "n_empty": "int",
+    },
+    "boolean": {
+        "count": "int",
+        "null_count": "int",
+        "n_true": "int",
+        "n_false": "int",
+        "true_rate": "float",
+    },
+}
+"""Each group's statistic columns, in table order, with the type the table schema shows."""
+
+
+def statistics_tables(frame: pl.DataFrame) -> dict[str, dg.TableMetadataValue]:
+    """Return a table per dtype group in `frame`, keyed `numeric`, `temporal`, `string`, `boolean`.
+
+    A group has a table when the frame has a column of it, even with zero rows: the table then
+    shows a count of 0 and None for every statistic that needs a value. Each table has a row per
+    column, in the frame's order; nested and `Null` columns appear in no table.
+
+    - `count` counts non-null values and `null_count` nulls, as Python ints.
+    - `mean`, `std` (sample, ddof 1), `p50` (exact median) and `true_rate` are rounded to 4 places.
+    - `min` and `max` are exact, except that a `Decimal` shows as a float; a temporal one is ISO
+      8601 text (a `Duration` is in Polars' form) and `span` is `max - min` in Polars' form (`8d`).
+    - `n_unique` counts distinct non-null values; `min_len`, `max_len` and `n_empty` are in bytes.
+    - Floats follow Polars: `min` and `max` skip NaN, while `mean`, `std` and `p50` can be NaN.
+    """
+    # `pl.nth`, not `pl.col`: a column named `*` or `^a.*$` would select other columns.
+    columns = [
+        (name, group, _STATISTICS[group](pl.nth(position), dtype))
+        for position, (name, dtype) in enumerate(frame.schema.items())
+        if (group := _group(dtype))
+    ]
+    if not columns:
+        return {}
+    exprs = {
+        f"{index}:{statistic}": expr
+        for index, (_, _, statistics) in enumerate(columns)
+        for statistic, expr in statistics.items()
+    }
+    result = frame.lazy().select(**exprs).collect().row(0, named=True)
+    rows: dict[str, list[dict[str, _tables.Cell]]] = {}
+    for index, (name, group, statistics) in enumerate(columns):
+        row = {"column": name} | {stat: result[f"{index}:{stat}"] for stat in statistics}
+        rows.setdefault(group, []).append(row)
+    return {
+        group: _tables.records_value(rows[group], {"column": "string"} | types)
+        for group, types in _TYPES.items()
+        if group in rows
+    }
+
+
+def _group(dtype: pl.DataType) -> str | None:
+    if dtype.is_numeric():
+        return "numeric"
+    if dtype.is_temporal():
+        return "temporal"
+    if isinstance(dtype, pl.String | pl.Categorical | pl.Enum | pl.Binary):
+        return "string"
+    if isinstance(dtype, pl.Boolean):
+        return "boolean"
+    return None
+
+
+def _numeric(column: pl.Expr, dtype: pl.DataType) -> dict[str, pl.Expr]:
+    values = column.cast(pl.Float64) if isinstance(dtype, pl.Decimal) else column
+    return {
+        "count": column.count(),
+        "null_count": column.null_count(),
+        "mean": _rounded(values.mean()),
+        "std": _rounded(values.std()),
+        "min": values.min(),
+        "p50": _rounded(values.median()),
+        "max": values.max(),
+    }
+
+
+def _temporal(column: pl.Expr, dtype: pl.DataType) -> dict[str, pl.Expr]:
+    low, high = column.min(), column.max()
+    return {
+        "count": column.count(),
+        "null_count": column.null_count(),
+        "min": _tables.cell_expr(low, dtype),
+        "max": _tables.cell_expr(high, dtype),
+        "span": (high - low).dt.to_string("polars"),
+    }
+
+
+def _string(column: pl.Expr, dtype: pl.DataType) -> dict[str, pl.Expr]:
+    if isinstance(dtype, pl.Binary):
+        lengths = column.bin.size()
+    elif isinstance(dtype, pl.Categorical | pl.Enum):
+        lengths = column.cat.len_bytes()  # measures each category once, not each row
+    else:
+        lengths = column.str.len_bytes()
+    return {
+        "count": column.count(),
+        "null_count": column.null_count(),
+        # `n_unique` counts null as a value; dropping nulls first would copy the column.
+        "n_unique": column.n_unique() - column.has_nulls().cast(pl.UInt32),
+        "min_len": lengths.min(),
+        "max_len": lengths.max(),
+        "n_empty": (lengths == 0).sum(),
+    }
+
+
+def _boolean(column: pl.Expr, dtype: pl.DataType) -> dict[str, pl.Expr]:
+    n_true = column.sum()
+    return {
+        "count": column.count(),
+        "null_count": column.null_count(),
+        "n_true": n_true,
+        "n_false": column.count() - n_true,
+        "true_rate": _rounded(column.mean()),
+    }
+
+
+def _rounded(statistic: pl.Expr) -> pl.Expr:
+    """A computed statistic to 4 places, in Float64 so a `Float32` column shows no f32 noise."""
+    return statistic.cast(pl.Float64).round(4)
+
+
+_STATISTICS: dict[str, _Statistics] = {
+    "numeric": _numeric,
+    "temporal": _temporal,
+    "string": _string,
+    "boolean": _boolean,
+}
