@@ -1,0 +1,89 @@
+"""The rows that failed validation, and everything reported about them, from one small frame.
+
+Everything here works on the invalid rows only (Dataframely's `FailureInfo.details()`), which a
+run has already collected; nothing re-reads the user's plan or the valid rows.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import polars as pl
+from dataframely import FailureInfo
+
+from ._schema import SchemaInfo
+
+_INVALID = "invalid"
+
+
+@dataclass(frozen=True, slots=True, eq=False)
+class Failures:
+    """The invalid rows of one run and how often each rule failed."""
+
+    info: SchemaInfo
+    details: pl.DataFrame
+    """The invalid rows, then a `valid`/`invalid`/`unknown` column per rule, named as the rule."""
+    counts: dict[str, int]
+    """Failed rows per rule, for the rules that failed at least once."""
+
+    @classmethod
+    def from_failure_info(cls, info: SchemaInfo, failure: FailureInfo) -> Failures:
+        details = failure.details()
+        if not info.rules:  # Dataframely's failure frame for a rule-less schema has no columns.
+            details = info.schema.create_empty()
+        return cls(info=info, details=details, counts=failure.counts())
+
+    @property
+    def invalid_count(self) -> int:
+        return self.details.height
+
+    def quarantine_frame(self) -> pl.DataFrame:
+        """The invalid rows as a writer receives them: rule columns as `String`, named by check.
+
+        `String`, not Dataframely's `Enum`, because an `Enum` column makes some writers (Delta)
+        panic; the rule columns are the only columns this package ever casts.
+        """
+        rules = self.info.rules
+        return self.details.select(
+            *self.info.columns,
+            *(pl.col(r.name).cast(pl.String).alias(r.check_name) for r in rules),
+        )
+
+    def samples(self, limit: int) -> dict[str, pl.DataFrame]:
+        """The first `limit` rows that failed each failing rule, in one pass over the rule columns.
+
+        One `select` finds every rule's first failing row positions and one `gather` fetches
+        them, so a wide schema with many failing rules costs no pass over the rows per rule.
+        """
+        failing = [r.name for r in self.info.rules if r.name in self.counts]
+        if limit <= 0 or not failing:
+            return {}
+        positions = self.details.select(
+            (pl.col(name) == _INVALID).arg_true().head(limit).implode().alias(name)
+            for name in failing
+        ).row(0, named=True)
+        wanted = sorted({p for rows in positions.values() for p in rows})
+        rows = self.details.select(*self.info.columns)[wanted]
+        at = {position: index for index, position in enumerate(wanted)}
+        return {name: rows[[at[p] for p in positions[name]]] for name in failing}
+
+    def rule_sets(self) -> list[tuple[tuple[str, ...], int]]:
+        """Each set of rules that rows failed together, largest group first.
+
+        Every invalid row counts once, under the set of rules it failed; ties keep the order of
+        the rules in the schema, so the table is stable from run to run.
+        """
+        rules = [r.name for r in self.info.rules]
+        if not self.invalid_count or not rules:
+            return []
+        grouped = self.details.group_by(
+            pl.concat_list(
+                pl.when(pl.col(name) == _INVALID).then(pl.lit(index))
+                for index, name in enumerate(rules)
+            )
+            .list.drop_nulls()
+            .alias("failed")
+        ).len()
+        ranked = sorted((tuple(failed), count) for failed, count in grouped.iter_rows())
+        ranked.sort(key=lambda item: -item[1])
+        return [(tuple(rules[i] for i in failed), count) for failed, count in ranked]

@@ -1,0 +1,55 @@
+"""The table's materialization metadata: row count, samples, statistics and the failure summary.
+
+A key is absent, never empty, when there is nothing to show for it, so a reader can tell "no
+invalid rows" from "invalid rows, sample turned off".
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import polars as pl
+
+from . import _names
+from ._failures import Failures
+from ._settings import Settings
+from ._statistics import statistics_tables
+from ._tables import records_value, table_value
+
+
+def materialization_metadata(
+    valid: pl.DataFrame,
+    failures: Failures,
+    settings: Settings,
+    quarantine_address: str | None,
+) -> dict[str, Any]:
+    """Everything this package reports on the table's materialization."""
+    metadata: dict[str, Any] = {_names.ROW_COUNT: valid.height}
+    if settings.row_sample and valid.height:
+        metadata[_names.VALID_SAMPLE] = table_value(valid.head(settings.row_sample))
+    if settings.statistics:
+        metadata.update({_names.statistics_key(g): t for g, t in statistics_tables(valid).items()})
+    if failures.invalid_count:
+        metadata.update(invalid_rows_metadata(failures, settings.row_sample, quarantine_address))
+    return metadata
+
+
+def invalid_rows_metadata(
+    failures: Failures, row_sample: int, quarantine_address: str | None
+) -> dict[str, Any]:
+    """Where the invalid rows went, how many there were, and which rules they failed together."""
+    metadata: dict[str, Any] = {}
+    if quarantine_address is not None:
+        metadata[_names.QUARANTINE_ADDRESS] = quarantine_address
+    metadata[_names.INVALID_COUNT] = failures.invalid_count
+    if row_sample:
+        metadata[_names.INVALID_SAMPLE] = table_value(failures.quarantine_frame().head(row_sample))
+    check_names = {rule.name: rule.check_name for rule in failures.info.rules}
+    metadata[_names.INVALID_BY_RULES] = records_value(
+        (
+            {"rules": ", ".join(check_names[r] for r in rules), "rows": count}
+            for rules, count in failures.rule_sets()
+        ),
+        {"rules": "string", "rows": "int"},
+    )
+    return metadata

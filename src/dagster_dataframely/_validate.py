@@ -1,0 +1,222 @@
+"""`validation_results`: a frame in, the six outcomes of the failure policy out.
+
+One gate (the column schema, read from `collect_schema()` so the plan does not run), one
+`Schema.filter` collected in one streaming `collect_all`, then at most one quarantine write before
+the table's materialization is yielded. Everything reported afterwards is computed from what
+that single collect returned.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping
+from typing import Any
+
+import dagster as dg
+import dataframely as dy
+import polars as pl
+from typing_extensions import TypeAliasType
+
+from . import _names
+from ._checks import check_groups, check_results_for, column_schema_failure
+from ._failures import Failures
+from ._quarantine_files import QuarantineWriter
+from ._report import materialization_metadata
+from ._schema import SchemaInfo, read_schema
+from ._settings import Granularity, SchemaRules, Settings, resolve_settings
+from .errors import ColumnSchemaError, NoValidRowsError, ValidationAbortError
+
+AssetYield = TypeAliasType(
+    "AssetYield", Iterator[dg.MaterializeResult[pl.DataFrame] | dg.AssetCheckResult]
+)
+"""What a validating asset yields: its materialization, if any, then one result per check."""
+
+Frame = pl.DataFrame | pl.LazyFrame
+
+
+def validation_results(
+    schema: type[dy.Schema],
+    frame: pl.DataFrame | pl.LazyFrame | None,
+    *,
+    valid_key: dg.AssetKey,
+    quarantine_writer: QuarantineWriter | None = None,
+    check_granularity: Granularity | None = None,
+    schema_rules: SchemaRules | None = None,
+    max_failure_samples: int | None = None,
+    statistics: bool | None = None,
+    row_sample: int | None = None,
+) -> AssetYield:
+    """Validate a frame and yield the asset's materialization and check results.
+
+    The data decides the outcome: a skip (`frame` is None), a column-schema failure, a clean
+    table, an abort (invalid rows and no writer), a partial write (valid rows to the table,
+    invalid rows through `quarantine_writer`), or every row quarantined and the run failed.
+    Settings, names and the frame's type are checked on the call, before anything is yielded.
+    """
+    settings = resolve_settings(
+        check_granularity=check_granularity,
+        schema_rules=schema_rules,
+        max_failure_samples=max_failure_samples,
+        statistics=statistics,
+        row_sample=row_sample,
+    )
+    info = read_schema(schema)
+    require_frame(frame, what="`frame`")
+    return run_validation(info, settings, frame, valid_key=valid_key, writer=quarantine_writer)
+
+
+def require_frame(value: object, *, what: str) -> None:
+    """Refuse anything but a Polars frame or None, before the gate."""
+    if value is not None and not isinstance(value, Frame):
+        raise dg.DagsterInvariantViolationError(
+            f"{what} must be a pl.DataFrame, a pl.LazyFrame or None (to skip), "
+            f"got {type(value).__name__}."
+        )
+
+
+def run_validation(
+    info: SchemaInfo,
+    settings: Settings,
+    frame: Frame | None,
+    *,
+    valid_key: dg.AssetKey,
+    writer: QuarantineWriter | None,
+    returned: dg.MaterializeResult[Any] | None = None,
+) -> AssetYield:
+    """The six outcomes, with settings already resolved (at declaration, for `dd.asset`).
+
+    `returned` is the user's own `MaterializeResult`, whose metadata, tags and data version
+    are copied onto the table's materialization; this package's keys win over the user's.
+    """
+    groups = check_groups(info, settings.check_granularity, settings.schema_rules)
+
+    def results(
+        failures: Failures, severity: dg.AssetCheckSeverity, **extra: Any
+    ) -> Iterator[dg.AssetCheckResult]:
+        return check_results_for(
+            groups,
+            failures,
+            asset_key=valid_key,
+            severity=severity,
+            max_failure_samples=settings.max_failure_samples,
+            extra_metadata=extra,
+        )
+
+    if frame is None:
+        # Dagster wants a result for every declared check: the rules run over zero rows.
+        yield from results(skip_failures(info), dg.AssetCheckSeverity.ERROR)
+        return
+
+    problems = column_problems(info, frame)
+    if problems:
+        yield column_schema_failure(valid_key, problems)
+        raise ColumnSchemaError(info.name, problems)
+
+    collected = info.schema.filter(frame.lazy(), cast=False).collect_all(engine="streaming")
+    valid: pl.DataFrame = collected.result
+    failures = Failures.from_failure_info(info, collected.failure)
+
+    address = None
+    if failures.invalid_count:
+        if writer is None:
+            yield from results(failures, dg.AssetCheckSeverity.ERROR)
+            raise ValidationAbortError(info.name, failures.invalid_count, failures.counts)
+        address = writer(failures.quarantine_frame())
+        if not valid.height:
+            yield from results(
+                failures, dg.AssetCheckSeverity.ERROR, **{_names.QUARANTINE_ADDRESS: address}
+            )
+            raise NoValidRowsError(info.name, failures.invalid_count, failures.counts, address)
+
+    metadata = materialization_metadata(valid, failures, settings, address)
+    yield dg.MaterializeResult(
+        asset_key=valid_key,
+        value=valid,
+        metadata={**_user_metadata(returned), **metadata},
+        tags=returned.tags if returned is not None else None,
+        data_version=returned.data_version if returned is not None else None,
+    )
+    yield from results(failures, dg.AssetCheckSeverity.WARN)
+
+
+def column_problems(info: SchemaInfo, frame: Frame) -> list[dict[str, str]]:
+    """Every declared column that is missing or has another dtype; extra columns are fine.
+
+    Reads `collect_schema()` only, so a LazyFrame's plan does not run. A dtype matches when
+    Dataframely's own column accepts it, exactly as `Schema.filter(cast=False)` would.
+    """
+    actual = frame.collect_schema() if isinstance(frame, pl.LazyFrame) else frame.schema
+    problems = []
+    for name, column in info.columns.items():
+        dtype = actual.get(name)
+        if dtype is None or not column.validate_dtype(dtype):
+            problems.append(
+                {
+                    "column": name,
+                    "expected": str(column.dtype),
+                    "actual": "missing" if dtype is None else str(dtype),
+                }
+            )
+    return problems
+
+
+def skip_failures(info: SchemaInfo) -> Failures:
+    """The failures of an empty frame: none, but every rule still ran, over zero rows."""
+    return Failures.from_failure_info(
+        info, info.schema.filter(info.schema.create_empty(), cast=False).failure
+    )
+
+
+def _user_metadata(returned: dg.MaterializeResult[Any] | None) -> Mapping[str, Any]:
+    if returned is None or not returned.metadata:
+        return {}
+    return {k: v for k, v in returned.metadata.items() if not _names.is_package_metadata_key(k)}
+
+
+def check_results(
+    schema: type[dy.Schema],
+    frame: pl.DataFrame | pl.LazyFrame,
+    *,
+    asset_key: dg.AssetKey,
+    severity: dg.AssetCheckSeverity,
+    check_granularity: Granularity | None = None,
+    schema_rules: SchemaRules | None = None,
+    max_failure_samples: int | None = None,
+) -> Iterator[dg.AssetCheckResult]:
+    """Yield a result for each check `check_specs` declares, without writing any rows.
+
+    For checks that run apart from the write (say in a `@dg.multi_asset_check` over the stored
+    table): no materialization, no quarantine, never an abort. A column-schema mismatch still
+    raises `ColumnSchemaError` after its failing result, because no rule can run on such a frame.
+    """
+    settings = resolve_settings(
+        check_granularity=check_granularity,
+        schema_rules=schema_rules,
+        max_failure_samples=max_failure_samples,
+    )
+    info = read_schema(schema)
+    if not isinstance(frame, Frame):
+        require_frame(frame, what="`frame`")
+        raise dg.DagsterInvariantViolationError("check_results needs a frame; None cannot skip.")
+    return _check_results(info, settings, frame, asset_key, severity)
+
+
+def _check_results(
+    info: SchemaInfo,
+    settings: Settings,
+    frame: Frame,
+    asset_key: dg.AssetKey,
+    severity: dg.AssetCheckSeverity,
+) -> Iterator[dg.AssetCheckResult]:
+    problems = column_problems(info, frame)
+    if problems:
+        yield column_schema_failure(asset_key, problems)
+        raise ColumnSchemaError(info.name, problems)
+    # Only the failure side is collected (once, by Dataframely): there are no rows to write.
+    _, failure = info.schema.filter(frame.lazy(), cast=False)
+    yield from check_results_for(
+        check_groups(info, settings.check_granularity, settings.schema_rules),
+        Failures.from_failure_info(info, failure),
+        asset_key=asset_key,
+        severity=severity,
+        max_failure_samples=settings.max_failure_samples,
+    )
