@@ -1,0 +1,1 @@
+"""An example code location: a small orders pipeline validated with dagster-dataframely."""

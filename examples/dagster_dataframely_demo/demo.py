@@ -1,0 +1,120 @@
+"""`make demo`: materialize the example code location once and say what happened, per asset.
+
+Runs in-process on an ephemeral Dagster instance; the tables, the quarantines and the DuckDB file
+stay under `.demo/` for you to open afterwards (or browse with `make ui`).
+"""
+
+import shutil
+from collections import defaultdict
+from dataclasses import dataclass, field
+
+import dagster as dg
+
+import dagster_dataframely as dd
+
+from .definitions import DEMO_DIR, DUCKDB_FILE, WAREHOUSE, all_orders, daily, defs
+
+QUIET = {"loggers": {"console": {"config": {"log_level": "WARNING"}}}}
+
+
+@dataclass
+class Summary:
+    """What the runs did to one validated asset."""
+
+    partitions: int = 0
+    materialized: int = 0
+    written: int = 0
+    quarantined: int = 0
+    failing_checks: set[str] = field(default_factory=set)
+    table: str = ""
+    quarantine: str = ""
+
+
+def main() -> None:
+    shutil.rmtree(DEMO_DIR, ignore_errors=True)
+    WAREHOUSE.mkdir(parents=True)
+    instance = dg.DagsterInstance.ephemeral()
+    assets = list(defs.assets or [])
+    plain = [a for a in assets if getattr(a, "partitions_def", None) is None]
+    partitioned = [a for a in assets if getattr(a, "partitions_def", None) is not None]
+    runs = [dg.materialize(plain, resources=defs.resources, instance=instance, run_config=QUIET)]
+    runs += [
+        dg.materialize(
+            partitioned,
+            resources=defs.resources,
+            instance=instance,
+            partition_key=day,
+            run_config=QUIET,
+        )
+        for day in daily.get_partition_keys()
+    ]
+    summaries: dict[dg.AssetKey, Summary] = defaultdict(Summary)
+    for run in runs:
+        _read(run, summaries)
+    _print(summaries, failed=sum(not run.success for run in runs))
+
+
+def _read(run: dg.ExecuteInProcessResult, summaries: dict[dg.AssetKey, Summary]) -> None:
+    validated = {check.asset_key for check in run.get_asset_check_evaluations()}
+    for key in validated:
+        summaries[key].partitions += 1
+    for check in run.get_asset_check_evaluations():
+        if not check.passed:
+            summaries[check.asset_key].failing_checks.add(check.check_name)
+    for event in run.get_asset_materialization_events():
+        key = event.materialization.asset_key
+        if key not in validated:
+            continue
+        metadata = event.materialization.metadata
+        summary = summaries[key]
+        summary.materialized += 1
+        summary.written += _count(metadata.get("dagster/row_count"))
+        summary.quarantined += _count(metadata.get("dataframely/invalid_count"))
+        summary.table = str(
+            (
+                metadata.get("path")
+                or metadata.get("dagster/table_name")
+                or dg.TextMetadataValue("")
+            ).value
+        )
+        if "dataframely/invalid_count" in metadata:
+            summary.quarantine = _quarantine_location(key, event.partition)
+
+
+def _quarantine_location(key: dg.AssetKey, partition: str | None) -> str:
+    """Where the asset's IO manager put the invalid rows, for a reader to open."""
+    if key == all_orders.key:
+        return f"{DUCKDB_FILE.name}: table analytics.all_orders_quarantine"
+    path = dd.wiring.quarantine_path(key, WAREHOUSE, partition)
+    return str(path.parent if partition else path)
+
+
+def _count(value: object) -> int:
+    raw = getattr(value, "value", value)
+    return raw if isinstance(raw, int) else 0
+
+
+def _print(summaries: dict[dg.AssetKey, Summary], failed: int) -> None:
+    outcome = "every run succeeded" if not failed else f"{failed} runs FAILED"
+    print(f"Materialized the demo code location: {outcome}.")
+    print(f"Everything is under {DEMO_DIR}\n")
+    for key, summary in summaries.items():
+        skipped = summary.partitions - summary.materialized
+        heading = key.to_user_string()
+        if summary.partitions > 1:
+            heading += f"  ({summary.partitions} daily partitions, {skipped} skipped: no data)"
+        print(heading)
+        print(f"  rows written      {summary.written}")
+        print(f"  rows quarantined  {summary.quarantined}")
+        print(f"  failing checks    {', '.join(sorted(summary.failing_checks)) or 'none'}")
+        if summary.table:
+            where = summary.table if summary.partitions == 1 else f"{summary.table} (last one)"
+            print(f"  table             {where}")
+        if summary.quarantine:
+            print(f"  quarantine        {summary.quarantine}")
+        print()
+    print("Open the same code location in the Dagster UI: make ui")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,19 @@
+"""Attach a Dataframely schema to a Dagster asset.
+
+`dd.asset(Schema)` fills the asset's Columns tab, declares one asset check per rule, validates
+the returned frame and writes the invalid rows to a quarantine beside the table.
+"""
+
+from . import errors, wiring
+from ._asset import asset
+from ._quarantine import quarantine_spec
+from ._settings import Granularity, SchemaRules
+
+__all__ = [
+    "Granularity",
+    "SchemaRules",
+    "asset",
+    "errors",
+    "quarantine_spec",
+    "wiring",
+]

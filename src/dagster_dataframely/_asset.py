@@ -1,0 +1,243 @@
+"""`dd.asset`: a `@dg.asset` whose body is the user's function, then `validation_results`.
+
+Everything the schema gives is derived at declaration (settings, names, check specs, the Columns
+tab), so a bad schema or setting fails where the asset is written, not on its first run.
+"""
+
+from __future__ import annotations
+
+import functools
+import inspect
+import typing
+from collections.abc import Callable, Mapping, Sequence, Set
+from typing import Any
+
+import dagster as dg
+import dataframely as dy
+import polars as pl
+from dagster._core.decorator_utils import get_valid_name_permutations
+from dagster._core.errors import DagsterInvalidPropertyError
+
+from ._checks import check_specs
+from ._columns import schema_metadata
+from ._quarantine import delegating_writer, validate_quarantine_key
+from ._quarantine_files import QuarantineWriter, file_writer
+from ._schema import SchemaInfo, own_docstring, read_schema
+from ._settings import Granularity, SchemaRules, Settings, read_quarantine_dir, resolve_settings
+from ._validate import AssetYield, run_validation
+from .errors import MaterializeResultFieldError, MaterializeResultValueError, QuarantineDirError
+
+AssetFunction = Callable[
+    ...,
+    pl.DataFrame
+    | pl.LazyFrame
+    | dg.MaterializeResult[pl.DataFrame]
+    | dg.MaterializeResult[pl.LazyFrame]
+    | None,
+]
+
+EXCLUDED_ASSET_PARAMETERS = frozenset(
+    {"check_specs", "key", "output_required", "dagster_type", "is_virtual", "io_manager_def"}
+)
+"""`@dg.asset` parameters `dd.asset` does not take: the schema, `name`/`key_prefix` or
+`resource_defs` set them, or the failure policy needs them fixed."""
+
+
+def asset(
+    schema: type[dy.Schema],
+    /,
+    *,
+    quarantine: bool = False,
+    check_granularity: Granularity | None = None,
+    schema_rules: SchemaRules | None = None,
+    max_failure_samples: int | None = None,
+    statistics: bool | None = None,
+    row_sample: int | None = None,
+    name: str | None = None,
+    key_prefix: str | Sequence[str] | None = None,
+    ins: Mapping[str, dg.AssetIn] | None = None,
+    deps: Any = None,
+    metadata: Mapping[str, Any] | None = None,
+    tags: Mapping[str, str] | None = None,
+    description: str | None = None,
+    config_schema: Mapping[str, Any] | None = None,
+    required_resource_keys: Set[str] | None = None,
+    resource_defs: Mapping[str, object] | None = None,
+    hooks: Set[dg.HookDefinition] | None = None,
+    io_manager_key: str | None = None,
+    partitions_def: dg.PartitionsDefinition[str] | None = None,
+    op_tags: Mapping[str, Any] | None = None,
+    group_name: str | None = None,
+    automation_condition: dg.AutomationCondition[Any] | None = None,
+    freshness_policy: Any = None,
+    backfill_policy: dg.BackfillPolicy | None = None,
+    retry_policy: dg.RetryPolicy | None = None,
+    code_version: str | None = None,
+    owners: Sequence[str] | None = None,
+    kinds: Set[str] | None = None,
+    pool: str | None = None,
+) -> Callable[[AssetFunction], dg.AssetsDefinition]:
+    """Turn the decorated function into an asset that validates the frame it returns.
+
+    The function returns a `pl.DataFrame`, a `pl.LazyFrame`, a `dg.MaterializeResult` holding
+    one in `value`, or None to skip. Valid rows go to the asset's IO manager; with
+    `quarantine=True` invalid rows go to `<name>_quarantine` through the same manager, and
+    without it any invalid row fails the run and nothing is written. Every other keyword is
+    `@dg.asset`'s, passed on unchanged.
+    """
+    settings = resolve_settings(
+        check_granularity=check_granularity,
+        schema_rules=schema_rules,
+        max_failure_samples=max_failure_samples,
+        statistics=statistics,
+        row_sample=row_sample,
+    )
+    info = read_schema(schema)
+    read_quarantine_dir()  # an empty value is a mistake worth failing on at declaration
+    passed_on = {
+        "ins": ins,
+        "deps": deps,
+        "tags": tags,
+        "config_schema": config_schema,
+        "required_resource_keys": required_resource_keys,
+        "resource_defs": resource_defs,
+        "hooks": hooks,
+        "io_manager_key": io_manager_key,
+        "partitions_def": partitions_def,
+        "op_tags": op_tags,
+        "group_name": group_name,
+        "automation_condition": automation_condition,
+        "freshness_policy": freshness_policy,
+        "backfill_policy": backfill_policy,
+        "retry_policy": retry_policy,
+        "code_version": code_version,
+        "owners": owners,
+        "kinds": kinds,
+        "pool": pool,
+    }
+
+    def decorate(function: AssetFunction) -> dg.AssetsDefinition:
+        asset_name = name or function.__name__
+        prefix = [key_prefix] if isinstance(key_prefix, str) else list(key_prefix or [])
+        key = dg.AssetKey([*prefix, asset_name])
+        compute = _compute_function(function, info, settings, key, quarantine=quarantine)
+        return dg.asset(
+            compute,
+            name=asset_name,
+            key_prefix=prefix or None,
+            metadata={**(metadata or {}), **schema_metadata(schema)},
+            description=description or own_docstring(schema) or inspect.getdoc(function),
+            check_specs=check_specs(
+                schema,
+                asset=key,
+                check_granularity=settings.check_granularity,
+                schema_rules=settings.schema_rules,
+            ),
+            output_required=False,
+            **{k: v for k, v in passed_on.items() if v is not None},
+        )
+
+    return decorate
+
+
+def _compute_function(
+    function: AssetFunction,
+    info: SchemaInfo,
+    settings: Settings,
+    key: dg.AssetKey,
+    *,
+    quarantine: bool,
+) -> Callable[..., AssetYield]:
+    """Wrap `function` in a generator Dagster can run: same inputs, `context` when needed.
+
+    The wrapper advertises the user's parameters (their annotations resolved, so Dagster and
+    the IO manager see `pl.LazyFrame` and friends even under `from __future__ import
+    annotations`) and no return annotation, because what it yields is not what the user returns.
+    """
+    user_signature = inspect.signature(function)
+    user_params = list(user_signature.parameters.values())
+    user_has_context = bool(user_params) and user_params[0].name in get_valid_name_permutations(
+        "context"
+    )
+    params = _resolved_parameters(function, user_params, skip_first=user_has_context)
+    injects_context = quarantine and not user_has_context
+    if injects_context:
+        params.insert(0, inspect.Parameter("context", inspect.Parameter.POSITIONAL_OR_KEYWORD))
+    signature = inspect.Signature(params)
+
+    @functools.wraps(function)
+    def compute(*args: Any, **kwargs: Any) -> AssetYield:
+        bound = signature.bind(*args, **kwargs)
+        context: Any = bound.arguments.pop(params[0].name) if injects_context else None
+        if user_has_context:
+            context = bound.arguments[params[0].name]
+        writer = None
+        if quarantine:
+            validate_quarantine_key(context)
+            writer = _writer(context, key)
+        returned = function(*bound.args, **bound.kwargs)
+        frame, result = _unwrap(returned, key)
+        yield from run_validation(
+            info, settings, frame, valid_key=key, writer=writer, returned=result
+        )
+
+    del compute.__wrapped__  # Dagster must read `__signature__`, not the user's function
+    compute.__signature__ = signature  # type: ignore[attr-defined]
+    compute.__annotations__ = {p.name: p.annotation for p in params if p.annotation is not p.empty}
+    return compute
+
+
+def _resolved_parameters(
+    function: AssetFunction, params: list[inspect.Parameter], *, skip_first: bool
+) -> list[inspect.Parameter]:
+    """The user's parameters with string annotations resolved against the user's module.
+
+    A `context` annotation is left as written: Dagster checks it against its own context
+    classes and rejects a string, exactly as it does for a plain `@dg.asset`.
+    """
+    try:
+        hints = typing.get_type_hints(function, include_extras=True)
+    except (NameError, TypeError):
+        hints = {}
+    return [
+        p if (skip_first and i == 0) or p.name not in hints else p.replace(annotation=hints[p.name])
+        for i, p in enumerate(params)
+    ]
+
+
+def _writer(context: Any, key: dg.AssetKey) -> QuarantineWriter:
+    """The asset's own IO manager in a run; a parquet file under the quarantine dir in a call."""
+    try:
+        return delegating_writer(context)
+    except DagsterInvalidPropertyError:
+        partition_key = context.partition_key if context.has_partition_key else None
+
+        def write_file(frame: pl.DataFrame) -> str:
+            directory = read_quarantine_dir()  # read only when invalid rows need writing
+            if directory is None:
+                raise QuarantineDirError(key.to_user_string()) from None
+            return file_writer(key, directory, partition_key)(frame)
+
+        return write_file
+
+
+def _unwrap(
+    returned: object, key: dg.AssetKey
+) -> tuple[pl.DataFrame | pl.LazyFrame | None, dg.MaterializeResult[Any] | None]:
+    """The frame to validate, and the user's own `MaterializeResult` if they returned one."""
+    if returned is None or isinstance(returned, pl.DataFrame | pl.LazyFrame):
+        return returned, None
+    asset_name = key.to_user_string()
+    if isinstance(returned, dg.MaterializeResult):
+        if returned.asset_key is not None:
+            raise MaterializeResultFieldError(asset_name, "asset_key")
+        if returned.check_results:
+            raise MaterializeResultFieldError(asset_name, "check_results")
+        if not isinstance(returned.value, pl.DataFrame | pl.LazyFrame):
+            raise MaterializeResultValueError(asset_name)
+        return returned.value, returned
+    raise dg.DagsterInvariantViolationError(
+        f"Asset '{asset_name}' returned a {type(returned).__name__}. A dd.asset function returns "
+        "a pl.DataFrame, a pl.LazyFrame, a dg.MaterializeResult with one of those as `value`, "
+        "or None to skip."
+    )

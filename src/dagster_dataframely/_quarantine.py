@@ -1,0 +1,114 @@
+"""The quarantine: the frame every writer receives, and the writers that run inside a step."""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Iterator, Sequence
+
+import dagster as dg
+import dataframely as dy
+import polars as pl
+from dagster._core.errors import DagsterInvalidPropertyError
+from dagster._core.execution.plan.outputs import StepOutputHandle
+from dataframely import FailureInfo
+
+from . import _names
+from ._columns import quarantine_table_schema
+from ._failures import Failures
+from ._quarantine_files import QuarantineWriter
+from ._schema import read_schema
+from .errors import QuarantineKeyCollisionError
+
+
+def quarantine_frame(schema: type[dy.Schema], failure: FailureInfo) -> pl.DataFrame:
+    """Return the invalid rows as a writer receives them, with one rule column per rule.
+
+    For an asset that runs `Schema.filter` itself and wants to write the same quarantine frame
+    `dd.asset` would: the schema's columns, then a `String` column per rule named by
+    `check_name`, holding `valid`, `invalid` or `unknown`.
+    """
+    return Failures.from_failure_info(read_schema(schema), failure).quarantine_frame()
+
+
+def delegating_writer(context: dg.AssetExecutionContext) -> QuarantineWriter:
+    """Return a writer that hands the invalid rows to the asset's own IO manager.
+
+    The manager receives a copy of the step's output context with only the asset key changed to
+    `<name>_quarantine`, so it stores the rows as it stores any asset of that key: partition key,
+    definition metadata (a database manager's `partition_expr`) and resource config all carry
+    over. Whatever metadata the manager records for this write is discarded, because the
+    quarantine has no materialization; the writer returns the quarantine key as the address.
+    Under direct invocation there is no step, and this raises `DagsterInvalidPropertyError`.
+    """
+    step = context.op_execution_context.get_step_execution_context()
+    assets_def = context.assets_def
+    if len(assets_def.keys) != 1:
+        raise dg.DagsterInvariantViolationError(
+            f"delegating_writer needs an asset definition with exactly one asset, but "
+            f"{assets_def.node_def.name} has {len(assets_def.keys)}. Call it from a @dg.asset."
+        )
+    (key,) = assets_def.keys
+    handle = StepOutputHandle(step.step.key, assets_def.get_output_name_for_asset_key(key))
+    target = _names.quarantine_key(key)
+
+    def write(frame: pl.DataFrame) -> str:
+        output = copy.copy(step.get_output_context(handle))
+        output._asset_key = target  # the one field that differs from the table's own write
+        result = step.get_io_manager(handle).handle_output(output, frame)
+        if isinstance(result, Iterator):  # an IO manager may yield metadata: drain, discard
+            for _ in result:
+                pass
+        return target.to_user_string()
+
+    return write
+
+
+def validate_quarantine_key(context: dg.AssetExecutionContext) -> None:
+    """Raise if another asset in the code location already materializes the quarantine's key.
+
+    Both would write to one table or file, and the later write would replace the earlier one.
+    Under direct invocation there is no code location to check, so this does nothing.
+    """
+    try:
+        step = context.op_execution_context.get_step_execution_context()
+    except DagsterInvalidPropertyError:
+        return
+    # The job's asset layer holds the whole asset graph the job was built from: the code
+    # location's for a deployed job, the assets passed to `dg.materialize` in a test.
+    graph = step.job_def.asset_layer
+    key = context.asset_key
+    target = _names.quarantine_key(key)
+    if graph.has(target) and graph.get(target).is_materializable:
+        raise QuarantineKeyCollisionError(key.to_user_string(), target.to_user_string())
+
+
+def quarantine_spec(
+    schema: type[dy.Schema],
+    asset: dg.AssetsDefinition | dg.AssetKey | str | Sequence[str],
+    *,
+    partitions_def: dg.PartitionsDefinition | None = None,
+) -> dg.AssetSpec:
+    """Return an asset spec that puts an asset's quarantine in the asset graph.
+
+    The rows are written by the asset's own step whether or not this spec exists; the spec lets
+    a downstream asset declare the quarantine as an input and shows it in the lineage. It never
+    receives a materialization event, because nothing materializes it.
+    """
+    info = read_schema(schema)
+    if isinstance(asset, dg.AssetsDefinition):
+        if partitions_def is not None:
+            raise dg.DagsterInvariantViolationError(
+                "quarantine_spec takes the partitions from the asset definition; pass "
+                "partitions_def= only together with an asset key."
+            )
+        key = asset.key
+        partitions_def = asset.partitions_def
+    else:
+        key = dg.AssetKey.from_coercible(asset)
+    return dg.AssetSpec(
+        key=_names.quarantine_key(key),
+        deps=[key],
+        description=f"Invalid rows from {key.to_user_string()}, with one column per rule.",
+        metadata={_names.COLUMN_SCHEMA: quarantine_table_schema(info)},
+        partitions_def=partitions_def,
+    )
