@@ -6,11 +6,13 @@ the returned frame and writes the invalid rows to a quarantine beside the table.
 
 from . import errors, wiring
 from ._asset import asset
+from ._io_manager import QuarantineAwareIOManager
 from ._quarantine import quarantine_spec
 from ._settings import Granularity, SchemaRules
 
 __all__ = [
     "Granularity",
+    "QuarantineAwareIOManager",
     "SchemaRules",
     "asset",
     "errors",

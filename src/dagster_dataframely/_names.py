@@ -45,6 +45,9 @@ INVALID_SAMPLE = "dataframely/invalid_sample"
 INVALID_BY_RULES = "dataframely/invalid_by_rules"
 PACKAGE_METADATA_PREFIX = "dataframely/"
 
+QUARANTINE_OF = "dataframely/quarantine_of"
+"""Definition metadata of a `quarantine_spec`: the asset whose invalid rows it holds."""
+
 QUARANTINE_SUFFIX = "_quarantine"
 
 

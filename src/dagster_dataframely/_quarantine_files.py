@@ -130,7 +130,7 @@ def file_writer(
     returned without any user or password it was given.
     """
     path = quarantine_path(key, quarantine_dir, partition_key)
-    shown = _without_credentials(str(path))
+    shown = without_credentials(str(path))
 
     def write(invalid: pl.DataFrame) -> str:
         try:
@@ -221,7 +221,7 @@ def _write_remote(frame: pl.DataFrame, target: UPath) -> None:
         file.write(buffer.getvalue())
 
 
-def _without_credentials(location: str) -> str:
+def without_credentials(location: str) -> str:
     """Remove a `user:password@` from a URL's authority, leaving any other string as it is."""
     scheme, separator, rest = location.partition("://")
     if not separator:

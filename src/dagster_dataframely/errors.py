@@ -21,6 +21,7 @@ __all__ = [
     "MaterializeResultValueError",
     "NoValidRowsError",
     "QuarantineDirError",
+    "QuarantineIOManagerError",
     "QuarantineKeyCollisionError",
     "ReservedColumnError",
     "ValidationAbortError",
@@ -355,3 +356,17 @@ class QuarantineDirError(DagsterDataframelyError):
             f"write them. Set DAGSTER_DATAFRAMELY_QUARANTINE_DIR to a directory, or "
             f"materialize the asset in a run."
         )
+
+
+class QuarantineIOManagerError(DagsterDataframelyError):
+    """Raised when `QuarantineAwareIOManager` is given something it cannot route rows to.
+
+    Raised when the resource initializes, or on the first write a manager turns out unable to
+    take, so a misconfigured deployment fails on its first run rather than losing rows.
+    """
+
+    def __init__(self, manager: str, problem: str, fix: str) -> None:
+        self.manager = manager
+        self.problem = problem
+        self.fix = fix
+        super().__init__(f"QuarantineAwareIOManager cannot use {manager}: {problem}. {fix}")

@@ -1,0 +1,230 @@
+"""`QuarantineAwareIOManager`: route quarantines to their own IO manager, invisibly otherwise.
+
+Invalid rows often hold the very records that broke the rules (malformed emails, wrong
+accounts), so teams want them in a restricted bucket or schema. This wrapper sits where the
+`io_manager` resource was, passes every ordinary output and input through to the manager it
+wraps, and sends a quarantine write (from `delegating_writer`) or read (an input declared with
+`quarantine_spec`) to `quarantine_io_manager`, under the same partition key.
+"""
+
+import copy
+from collections.abc import Iterator, Mapping
+from typing import Any
+
+import dagster as dg
+import polars as pl
+from dagster._config import process_config
+from dagster._config.pythonic_config import ConfigurableResourceFactory
+from dagster._core.storage.db_io_manager import DbIOManager
+from pydantic import PrivateAttr
+
+from . import _names
+from ._quarantine_files import without_credentials
+from .errors import QuarantineIOManagerError
+
+
+class QuarantineAwareIOManager(dg.ConfigurableIOManagerFactory[dg.IOManager]):
+    """Wrap your IO manager so quarantines can live somewhere else, and say where they went.
+
+    ```python
+    dg.Definitions(
+        assets=[orders, dd.quarantine_spec(Orders, orders)],
+        resources={
+            "io_manager": dd.QuarantineAwareIOManager(
+                io_manager=PolarsParquetIOManager(base_dir="s3://lake/warehouse"),
+                quarantine_io_manager=PolarsParquetIOManager(base_dir="s3://restricted/q"),
+            )
+        },
+    )
+    ```
+
+    Ordinary outputs and inputs reach `io_manager` with the same context and value, and its
+    metadata appears on the materialization unchanged. A quarantine goes to
+    `quarantine_io_manager` when set, else to `io_manager`, and the table's
+    `dataframely/quarantine_address` becomes the location written (a path, a URI, or a
+    `schema.table`) instead of the asset key. A key is a quarantine only when the mapping
+    `<name>` → `<name>_quarantine` and the definitions agree: the step of `<name>` writing it,
+    or a `quarantine_spec` declaring it; an asset of your own named `foo_quarantine` is
+    ordinary. Each manager may be a `ConfigurableIOManager`, a `ConfigurableIOManagerFactory`
+    (such as `DuckDBPolarsIOManager`) or a plain `dg.IOManager` / `@dg.io_manager`.
+    """
+
+    io_manager: dg.ResourceDependency[Any]
+    # Dagster recognizes a nested resource only by a bare `ResourceDependency` annotation, so
+    # the optional one cannot be spelled `... | None`.
+    quarantine_io_manager: dg.ResourceDependency[Any] = None  # type: ignore[assignment]
+
+    _resource_configs: dict[str, Mapping[str, Any]] = PrivateAttr(default_factory=dict)
+
+    def __init__(self, **data: Any) -> None:
+        super().__init__(**data)
+        # Nested factories arrive in `create_io_manager` already turned into the managers they
+        # create, and a manager such as DuckDB's reads its settings from each context's
+        # `resource_config`. So read each manager's own config now, while we still hold it.
+        self._resource_configs = {
+            field: config
+            for field in ("io_manager", "quarantine_io_manager")
+            if (config := _resource_config(data.get(field))) is not None
+        }
+
+    def _with_updated_values(self, values: Mapping[str, Any] | None) -> "QuarantineAwareIOManager":
+        # Dagster rebuilds the resource with its nested resources already resolved, which
+        # would lose the configs read above: carry them over to the rebuilt instance.
+        rebuilt = super()._with_updated_values(values)
+        assert isinstance(rebuilt, QuarantineAwareIOManager)
+        rebuilt._resource_configs = {**self._resource_configs, **rebuilt._resource_configs}
+        return rebuilt
+
+    def create_io_manager(self, context: dg.InitResourceContext) -> dg.IOManager:
+        table = _managed("io_manager", self.io_manager, self._resource_configs)
+        quarantine = (
+            _managed("quarantine_io_manager", self.quarantine_io_manager, self._resource_configs)
+            if self.quarantine_io_manager is not None
+            else table
+        )
+        return QuarantineRouter(table=table, quarantine=quarantine)
+
+
+class _Managed:
+    """A wrapped manager, with the resource config every context forwarded to it must carry."""
+
+    def __init__(self, name: str, manager: dg.IOManager, config: Mapping[str, Any]) -> None:
+        self.name = name
+        self.manager = manager
+        self.config = config
+
+    def describe(self) -> str:
+        return f"{type(self.manager).__name__} (the {self.name} argument)"
+
+    def forward(self, context: Any, **changes: Any) -> Any:
+        forwarded = copy.copy(context)
+        forwarded._resource_config = self.config  # the wrapped manager's config, not ours
+        for attribute, value in changes.items():
+            setattr(forwarded, attribute, value)
+        return forwarded
+
+
+class QuarantineRouter(dg.IOManager):
+    """The IO manager `QuarantineAwareIOManager` creates: decides, per context, who stores it."""
+
+    def __init__(self, *, table: _Managed, quarantine: _Managed) -> None:
+        self._table = table
+        self._quarantine = quarantine
+
+    def handle_output(self, context: dg.OutputContext, obj: Any) -> None:
+        if not _is_quarantine_write(context):
+            self._store(self._table, context, obj)
+            return
+        if not isinstance(obj, pl.DataFrame):
+            raise dg.DagsterInvariantViolationError(
+                f"A quarantine write for {context.asset_key.to_user_string()} must be a "
+                f"pl.DataFrame, got {type(obj).__name__}."
+            )
+        logged = self._store(self._quarantine, context, obj)
+        context.add_output_metadata(
+            {_names.QUARANTINE_ADDRESS: _address(logged, context.asset_key)}
+        )
+
+    def load_input(self, context: dg.InputContext) -> Any:
+        target = self._quarantine if _is_quarantine_read(context) else self._table
+        return target.manager.load_input(target.forward(context))
+
+    def _store(self, target: _Managed, context: dg.OutputContext, obj: Any) -> Mapping[str, Any]:
+        """Write through `target`, copy its metadata onto `context`, and return that metadata."""
+        forwarded = target.forward(context, _user_generated_metadata={})
+        try:
+            result = target.manager.handle_output(forwarded, obj)
+            if isinstance(result, Iterator):  # some managers yield their metadata
+                for _ in result:
+                    pass
+        except Exception as error:
+            error.add_note(f"The write went through {target.describe()}.")
+            raise
+        logged = dict(forwarded.get_logged_metadata())
+        if logged:
+            context.add_output_metadata(logged)
+        return logged
+
+
+def _is_quarantine_write(context: dg.OutputContext) -> bool:
+    """`delegating_writer` writes `<name>_quarantine` from the step of `<name>` itself."""
+    if not context.has_asset_key:
+        return False
+    source = _names.quarantined_asset_key(context.asset_key)
+    try:
+        return source is not None and context.asset_spec.key == source
+    except dg.DagsterInvariantViolationError:
+        return False
+
+
+def _is_quarantine_read(context: dg.InputContext) -> bool:
+    """An input is a quarantine when its asset was declared with `quarantine_spec`."""
+    if not context.has_asset_key:
+        return False
+    source = _names.quarantined_asset_key(context.asset_key)
+    upstream = context.upstream_output
+    if source is None or upstream is None:
+        return False
+    return upstream.definition_metadata.get(_names.QUARANTINE_OF) == source.to_user_string()
+
+
+def _address(logged: Mapping[str, Any], key: dg.AssetKey) -> str:
+    """The location the wrapped manager reports for what it wrote, without credentials.
+
+    A `UPathIOManager` logs the file as `path`; a `DbIOManager` logs `dagster/table_name`
+    (`<database>.<schema>.<table>`, of which the schema and table identify it). A manager that
+    reports neither leaves the quarantine's asset key as the address.
+    """
+    path = logged.get("path")
+    if path is not None:
+        return without_credentials(str(getattr(path, "value", path)))
+    table = logged.get("dagster/table_name")
+    if table is not None:
+        return ".".join(str(getattr(table, "value", table)).rsplit(".", 2)[-2:])
+    return key.to_user_string()
+
+
+def _resource_config(resource: object) -> Mapping[str, Any] | None:
+    """The config Dagster would hand `resource` as `context.resource_config`, defaults filled.
+
+    None for an object that carries no config of its own (a plain or already built IO manager).
+    """
+    definition: dg.ResourceDefinition
+    if isinstance(resource, ConfigurableResourceFactory):
+        definition = resource.get_resource_definition()
+        raw: Any = resource._resolved_config_dict
+    elif isinstance(resource, dg.ResourceDefinition):
+        definition, raw = resource, {}
+    else:
+        return None
+    if definition.config_schema is None:
+        return {}
+    processed = process_config(definition.config_schema.config_type, raw)
+    return dict(processed.value or {}) if processed.success else {}
+
+
+def _managed(field: str, manager: object, configs: Mapping[str, Mapping[str, Any]]) -> _Managed:
+    """Check one resolved manager and pair it with its config, or explain what to bind instead."""
+    if isinstance(manager, QuarantineRouter):
+        raise QuarantineIOManagerError(
+            f"another QuarantineAwareIOManager (the {field} argument)",
+            "wrapping the wrapper would route every quarantine twice",
+            "Pass the IO manager that stores your tables, and give the quarantine's own manager "
+            "as quarantine_io_manager.",
+        )
+    if not isinstance(manager, dg.IOManager):
+        raise QuarantineIOManagerError(
+            f"{type(manager).__name__} (the {field} argument)",
+            "it is not an IO manager",
+            "Pass a ConfigurableIOManager, a ConfigurableIOManagerFactory, a dg.IOManager or an "
+            "@dg.io_manager, such as PolarsParquetIOManager or DuckDBPolarsIOManager.",
+        )
+    if isinstance(manager, DbIOManager) and not any(
+        issubclass(pl.DataFrame, t) for t in manager._handlers_by_type
+    ):
+        raise QuarantineIOManagerError(
+            f"{type(manager).__name__} (the {field} argument)",
+            "its type handlers cannot store a pl.DataFrame, and the package stores Polars frames",
+            "Use a database IO manager with a Polars type handler, such as DuckDBPolarsIOManager.",
+        )
+    return _Managed(field, manager, configs.get(field, {}))
