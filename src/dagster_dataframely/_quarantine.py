@@ -58,7 +58,10 @@ def delegating_writer(context: dg.AssetExecutionContext) -> QuarantineWriter:
         if isinstance(result, Iterator):  # an IO manager may yield metadata: drain, discard
             for _ in result:
                 pass
-        return target.to_user_string()
+        # A manager that knows the real location (`QuarantineAwareIOManager`) reports it under
+        # the package's own key; otherwise the quarantine's asset key is the address.
+        reported = output.get_logged_metadata().get(_names.QUARANTINE_ADDRESS)
+        return str(reported.value) if reported is not None else target.to_user_string()
 
     return write
 
@@ -109,6 +112,9 @@ def quarantine_spec(
         key=_names.quarantine_key(key),
         deps=[key],
         description=f"Invalid rows from {key.to_user_string()}, with one column per rule.",
-        metadata={_names.COLUMN_SCHEMA: quarantine_table_schema(info)},
+        metadata={
+            _names.COLUMN_SCHEMA: quarantine_table_schema(info),
+            _names.QUARANTINE_OF: key.to_user_string(),
+        },
         partitions_def=partitions_def,
     )
