@@ -22,6 +22,7 @@ from dagster_dataframely.errors import (
     MaterializeResultValueError,
     NoValidRowsError,
     QuarantineDirError,
+    QuarantineIOManagerError,
     QuarantineKeyCollisionError,
     ReservedColumnError,
     ValidationAbortError,
@@ -185,6 +186,16 @@ CASES = [
         attributes={"asset": "orders"},
         fragments=("'orders'", "DAGSTER_DATAFRAMELY_QUARANTINE_DIR", "run"),
     ),
+    Case(
+        QuarantineIOManagerError,
+        ("DuckDBPandasIOManager (the io_manager argument)", "it cannot store Polars", "Use X."),
+        attributes={
+            "manager": "DuckDBPandasIOManager (the io_manager argument)",
+            "problem": "it cannot store Polars",
+            "fix": "Use X.",
+        },
+        fragments=("DuckDBPandasIOManager", "cannot store Polars", "Use X."),
+    ),
 ]
 
 IDS = [case.cls.__name__ for case in CASES]
@@ -236,6 +247,9 @@ SIGNATURES: dict[type[DagsterDataframelyError], list[tuple[str, Any, Any]]] = {
         ("quarantine", POS, inspect.Parameter.empty),
     ],
     QuarantineDirError: [("asset", POS, inspect.Parameter.empty)],
+    QuarantineIOManagerError: [
+        (name, POS, inspect.Parameter.empty) for name in ("manager", "problem", "fix")
+    ],
 }
 
 

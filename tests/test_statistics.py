@@ -363,4 +363,7 @@ def test_any_frame_gets_consistent_counts(frame: pl.DataFrame) -> None:
     for value in statistics_tables(frame).values():
         serialize_value(value)
         for record in value.records:
-            assert record.data["count"] + record.data["null_count"] == frame.height
+            count, null_count = record.data["count"], record.data["null_count"]
+            assert isinstance(count, int)
+            assert isinstance(null_count, int)
+            assert count + null_count == frame.height

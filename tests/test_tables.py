@@ -173,6 +173,28 @@ def test_nested_leaves_are_shown_as_at_top_level() -> None:
     }
 
 
+def test_nested_nulls_and_arrays_keep_their_shape() -> None:
+    frame = pl.DataFrame(
+        {
+            "structs": [[{"k": 1}, None]],
+            "days": [[dt.date(2024, 1, 1), dt.date(2024, 1, 2)]],
+            "grid": [[[Decimal("1.50"), None], [Decimal("-2.00"), Decimal("3.25")]]],
+        },
+        schema={
+            "structs": pl.List(pl.Struct({"k": pl.Int64})),
+            "days": pl.Array(pl.Date, 2),
+            "grid": pl.Array(pl.Decimal(10, 2), (2, 2)),
+        },
+    )
+    assert _cells(frame) == [
+        {
+            "structs": '[{"k":1},null]',
+            "days": '["2024-01-01","2024-01-02"]',
+            "grid": '[["1.50",null],["-2.00","3.25"]]',
+        }
+    ]
+
+
 def test_python_objects_are_their_str() -> None:
     class Thing:
         def __str__(self) -> str:

@@ -31,7 +31,6 @@ QuarantineWriter = TypeAliasType("QuarantineWriter", Callable[[pl.DataFrame], st
 EXTENSION = ".parquet"
 
 _HEX_DIGITS = frozenset(string.hexdigits)
-_DRIVE_LETTERS = frozenset(string.ascii_letters)
 _LOCAL_PROTOCOLS = frozenset({"", "file", "local"})
 
 # A `/` separates two segments only when a character other than `/` is on each side of it, so
@@ -68,7 +67,7 @@ def quarantine_path(
     - A segment that is `..` becomes `%2E%2E` and one that is `.` becomes `%2E`.
     - A backslash becomes `%5C` and a control character, NUL included, becomes `%XX`,
       on every filesystem, so the layout does not depend on the platform.
-    - The `:` of a segment starting with a drive letter (`C:`) becomes `%3A`.
+    - A `:` as the second character of a segment (a drive, as in `C:`) becomes `%3A`.
     - A `%` becomes `%25` where it is followed by two hex digits or is a whole segment, so
       the escapes above never collide with a key that happens to contain one.
     - An empty segment (an empty key or an empty dimension key) becomes a lone `%`.
@@ -180,7 +179,7 @@ def _escape_segment(raw: str) -> str:
             escaped.append("%25" if hex_follows or raw == "%" else "%")
         elif char in "/\\" or char < " " or char == "\x7f":
             escaped.append(f"%{ord(char):02X}")
-        elif char == ":" and index == 1 and raw[0] in _DRIVE_LETTERS:
+        elif char == ":" and index == 1:  # `C:` is a drive; Python 3.13's ntpath takes any `?:`
             escaped.append("%3A")
         else:
             escaped.append(char)

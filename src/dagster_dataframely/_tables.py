@@ -66,7 +66,7 @@ def cell_expr(expr: pl.Expr, dtype: pl.DataType) -> pl.Expr:
 
 
 def _scalar(expr: pl.Expr, dtype: PolarsDataType) -> pl.Expr:
-    if isinstance(dtype, pl.Decimal | pl.Categorical | pl.Enum):
+    if isinstance(dtype, pl.Decimal):
         return expr.cast(pl.String)
     if isinstance(dtype, pl.Duration):
         return expr.dt.to_string("polars")
