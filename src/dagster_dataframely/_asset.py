@@ -9,7 +9,7 @@ from __future__ import annotations
 import functools
 import inspect
 import typing
-from collections.abc import Callable, Mapping, Sequence, Set
+from collections.abc import Callable, Iterable, Mapping, Sequence, Set
 from typing import Any
 
 import dagster as dg
@@ -56,7 +56,16 @@ def asset(
     name: str | None = None,
     key_prefix: str | Sequence[str] | None = None,
     ins: Mapping[str, dg.AssetIn] | None = None,
-    deps: Any = None,
+    deps: Iterable[
+        dg.AssetKey
+        | str
+        | Sequence[str]
+        | dg.AssetSpec
+        | dg.AssetsDefinition
+        | dg.SourceAsset
+        | dg.AssetDep
+    ]
+    | None = None,
     metadata: Mapping[str, Any] | None = None,
     tags: Mapping[str, str] | None = None,
     description: str | None = None,
@@ -69,7 +78,7 @@ def asset(
     op_tags: Mapping[str, Any] | None = None,
     group_name: str | None = None,
     automation_condition: dg.AutomationCondition[Any] | None = None,
-    freshness_policy: Any = None,
+    freshness_policy: dg.FreshnessPolicy | None = None,
     backfill_policy: dg.BackfillPolicy | None = None,
     retry_policy: dg.RetryPolicy | None = None,
     code_version: str | None = None,
@@ -120,7 +129,9 @@ def asset(
         asset_name = name or function.__name__
         prefix = [key_prefix] if isinstance(key_prefix, str) else list(key_prefix or [])
         key = dg.AssetKey([*prefix, asset_name])
-        compute = _compute_function(function, info, settings, key, quarantine=quarantine)
+        compute = _compute_function(
+            function, info, settings, key, quarantine=quarantine, partitions_def=partitions_def
+        )
         return dg.asset(
             compute,
             name=asset_name,
@@ -147,6 +158,7 @@ def _compute_function(
     key: dg.AssetKey,
     *,
     quarantine: bool,
+    partitions_def: dg.PartitionsDefinition[str] | None,
 ) -> Callable[..., AssetYield]:
     """Wrap `function` in a generator Dagster can run: same inputs, `context` when needed.
 
@@ -174,7 +186,7 @@ def _compute_function(
         writer = None
         if quarantine:
             validate_quarantine_key(context)
-            writer = _writer(context, key)
+            writer = _writer(context, key, partitions_def)
         returned = function(*bound.args, **bound.kwargs)
         frame, result = _unwrap(returned, key)
         yield from run_validation(
@@ -205,12 +217,14 @@ def _resolved_parameters(
     ]
 
 
-def _writer(context: Any, key: dg.AssetKey) -> QuarantineWriter:
+def _writer(
+    context: Any, key: dg.AssetKey, partitions_def: dg.PartitionsDefinition[str] | None
+) -> QuarantineWriter:
     """The asset's own IO manager in a run; a parquet file under the quarantine dir in a call."""
     try:
         return delegating_writer(context)
     except DagsterInvalidPropertyError:
-        partition_key = context.partition_key if context.has_partition_key else None
+        partition_key = _call_partition_key(context, partitions_def)
 
         def write_file(frame: pl.DataFrame) -> str:
             directory = read_quarantine_dir()  # read only when invalid rows need writing
@@ -219,6 +233,25 @@ def _writer(context: Any, key: dg.AssetKey) -> QuarantineWriter:
             return file_writer(key, directory, partition_key)(frame)
 
         return write_file
+
+
+def _call_partition_key(
+    context: Any, partitions_def: dg.PartitionsDefinition[str] | None
+) -> str | None:
+    """The partition key of a direct invocation, a multi-partition key parsed into its dimensions.
+
+    `dg.build_asset_context(partition_key="2026-01-01|eu")` keeps the key a plain string, where a
+    run has a `dg.MultiPartitionKey`; parsed, the file gets one directory per dimension, as the
+    IO manager lays out the same partition in a run.
+    """
+    if not context.has_partition_key:
+        return None
+    partition_key: str = context.partition_key
+    if isinstance(partitions_def, dg.MultiPartitionsDefinition) and not isinstance(
+        partition_key, dg.MultiPartitionKey
+    ):
+        return partitions_def.get_partition_key_from_str(partition_key)
+    return partition_key
 
 
 def _unwrap(

@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import copy
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
+from typing import Any
 
 import dagster as dg
 import dataframely as dy
 import polars as pl
+from dagster._core.definitions.assets.job.asset_job import JobScopedAssetGraph
 from dagster._core.errors import DagsterInvalidPropertyError
 from dagster._core.execution.plan.outputs import StepOutputHandle
 from dataframely import FailureInfo
@@ -54,10 +56,20 @@ def delegating_writer(context: dg.AssetExecutionContext) -> QuarantineWriter:
     def write(frame: pl.DataFrame) -> str:
         output = copy.copy(step.get_output_context(handle))
         output._asset_key = target  # the one field that differs from the table's own write
-        result = step.get_io_manager(handle).handle_output(output, frame)
-        if isinstance(result, Iterator):  # an IO manager may yield metadata: drain, discard
-            for _ in result:
-                pass
+        io_manager = step.get_io_manager(handle)
+        try:
+            result = io_manager.handle_output(output, frame)
+            if isinstance(result, Iterator):  # an IO manager may yield metadata: drain, discard
+                for _ in result:
+                    pass
+        except Exception as error:
+            error.add_note(
+                f"dagster-dataframely could not write the quarantine {target.to_user_string()!r} "
+                f"(the invalid rows of {key.to_user_string()!r}) through "
+                f"{type(io_manager).__name__}; the table of {key.to_user_string()!r} was not "
+                "written either, so it keeps its previous contents."
+            )
+            raise
         # A manager that knows the real location (`QuarantineAwareIOManager`) reports it under
         # the package's own key; otherwise the quarantine's asset key is the address.
         reported = output.get_logged_metadata().get(_names.QUARANTINE_ADDRESS)
@@ -76,9 +88,13 @@ def validate_quarantine_key(context: dg.AssetExecutionContext) -> None:
         step = context.op_execution_context.get_step_execution_context()
     except DagsterInvalidPropertyError:
         return
-    # The job's asset layer holds the whole asset graph the job was built from: the code
-    # location's for a deployed job, the assets passed to `dg.materialize` in a test.
-    graph = step.job_def.asset_layer
+    # A job that runs a selection of assets (a user's asset job, a run of one asset from the UI,
+    # `dg.materialize(..., selection=...)`) sees only that selection in its own asset graph,
+    # but keeps the graph it was selected from: the code location's for a deployed job, the
+    # assets passed to `dg.materialize` in a test. The other asset need not be in the run.
+    graph = step.job_def.asset_layer.asset_graph
+    while isinstance(graph, JobScopedAssetGraph):
+        graph = graph.source_asset_graph
     key = context.asset_key
     target = _names.quarantine_key(key)
     if graph.has(target) and graph.get(target).is_materializable:
@@ -98,6 +114,7 @@ def quarantine_spec(
     receives a materialization event, because nothing materializes it.
     """
     info = read_schema(schema)
+    carried: dict[str, Any] = {}
     if isinstance(asset, dg.AssetsDefinition):
         if partitions_def is not None:
             raise dg.DagsterInvariantViolationError(
@@ -106,6 +123,7 @@ def quarantine_spec(
             )
         key = asset.key
         partitions_def = asset.partitions_def
+        carried = _io_manager_metadata(asset.metadata_by_key.get(key, {}))
     else:
         key = dg.AssetKey.from_coercible(asset)
     return dg.AssetSpec(
@@ -113,8 +131,23 @@ def quarantine_spec(
         deps=[key],
         description=f"Invalid rows from {key.to_user_string()}, with one column per rule.",
         metadata={
+            **carried,
             _names.COLUMN_SCHEMA: quarantine_table_schema(info),
             _names.QUARANTINE_OF: key.to_user_string(),
         },
         partitions_def=partitions_def,
     )
+
+
+def _io_manager_metadata(metadata: Mapping[str, Any]) -> dict[str, Any]:
+    """The asset's own definition metadata, for the IO manager reading its quarantine.
+
+    The quarantine is written with the asset's definition metadata (a database manager's
+    `partition_expr` and `schema`, say), so a read must see the same; the package's and
+    Dagster's own keys describe the asset itself and stay behind.
+    """
+    return {
+        name: value
+        for name, value in metadata.items()
+        if not name.startswith(("dagster/", _names.PACKAGE_METADATA_PREFIX))
+    }
