@@ -55,17 +55,21 @@ class QuarantineAwareIOManager(dg.ConfigurableIOManagerFactory[dg.IOManager]):
     quarantine_io_manager: dg.ResourceDependency[Any] = None  # type: ignore[assignment]
 
     _resource_configs: dict[str, Mapping[str, Any]] = PrivateAttr(default_factory=dict)
+    _passed_names: dict[str, str] = PrivateAttr(default_factory=dict)
 
     def __init__(self, **data: Any) -> None:
         super().__init__(**data)
         # Nested factories arrive in `create_io_manager` already turned into the managers they
         # create, and a manager such as DuckDB's reads its settings from each context's
         # `resource_config`. So read each manager's own config now, while we still hold it.
+        fields = [f for f in ("io_manager", "quarantine_io_manager") if data.get(f) is not None]
         self._resource_configs = {
             field: config
-            for field in ("io_manager", "quarantine_io_manager")
-            if (config := _resource_config(data.get(field))) is not None
+            for field in fields
+            if (config := _resource_config(data[field])) is not None
         }
+        # Errors name the class the user wrote, not the manager a factory later builds.
+        self._passed_names = {field: type(data[field]).__name__ for field in fields}
 
     def _with_updated_values(self, values: Mapping[str, Any] | None) -> "QuarantineAwareIOManager":
         # Dagster rebuilds the resource with its nested resources already resolved, which
@@ -73,16 +77,22 @@ class QuarantineAwareIOManager(dg.ConfigurableIOManagerFactory[dg.IOManager]):
         rebuilt = super()._with_updated_values(values)
         assert isinstance(rebuilt, QuarantineAwareIOManager)
         rebuilt._resource_configs = {**self._resource_configs, **rebuilt._resource_configs}
+        rebuilt._passed_names = {**rebuilt._passed_names, **self._passed_names}
         return rebuilt
 
     def create_io_manager(self, context: dg.InitResourceContext) -> dg.IOManager:
-        table = _managed("io_manager", self.io_manager, self._resource_configs)
+        table = self._managed("io_manager", self.io_manager)
         quarantine = (
-            _managed("quarantine_io_manager", self.quarantine_io_manager, self._resource_configs)
+            self._managed("quarantine_io_manager", self.quarantine_io_manager)
             if self.quarantine_io_manager is not None
             else table
         )
         return QuarantineRouter(table=table, quarantine=quarantine)
+
+    def _managed(self, field: str, manager: object) -> "_Managed":
+        passed = self._passed_names.get(field, type(manager).__name__)
+        config = self._resource_configs.get(field, {})
+        return _managed(f"{passed} (the {field} argument)", manager, config)
 
 
 class _Managed:
@@ -92,9 +102,6 @@ class _Managed:
         self.name = name
         self.manager = manager
         self.config = config
-
-    def describe(self) -> str:
-        return f"{type(self.manager).__name__} (the {self.name} argument)"
 
     def forward(self, context: Any, **changes: Any) -> Any:
         forwarded = copy.copy(context)
@@ -138,7 +145,7 @@ class QuarantineRouter(dg.IOManager):
                 for _ in result:
                     pass
         except Exception as error:
-            error.add_note(f"The write went through {target.describe()}.")
+            error.add_note(f"The write went through {target.name}.")
             raise
         logged = dict(forwarded.get_logged_metadata())
         if logged:
@@ -200,21 +207,25 @@ def _resource_config(resource: object) -> Mapping[str, Any] | None:
     if definition.config_schema is None:
         return {}
     processed = process_config(definition.config_schema.config_type, raw)
-    return dict(processed.value or {}) if processed.success else {}
+    if not processed.success:
+        return {}
+    # A `.configured(...)` definition maps its own config onto the one its function reads.
+    mapped = definition.apply_config_mapping(processed.value)
+    return dict(mapped.value or {}) if mapped.success else {}
 
 
-def _managed(field: str, manager: object, configs: Mapping[str, Mapping[str, Any]]) -> _Managed:
+def _managed(name: str, manager: object, config: Mapping[str, Any]) -> _Managed:
     """Check one resolved manager and pair it with its config, or explain what to bind instead."""
     if isinstance(manager, QuarantineRouter):
         raise QuarantineIOManagerError(
-            f"another QuarantineAwareIOManager (the {field} argument)",
+            f"another QuarantineAwareIOManager, {name}",
             "wrapping the wrapper would route every quarantine twice",
             "Pass the IO manager that stores your tables, and give the quarantine's own manager "
             "as quarantine_io_manager.",
         )
     if not isinstance(manager, dg.IOManager):
         raise QuarantineIOManagerError(
-            f"{type(manager).__name__} (the {field} argument)",
+            name,
             "it is not an IO manager",
             "Pass a ConfigurableIOManager, a ConfigurableIOManagerFactory, a dg.IOManager or an "
             "@dg.io_manager, such as PolarsParquetIOManager or DuckDBPolarsIOManager.",
@@ -223,8 +234,8 @@ def _managed(field: str, manager: object, configs: Mapping[str, Mapping[str, Any
         issubclass(pl.DataFrame, t) for t in manager._handlers_by_type
     ):
         raise QuarantineIOManagerError(
-            f"{type(manager).__name__} (the {field} argument)",
+            name,
             "its type handlers cannot store a pl.DataFrame, and the package stores Polars frames",
             "Use a database IO manager with a Polars type handler, such as DuckDBPolarsIOManager.",
         )
-    return _Managed(field, manager, configs.get(field, {}))
+    return _Managed(name, manager, config)
