@@ -91,21 +91,23 @@ class QuarantineAwareIOManager(dg.ConfigurableIOManagerFactory[dg.IOManager]):
 
     def _managed(self, field: str, manager: object) -> "_Managed":
         passed = self._passed_names.get(field, type(manager).__name__)
-        config = self._resource_configs.get(field, {})
+        config = self._resource_configs.get(field)
         return _managed(f"{passed} (the {field} argument)", manager, config)
 
 
 class _Managed:
     """A wrapped manager, with the resource config every context forwarded to it must carry."""
 
-    def __init__(self, name: str, manager: dg.IOManager, config: Mapping[str, Any]) -> None:
+    def __init__(self, name: str, manager: dg.IOManager, config: Mapping[str, Any] | None) -> None:
         self.name = name
         self.manager = manager
         self.config = config
 
     def forward(self, context: Any, **changes: Any) -> Any:
         forwarded = copy.copy(context)
-        forwarded._resource_config = self.config  # the wrapped manager's config, not ours
+        # The wrapped manager's own config, not the wrapper's; None for a manager passed as a
+        # plain instance, which is what Dagster gives such a manager when bound directly.
+        forwarded._resource_config = self.config
         for attribute, value in changes.items():
             setattr(forwarded, attribute, value)
         return forwarded
@@ -209,12 +211,13 @@ def _resource_config(resource: object) -> Mapping[str, Any] | None:
     processed = process_config(definition.config_schema.config_type, raw)
     if not processed.success:
         return {}
-    # A `.configured(...)` definition maps its own config onto the one its function reads.
-    mapped = definition.apply_config_mapping(processed.value)
-    return dict(mapped.value or {}) if mapped.success else {}
+    # A `.configured(...)` definition maps its own config onto the one its function reads;
+    # Dagster's mapping takes and returns the `{"config": ...}` shape of run config.
+    mapped = definition.apply_config_mapping({"config": processed.value})
+    return dict((mapped.value or {}).get("config") or {}) if mapped.success else {}
 
 
-def _managed(name: str, manager: object, config: Mapping[str, Any]) -> _Managed:
+def _managed(name: str, manager: object, config: Mapping[str, Any] | None) -> _Managed:
     """Check one resolved manager and pair it with its config, or explain what to bind instead."""
     if isinstance(manager, QuarantineRouter):
         raise QuarantineIOManagerError(

@@ -1,0 +1,1 @@
+"""Integration tests: `dd.asset` and `QuarantineAwareIOManager` on real Dagster IO managers."""

@@ -1,0 +1,314 @@
+"""Shared pieces of the integration suite: a small schema, frames with known rows, and readers.
+
+Every reader here opens the stored data directly (`pl.read_parquet`, `duckdb.connect(...,
+read_only=True)`), never through the package or an IO manager, so a test sees what a user
+would find on disk.
+"""
+
+import datetime as dt
+from collections.abc import Iterator, Mapping, MutableMapping, Sequence
+from pathlib import Path
+from typing import Any
+
+import dagster as dg
+import dataframely as dy
+import duckdb
+import polars as pl
+import pytest
+from polars.testing import assert_frame_equal
+
+import dagster_dataframely as dd
+
+QUIET: dict[str, Any] = {"loggers": {"console": {"config": {"log_level": "ERROR"}}}}
+"""Run config that silences the console logger (DuckDB warns on every empty write)."""
+
+UNPARTITIONED = ""
+"""The key `orders_asset` looks its frame up under when the asset has no partitions."""
+
+DAY_1 = "2026-01-02"
+DAY_2 = "2026-01-03"
+DAILY = dg.DailyPartitionsDefinition(start_date=DAY_1, end_date="2026-01-04")
+"""Exactly two partitions, so a read of every partition finds every one written."""
+
+MULTI = dg.MultiPartitionsDefinition(
+    # Declared region first: Dagster orders dimensions by name (day, then region), so a path
+    # such as `2026-01-02/eu.parquet` catches a layout that follows the declaration order.
+    {"region": dg.StaticPartitionsDefinition(["eu", "us"]), "day": DAILY}
+)
+
+RULE_PREFIX = "dy_rule__"
+AMOUNT_MIN = "dy_rule__amount__min"
+ADDRESS = "dataframely/quarantine_address"
+
+_SETTING_VARIABLES = tuple(
+    f"DAGSTER_DATAFRAMELY_{name}"
+    for name in (
+        "CHECK_GRANULARITY",
+        "SCHEMA_RULES",
+        "MAX_FAILURE_SAMPLES",
+        "STATISTICS",
+        "ROW_SAMPLE",
+        "QUARANTINE_DIR",
+    )
+)
+
+
+class Orders(dy.Schema):
+    """A small order table: every invalid row in this suite fails `amount|min` only."""
+
+    order_id = dy.String(primary_key=True)
+    day = dy.Date(nullable=False)
+    placed_at = dy.Datetime(nullable=False)
+    region = dy.String(nullable=False)
+    amount = dy.Float64(nullable=False, min=0.0)
+
+
+ORDERS_COLUMNS = ["order_id", "day", "placed_at", "region", "amount"]
+ORDERS_DTYPES: dict[str, pl.DataType] = {
+    "order_id": pl.String(),
+    "day": pl.Date(),
+    "placed_at": pl.Datetime("us"),
+    "region": pl.String(),
+    "amount": pl.Float64(),
+}
+
+
+# Frames with known valid and invalid rows.
+
+
+def orders_frame(
+    day: str, region: str = "eu", *, tag: str = "first", valid: int = 2, invalid: int = 1
+) -> pl.DataFrame:
+    """`valid` rows with a positive amount, then `invalid` rows with a negative one.
+
+    Every id carries the tag, day and region, so a test can tell which run wrote a row and
+    which partition it belongs to.
+    """
+    date = dt.date.fromisoformat(day)
+    ids = [f"{tag}-{day}-{region}-ok{i}" for i in range(valid)]
+    ids += [f"{tag}-{day}-{region}-bad{i}" for i in range(invalid)]
+    rows = len(ids)
+    return pl.DataFrame(
+        {
+            "order_id": ids,
+            "day": [date] * rows,
+            "placed_at": [dt.datetime.combine(date, dt.time(10, 30))] * rows,
+            "region": [region] * rows,
+            "amount": [10.0 + i for i in range(valid)] + [-1.0 - i for i in range(invalid)],
+        },
+        schema=ORDERS_DTYPES,
+    )
+
+
+def valid_rows(frame: pl.DataFrame) -> pl.DataFrame:
+    return frame.filter(pl.col("amount") >= 0)
+
+
+def valid_ids(frame: pl.DataFrame) -> set[str]:
+    return set(valid_rows(frame)["order_id"])
+
+
+def invalid_ids(frame: pl.DataFrame) -> set[str]:
+    return set(frame.filter(pl.col("amount") < 0)["order_id"])
+
+
+def multi_key(day: str, region: str) -> dg.MultiPartitionKey:
+    return dg.MultiPartitionKey({"day": day, "region": region})
+
+
+# Assets.
+
+
+def orders_asset(
+    frames: Mapping[str, pl.DataFrame], *, name: str = "orders", **asset_kwargs: Any
+) -> dg.AssetsDefinition:
+    """`dd.asset(Orders, quarantine=True)` returning `frames[<partition key>]`.
+
+    The test owns `frames` and may change it between runs, to re-run a partition with other data.
+    """
+
+    @dd.asset(Orders, quarantine=True, name=name, **asset_kwargs)
+    def orders(context: dg.AssetExecutionContext) -> pl.DataFrame:
+        key = str(context.partition_key) if context.has_partition_key else UNPARTITIONED
+        return frames[key]
+
+    return orders
+
+
+_SHARED_INSTANCE: list[dg.DagsterInstance] = []
+"""The session's one ephemeral instance: building one costs more than a run of a small asset."""
+
+
+def shared_instance() -> dg.DagsterInstance:
+    if not _SHARED_INSTANCE:
+        _SHARED_INSTANCE.append(dg.DagsterInstance.ephemeral())
+    return _SHARED_INSTANCE[0]
+
+
+def materialize(
+    assets: Sequence[dg.AssetsDefinition | dg.AssetSpec],
+    io_manager: object,
+    *,
+    partition_key: str | None = None,
+    selection: Sequence[dg.AssetKey] | None = None,
+) -> dg.ExecuteInProcessResult:
+    """`dg.materialize` with `io_manager` as the `io_manager` resource and a quiet console.
+
+    Every run shares one ephemeral instance; each test writes under its own tmp dirs, so the
+    runs of one test never see another's data.
+    """
+    result = dg.materialize(
+        assets,
+        resources={"io_manager": io_manager},
+        run_config=QUIET,
+        partition_key=partition_key,
+        instance=shared_instance(),
+        selection=selection,
+    )
+    assert result.success
+    return result
+
+
+def materialization_metadata(result: dg.ExecuteInProcessResult, key: dg.AssetKey) -> dict[str, Any]:
+    """The raw values of the one materialization of `key` in the run."""
+    (event,) = [e for e in result.get_asset_materialization_events() if e.asset_key == key]
+    materialization = event.materialization
+    assert materialization is not None
+    return {name: value.value for name, value in materialization.metadata.items()}
+
+
+def rerun_first_partition(
+    orders: dg.AssetsDefinition,
+    frames: MutableMapping[str, pl.DataFrame],
+    io_manager: object,
+    *,
+    first: tuple[str, pl.DataFrame, pl.DataFrame],
+    others: Sequence[tuple[str, pl.DataFrame]],
+    assets: Sequence[dg.AssetsDefinition | dg.AssetSpec] = (),
+) -> None:
+    """Run partition A, then every other partition, then A again with different data.
+
+    `first` is (A, A's first frame, A's second frame).
+    """
+    key, before, after = first
+    frames[key] = before
+    materialize([orders, *assets], io_manager, partition_key=key)
+    for other, frame in others:
+        frames[other] = frame
+        materialize([orders, *assets], io_manager, partition_key=other)
+    frames[key] = after
+    materialize([orders, *assets], io_manager, partition_key=key)
+
+
+# Independent readers.
+
+
+def files_under(root: Path) -> set[str]:
+    """Every file below `root`, as a `/`-separated path relative to it."""
+    if not root.exists():
+        return set()
+    return {path.relative_to(root).as_posix() for path in root.rglob("*") if path.is_file()}
+
+
+def parquet_ids(path: Path) -> set[str]:
+    return set(pl.read_parquet(path)["order_id"])
+
+
+def duckdb_tables(database: Path) -> set[str]:
+    """Every table in the database file, as `schema.table`."""
+    if not database.exists():
+        return set()
+    with duckdb.connect(str(database), read_only=True) as connection:
+        rows = connection.execute(
+            "select table_schema, table_name from information_schema.tables"
+        ).fetchall()
+    return {f"{schema}.{table}" for schema, table in rows}
+
+
+def duckdb_frame(database: Path, table: str, **equal: object) -> pl.DataFrame:
+    """The rows of `table` where each keyword column equals its value, ordered by id."""
+    where = " and ".join(f"{column} = ?" for column in equal) or "true"
+    with duckdb.connect(str(database), read_only=True) as connection:
+        return connection.execute(
+            f"select * from {table} where {where} order by order_id",
+            list(equal.values()),
+        ).pl()
+
+
+def duckdb_ids(database: Path, table: str, **equal: object) -> set[str]:
+    return set(duckdb_frame(database, table, **equal)["order_id"])
+
+
+def assert_table(stored: pl.DataFrame, frame: pl.DataFrame) -> None:
+    """The stored table is exactly the valid rows of `frame`, in the schema's columns."""
+    assert_frame_equal(
+        stored.sort("order_id"), valid_rows(frame).sort("order_id"), check_dtypes=True
+    )
+
+
+def assert_quarantine(stored: pl.DataFrame, frame: pl.DataFrame) -> None:
+    """The stored quarantine is exactly the invalid rows of `frame`, plus one column per rule."""
+    assert set(stored["order_id"]) == invalid_ids(frame)
+    assert stored.columns[: len(ORDERS_COLUMNS)] == ORDERS_COLUMNS
+    rules = stored.columns[len(ORDERS_COLUMNS) :]
+    assert AMOUNT_MIN in rules
+    assert all(rule.startswith(RULE_PREFIX) for rule in rules)
+    assert all(stored.schema[rule] == pl.String() for rule in rules)
+    assert stored[AMOUNT_MIN].to_list() == ["invalid"] * stored.height
+    for rule in set(rules) - {AMOUNT_MIN}:
+        assert stored[rule].to_list() == ["valid"] * stored.height, rule
+    assert_frame_equal(
+        stored.select(ORDERS_COLUMNS).sort("order_id"),
+        frame.filter(pl.col("amount") < 0).sort("order_id"),
+    )
+
+
+# Fixtures.
+
+
+@pytest.fixture(autouse=True)
+def _clean_environment(monkeypatch: pytest.MonkeyPatch) -> None:
+    """No package setting leaks in from the outer environment."""
+    for variable in _SETTING_VARIABLES:
+        monkeypatch.delenv(variable, raising=False)
+
+
+@pytest.fixture
+def quiet() -> dict[str, Any]:
+    """Run config that silences the console logger."""
+    return QUIET
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _dispose_shared_instance() -> Iterator[None]:
+    yield
+    while _SHARED_INSTANCE:
+        _SHARED_INSTANCE.pop().dispose()
+
+
+@pytest.fixture
+def warehouse(tmp_path: Path) -> Path:
+    """Where the tables go: a parquet base dir, or the folder holding the DuckDB file."""
+    path = tmp_path / "warehouse"
+    path.mkdir()
+    return path
+
+
+@pytest.fixture
+def restricted(tmp_path: Path) -> Path:
+    """Where a separate quarantine manager puts the invalid rows."""
+    path = tmp_path / "restricted"
+    path.mkdir()
+    return path
+
+
+@pytest.fixture
+def schema() -> type[dy.Schema]:
+    """The suite's schema; tests that build assets at import use `Orders` directly."""
+    return Orders
+
+
+@pytest.fixture
+def frame() -> pl.DataFrame:
+    """Two valid rows and one that fails `amount|min`, all on `DAY_1` in `eu`."""
+    return orders_frame(DAY_1)
