@@ -135,29 +135,21 @@ def _rule_info(
     schema: type[dy.Schema], columns: Mapping[str, dy.Column], name: str, rule: Rule
 ) -> RuleInfo:
     column_name, separator, kind = name.partition(_names.COLUMN_RULE_SEPARATOR)
+    column: str | None = None
     if separator and column_name in columns:
-        column = columns[column_name]
-        text = _render.render_rule(column, kind)
+        column = column_name
+        text = _render.render_rule(columns[column_name], kind)
         label = f"{column_name} {text}" if text else name
-        docstring = _docstring(_render.check_function(column, kind))
-        return RuleInfo(
-            name=name,
-            column=column_name,
-            check_name=_names.check_name(name),
-            label=label,
-            description=docstring or label,
-            rule=rule,
-        )
-    if name == "primary_key":
-        label = _render.primary_key_text(schema.primary_key())
-        docstring = None
-    else:
-        label = name
+        docstring = _docstring(_render.check_function(columns[column_name], kind))
+    elif name == "primary_key":
+        label, docstring = _render.primary_key_text(schema.primary_key()), None
+    else:  # a `@dy.rule`: its factory is a class attribute named like the rule
         factory = getattr(schema, name, None)
+        label = name
         docstring = _docstring(factory.validation_fn if isinstance(factory, RuleFactory) else None)
     return RuleInfo(
         name=name,
-        column=None,
+        column=column,
         check_name=_names.check_name(name),
         label=label,
         description=docstring or label,
