@@ -17,8 +17,11 @@ export UV_PROJECT_ENVIRONMENT := $(VENV)
 demo: $(SYNCED)  ## Materialize the example pipeline and print what happened.
 	PYTHONPATH=examples $(VENV)/bin/python -m dagster_dataframely_demo.demo
 
-ui: $(SYNCED)  ## Open the example code location in the Dagster UI.
-	PYTHONPATH=examples $(VENV)/bin/dagster dev -m dagster_dataframely_demo.definitions
+ui: $(SYNCED)  ## Open the example code location in the Dagster UI (http://127.0.0.1:3000).
+	mkdir -p .demo/dagster_home
+	printf 'telemetry:\n  enabled: false\n' > .demo/dagster_home/dagster.yaml
+	DAGSTER_HOME=$(CURDIR)/.demo/dagster_home PYTHONPATH=examples \
+		$(VENV)/bin/dagster dev -h 127.0.0.1 -p 3000 -m dagster_dataframely_demo.definitions
 
 test: $(SYNCED)  ## Run the whole test suite: unit tests and the integration suite.
 	$(VENV)/bin/pytest
