@@ -76,14 +76,13 @@ class Failures:
         rules = [r.name for r in self.info.rules]
         if not self.invalid_count or not rules:
             return []
-        grouped = self.details.group_by(
-            pl.concat_list(
-                pl.when(pl.col(name) == _INVALID).then(pl.lit(index))
-                for index, name in enumerate(rules)
-            )
-            .list.drop_nulls()
-            .alias("failed")
-        ).len()
-        ranked = sorted((tuple(failed), count) for failed, count in grouped.iter_rows())
+        # Group on one boolean per rule (cheap, unlike a list column), then read each group's
+        # failed rules off its row.
+        failed = [(pl.col(name) == _INVALID).alias(name) for name in rules]
+        grouped = self.details.group_by(failed).len()
+        ranked = sorted(
+            (tuple(i for i, hit in enumerate(row[:-1]) if hit), row[-1])
+            for row in grouped.select(*rules, "len").iter_rows()
+        )
         ranked.sort(key=lambda item: -item[1])
         return [(tuple(rules[i] for i in failed), count) for failed, count in ranked]
