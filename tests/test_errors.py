@@ -425,4 +425,4 @@ def test_column_schema_error_lists_every_problem_on_its_own_line() -> None:
 def test_rule_counts_keep_the_given_order() -> None:
     message = str(ValidationAbortError("S", 4, {"z|min": 1, "a|max": 4}))
     assert message.index("z|min: 1 row") < message.index("a|max: 4 rows")
-    assert "4 rows that are invalid" in message
+    assert "the number of invalid rows (4)" in message

@@ -496,3 +496,29 @@ class TestQuarantineFrame:
         rule_columns = [c for c in frame.columns if c.startswith("dy_rule__")]
         values = set(frame.select(rule_columns).unpivot()["value"].to_list())
         assert values <= {"valid", "invalid", "unknown"}
+
+
+def test_statistics_count_distinct_values_exactly_with_and_without_a_key() -> None:
+    # `order_id` is Orders' only key, so every valid row has its own; OrderLines' key is
+    # composite, so two valid lines of one order share an `order_id`.
+    (orders,) = _materializations(wiring.validation_results(Orders, ROWS.head(2), valid_key=KEY))
+    (string_stats,) = _records((orders.metadata or {})["dataframely/valid_statistics/string"])
+    assert string_stats["n_unique"] == string_stats["count"] == 2
+    lines = _order_lines().head(2).with_columns(price=pl.col("price").max())  # both paid for
+    (table,) = _materializations(wiring.validation_results(OrderLines, lines, valid_key=KEY))
+    by_column = {
+        row["column"]: row
+        for row in _records((table.metadata or {})["dataframely/valid_statistics/string"])
+    }
+    assert by_column["order_id"]["count"] == 2
+    assert by_column["order_id"]["n_unique"] == 1
+
+
+def test_a_unique_column_counts_its_values_without_hashing() -> None:
+    from dagster_dataframely._statistics import statistics_tables
+
+    frame = pl.DataFrame({"email": ["a@x", "b@x", None], "tag": ["t", "t", None]})
+    table = statistics_tables(frame, distinct={"email"})["string"]
+    rows = {row["column"]: row for row in _records(table)}
+    assert rows["email"]["n_unique"] == 2
+    assert rows["tag"]["n_unique"] == 1

@@ -28,7 +28,8 @@ def materialization_metadata(
     if settings.row_sample and valid.height:
         metadata[_names.VALID_SAMPLE] = table_value(valid.head(settings.row_sample))
     if settings.statistics:
-        metadata.update({_names.statistics_key(g): t for g, t in statistics_tables(valid).items()})
+        tables = statistics_tables(valid, distinct=failures.info.distinct_columns)
+        metadata.update({_names.statistics_key(g): t for g, t in tables.items()})
     if failures.invalid_count:
         metadata.update(invalid_rows_metadata(failures, settings.row_sample, quarantine_address))
     return metadata

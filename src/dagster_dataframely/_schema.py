@@ -55,6 +55,12 @@ class SchemaInfo:
     rules: tuple[RuleInfo, ...]
     primary_key: tuple[str, ...]
 
+    @property
+    def distinct_columns(self) -> frozenset[str]:
+        """Columns whose values differ on every valid row: a lone primary key, `unique=True`."""
+        lone_key = set(self.primary_key) if len(self.primary_key) == 1 else set()
+        return frozenset(lone_key | {name for name, c in self.columns.items() if c.unique})
+
     def column_kinds(self, column: str) -> list[str]:
         """The rule kinds (the part after `|`) of one column, in Dataframely's order."""
         prefix = column + _names.COLUMN_RULE_SEPARATOR

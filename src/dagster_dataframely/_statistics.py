@@ -7,7 +7,7 @@ byte lengths only: a statistic that shows a value would copy real data into the 
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 
 import dagster as dg
 import polars as pl
@@ -52,7 +52,9 @@ _TYPES: dict[str, dict[str, str]] = {
 """Each group's statistic columns, in table order, with the type the table schema shows."""
 
 
-def statistics_tables(frame: pl.DataFrame) -> dict[str, dg.TableMetadataValue]:
+def statistics_tables(
+    frame: pl.DataFrame, distinct: Collection[str] = ()
+) -> dict[str, dg.TableMetadataValue]:
     """Return a table per dtype group in `frame`, keyed `numeric`, `temporal`, `string`, `boolean`.
 
     A group has a table when the frame has a column of it, even with zero rows: the table then
@@ -65,10 +67,14 @@ def statistics_tables(frame: pl.DataFrame) -> dict[str, dg.TableMetadataValue]:
       8601 text (a `Duration` is in Polars' form) and `span` is `max - min` in Polars' form (`8d`).
     - `n_unique` counts distinct non-null values; `min_len`, `max_len` and `n_empty` are in bytes.
     - Floats follow Polars: `min` and `max` skip NaN, while `mean`, `std` and `p50` can be NaN.
+
+    `distinct` names columns whose non-null values are known to be all different (a single-column
+    primary key, a `unique=True` column of rows that passed validation): their `n_unique` is their
+    `count`, exactly, without hashing every value, which is the most expensive statistic here.
     """
     # `pl.nth`, not `pl.col`: a column named `*` or `^a.*$` would select other columns.
     columns = [
-        (name, group, _STATISTICS[group](pl.nth(position), dtype))
+        (name, group, _statistics(group, pl.nth(position), dtype, distinct=name in distinct))
         for position, (name, dtype) in enumerate(frame.schema.items())
         if (group := _group(dtype))
     ]
@@ -125,6 +131,15 @@ def _temporal(column: pl.Expr, dtype: pl.DataType) -> dict[str, pl.Expr]:
         "max": _tables.cell_expr(high, dtype),
         "span": (high - low).dt.to_string("polars"),
     }
+
+
+def _statistics(
+    group: str, column: pl.Expr, dtype: pl.DataType, *, distinct: bool
+) -> dict[str, pl.Expr]:
+    statistics = _STATISTICS[group](column, dtype)
+    if distinct and "n_unique" in statistics:
+        statistics["n_unique"] = column.count()
+    return statistics
 
 
 def _string(column: pl.Expr, dtype: pl.DataType) -> dict[str, pl.Expr]:

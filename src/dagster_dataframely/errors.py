@@ -50,7 +50,7 @@ def _rule_counts(counts: Mapping[str, int], invalid_count: int) -> str:
     return (
         f"Rows that failed each rule:{listing}\n"
         f"A row can fail more than one rule, so these counts may add up to more than "
-        f"the {_rows(invalid_count)} that are invalid."
+        f"the number of invalid rows ({invalid_count})."
     )
 
 
