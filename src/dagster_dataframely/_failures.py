@@ -6,6 +6,7 @@ run has already collected; nothing re-reads the user's plan or the valid rows.
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 
 import polars as pl
@@ -16,7 +17,7 @@ from ._schema import SchemaInfo
 _INVALID = "invalid"
 
 
-@dataclass(frozen=True, slots=True, eq=False)
+@dataclass(frozen=True, eq=False)
 class Failures:
     """The invalid rows of one run and how often each rule failed."""
 
@@ -37,6 +38,7 @@ class Failures:
     def invalid_count(self) -> int:
         return self.details.height
 
+    @functools.cached_property
     def quarantine_frame(self) -> pl.DataFrame:
         """The invalid rows as a writer receives them: rule columns as `String`, named by check.
 

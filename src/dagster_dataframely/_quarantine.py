@@ -29,7 +29,7 @@ def quarantine_frame(schema: type[dy.Schema], failure: FailureInfo) -> pl.DataFr
     `dd.asset` would: the schema's columns, then a `String` column per rule named by
     `check_name`, holding `valid`, `invalid` or `unknown`.
     """
-    return Failures.from_failure_info(read_schema(schema), failure).quarantine_frame()
+    return Failures.from_failure_info(read_schema(schema), failure).quarantine_frame
 
 
 def delegating_writer(context: dg.AssetExecutionContext) -> QuarantineWriter:

@@ -44,7 +44,7 @@ def invalid_rows_metadata(
         metadata[_names.QUARANTINE_ADDRESS] = quarantine_address
     metadata[_names.INVALID_COUNT] = failures.invalid_count
     if row_sample:
-        metadata[_names.INVALID_SAMPLE] = table_value(failures.quarantine_frame().head(row_sample))
+        metadata[_names.INVALID_SAMPLE] = table_value(failures.quarantine_frame.head(row_sample))
     check_names = {rule.name: rule.check_name for rule in failures.info.rules}
     metadata[_names.INVALID_BY_RULES] = records_value(
         (

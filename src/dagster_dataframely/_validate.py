@@ -120,7 +120,7 @@ def run_validation(
         if writer is None:
             yield from results(failures, dg.AssetCheckSeverity.ERROR)
             raise ValidationAbortError(info.name, failures.invalid_count, failures.counts)
-        address = writer(failures.quarantine_frame())
+        address = writer(failures.quarantine_frame)
         if not valid.height:
             yield from results(
                 failures, dg.AssetCheckSeverity.ERROR, **{_names.QUARANTINE_ADDRESS: address}
