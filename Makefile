@@ -41,8 +41,9 @@ typecheck: $(SYNCED)
 
 check: lint typecheck test
 
-benchmark: $(SYNCED)
+benchmark: $(SYNCED)  ## Print timings (not tests): declaring assets, then validating 1M/5M rows.
 	$(VENV)/bin/python -m benchmarks.definition_time
+	$(VENV)/bin/python -m benchmarks.validation
 
 $(UV):
 	$(PYTHON) -m venv $(TOOLS)

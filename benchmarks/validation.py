@@ -1,0 +1,364 @@
+"""Run time: what `validation_results` adds to Dataframely's `Schema.filter`, in time and memory.
+
+Validation cannot be cheaper than Dataframely separating the valid rows from the invalid rows,
+so that is the floor every variant is measured against:
+
+- floor: `Orders.filter(lf, cast=False).collect_all(engine="streaming")`, then `len(failure)`;
+- default: `list(wiring.validation_results(Orders, frame, ...))` with the default settings
+  (statistics, a 5-row sample of valid and invalid rows, 5 failure samples per rule);
+- lean: the same with `statistics=False, row_sample=0, max_failure_samples=0`.
+
+The schema is the demo's `Orders` (13 columns, 29 rules including a composite primary key and a
+`.over()` rule) and the frame the demo's `order_lines(rows, seed=0, invalid_share=0.014)`, about
+1.4% of rows invalid; the quarantine writer only returns an address. Each size is given as a
+`DataFrame` in memory and as a `pl.scan_parquet` of a file written first to a temporary
+directory. The three variants run interleaved in one process (floor, default, lean, floor, ...),
+so machine noise hits all of them alike; the table shows the median wall time of each and the
+ratios to the floor. Targets: default <= 1.3x floor, lean <= 1.05x floor.
+
+Peak memory (at the largest size only, unless `--memory-all`): each variant then runs once more
+in a fresh interpreter, which loads the input, resets the kernel's high-water mark
+(`/proc/self/clear_refs`) and reports `VmHWM` afterwards, so the figure is the variant's own peak
+on top of the loaded input. Target: default and lean peak no higher than the floor.
+
+`--breakdown` times, for the default variant, each step the package adds after the floor's
+collect (reading the failures, the quarantine frame, statistics, samples, check results), using
+the package's internal functions, so it shows where the time beyond the floor goes.
+
+    .venv/bin/python -m benchmarks.validation [--rows 1000000 5000000] [--repeat 3]
+        [--quick] [--no-memory | --memory-all] [--breakdown]
+"""
+
+from __future__ import annotations
+
+import argparse
+import gc
+import json
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parent.parent
+if str(ROOT / "examples") not in sys.path:  # the demo package is not installed, only tested
+    sys.path.insert(0, str(ROOT / "examples"))
+
+import dagster as dg  # noqa: E402
+import polars as pl  # noqa: E402
+
+from dagster_dataframely import wiring  # noqa: E402
+from dagster_dataframely_demo._data import order_lines  # noqa: E402
+from dagster_dataframely_demo.schema import Orders  # noqa: E402
+
+KEY = dg.AssetKey("orders")
+INVALID_SHARE = 0.014
+VARIANTS = ("floor", "default", "lean")
+KINDS = ("DataFrame", "scan_parquet")
+TARGETS = {"default": 1.3, "lean": 1.05}
+LEAN = {"statistics": False, "row_sample": 0, "max_failure_samples": 0}
+
+
+def _writer(frame: pl.DataFrame) -> str:
+    return "mem"
+
+
+def floor(frame: pl.DataFrame | pl.LazyFrame) -> int:
+    collected = Orders.filter(frame.lazy(), cast=False).collect_all(engine="streaming")
+    return len(collected.failure)
+
+
+def default(frame: pl.DataFrame | pl.LazyFrame) -> None:
+    list(wiring.validation_results(Orders, frame, valid_key=KEY, quarantine_writer=_writer))
+
+
+def lean(frame: pl.DataFrame | pl.LazyFrame) -> None:
+    list(wiring.validation_results(Orders, frame, valid_key=KEY, quarantine_writer=_writer, **LEAN))
+
+
+RUN: dict[str, Callable[[pl.DataFrame | pl.LazyFrame], object]] = {
+    "floor": floor,
+    "default": default,
+    "lean": lean,
+}
+
+
+def _input(kind: str, frame: pl.DataFrame, path: Path) -> Callable[[], pl.DataFrame | pl.LazyFrame]:
+    if kind == "DataFrame":
+        return lambda: frame
+    return lambda: pl.scan_parquet(path)
+
+
+def _timed(function: Callable[[], Any]) -> float:
+    gc.collect()
+    started = time.perf_counter()
+    function()
+    return time.perf_counter() - started
+
+
+INVALID: dict[tuple[int, str], int] = {}
+"""The invalid row count the floor found, per (rows, input kind): a check on the input."""
+
+
+def measure_times(
+    frame: pl.DataFrame, path: Path, rows: int, kind: str, repeat: int
+) -> dict[str, list[float]]:
+    """Wall times of each variant, interleaved: floor, default, lean, floor, default, lean..."""
+    source = _input(kind, frame, path)
+    times: dict[str, list[float]] = {variant: [] for variant in VARIANTS}
+    for _ in range(repeat):
+        for variant in VARIANTS:
+            times[variant].append(_timed(lambda v=variant: _record(v, rows, kind, source())))
+    return times
+
+
+def _record(variant: str, rows: int, kind: str, frame: pl.DataFrame | pl.LazyFrame) -> None:
+    result = RUN[variant](frame)
+    if isinstance(result, int):  # the floor's invalid row count
+        INVALID[rows, kind] = result
+
+
+# ------------------------------------------------------------------------------------------
+# Peak memory, one fresh interpreter per variant.
+
+
+def _status(field: str) -> int:
+    """A `/proc/self/status` field in bytes."""
+    for line in Path("/proc/self/status").read_text().splitlines():
+        if line.startswith(field + ":"):
+            return int(line.split()[1]) * 1024
+    raise RuntimeError(f"no {field} in /proc/self/status")
+
+
+def memory_worker(variant: str, kind: str, path: Path) -> dict[str, int]:
+    frame = pl.read_parquet(path) if kind == "DataFrame" else None
+    source = (lambda: frame) if frame is not None else (lambda: pl.scan_parquet(path))
+    gc.collect()
+    Path("/proc/self/clear_refs").write_text("5")  # reset VmHWM to the current RSS
+    before = _status("VmRSS")
+    RUN[variant](source())  # type: ignore[arg-type]
+    return {"before": before, "peak": _status("VmHWM")}
+
+
+def measure_memory(variant: str, kind: str, path: Path) -> dict[str, int]:
+    command = [
+        sys.executable,
+        "-m",
+        "benchmarks.validation",
+        "--memory-worker",
+        variant,
+        kind,
+        str(path),
+    ]
+    done = subprocess.run(command, cwd=ROOT, capture_output=True, text=True, check=False)
+    if done.returncode:
+        raise RuntimeError(f"memory worker {variant}/{kind} failed:\n{done.stderr}")
+    result: dict[str, int] = json.loads(done.stdout.splitlines()[-1])
+    return result
+
+
+# ------------------------------------------------------------------------------------------
+# Where the default variant's time beyond the floor goes (internal API: may need updating).
+
+
+def breakdown(frame: pl.DataFrame, repeat: int) -> list[tuple[str, float]]:
+    """Median time of each step `validation_results` takes after the floor's collect."""
+    from dagster_dataframely._checks import check_groups, check_results_for
+    from dagster_dataframely._failures import Failures
+    from dagster_dataframely._report import invalid_rows_metadata
+    from dagster_dataframely._schema import read_schema
+    from dagster_dataframely._statistics import statistics_tables
+    from dagster_dataframely._tables import table_value
+    from dagster_dataframely._validate import column_problems
+
+    info = read_schema(Orders)
+    groups = check_groups(info, "rule", "collapsed")
+    collected = Orders.filter(frame.lazy(), cast=False).collect_all(engine="streaming")
+    valid, failure = collected.result, collected.failure
+    failures = Failures.from_failure_info(info, failure)
+    distinct = getattr(info, "distinct_columns", None)  # newer versions skip known-unique columns
+
+    def valid_statistics() -> object:
+        if distinct is None:
+            return statistics_tables(valid)
+        return statistics_tables(valid, distinct=distinct)
+
+    steps: dict[str, Callable[[], Any]] = {
+        "filter + collect_all (the floor)": lambda: Orders.filter(
+            frame.lazy(), cast=False
+        ).collect_all(engine="streaming"),
+        "column_problems (the gate)": lambda: column_problems(info, frame),
+        "failure.details()": failure.details,
+        "failure.counts()": failure.counts,
+        "Failures.from_failure_info": lambda: Failures.from_failure_info(info, failure),
+        "from_failure_info + quarantine_frame": lambda: _quarantine(
+            Failures.from_failure_info(info, failure)
+        ),
+        "statistics_tables(valid)": valid_statistics,
+        "table_value(valid.head(5))": lambda: table_value(valid.head(5)),
+        "invalid_rows_metadata (sample + by_rules)": lambda: invalid_rows_metadata(
+            failures, 5, "mem"
+        ),
+        "  of which rule_sets()": failures.rule_sets,
+        "  of which quarantine_frame.head(5) table": lambda: table_value(
+            _quarantine(failures).head(5)
+        ),
+        "check results, 5 samples per rule": lambda: list(
+            check_results_for(
+                groups,
+                failures,
+                asset_key=KEY,
+                severity=dg.AssetCheckSeverity.WARN,
+                max_failure_samples=5,
+            )
+        ),
+        "  of which failures.samples(5)": lambda: failures.samples(5),
+        "check results, no samples": lambda: list(
+            check_results_for(
+                groups,
+                failures,
+                asset_key=KEY,
+                severity=dg.AssetCheckSeverity.WARN,
+                max_failure_samples=0,
+            )
+        ),
+        "validation_results, default (whole)": lambda: default(frame),
+        "validation_results, lean (whole)": lambda: lean(frame),
+    }
+    times: dict[str, list[float]] = {name: [] for name in steps}
+    for _ in range(repeat):
+        for name, step in steps.items():
+            times[name].append(_timed(step))
+    return [(name, statistics.median(values)) for name, values in times.items()]
+
+
+def _quarantine(failures: Any) -> pl.DataFrame:
+    """The writer's input, whether `quarantine_frame` is a method or a cached property."""
+    frame = failures.quarantine_frame
+    return frame() if callable(frame) else frame  # type: ignore[no-any-return]
+
+
+# ------------------------------------------------------------------------------------------
+
+
+def _mib(value: float) -> str:
+    return f"{value / 2**20:,.0f}"
+
+
+def main(
+    sizes: list[int],
+    repeat: int,
+    *,
+    memory: bool,
+    memory_all: bool,
+    show_breakdown: bool,
+    breakdown_repeat: int,
+) -> None:
+    started = time.perf_counter()
+    print(
+        f"Orders ({len(Orders.columns())} columns, "
+        f"{len(wiring.check_specs(Orders, asset='x')) - 1} rules), "
+        f"invalid_share={INVALID_SHARE}, median of {repeat} interleaved runs, "
+        f"Polars {pl.__version__} with {pl.thread_pool_size()} threads.\n"
+    )
+    # Warm every variant up on a small frame: first-call costs are not per-run costs.
+    small = order_lines(10_000, seed=0, invalid_share=INVALID_SHARE)
+    for variant in VARIANTS:
+        RUN[variant](small)
+
+    rows_out: list[dict[str, Any]] = []
+    memory_out: list[tuple[int, str, dict[str, dict[str, int]]]] = []
+    breakdown_out: list[tuple[int, list[tuple[str, float]]]] = []
+    with tempfile.TemporaryDirectory(prefix="dd-bench-") as directory:
+        for rows in sizes:
+            frame = order_lines(rows, seed=0, invalid_share=INVALID_SHARE)
+            path = Path(directory) / f"orders_{rows}.parquet"
+            frame.write_parquet(path)
+            for kind in KINDS:
+                times = measure_times(frame, path, rows, kind, repeat)
+                medians = {variant: statistics.median(times[variant]) for variant in VARIANTS}
+                invalid = INVALID[rows, kind]
+                rows_out.append({"rows": rows, "invalid": invalid, "kind": kind, **medians})
+                print(
+                    f"  measured {rows:,} rows as {kind}: "
+                    + ", ".join(f"{v} {medians[v]:.2f}s" for v in VARIANTS),
+                    flush=True,
+                )
+            if show_breakdown:
+                breakdown_out.append((rows, breakdown(frame, breakdown_repeat)))
+            del frame
+            gc.collect()
+            if memory and (memory_all or rows == max(sizes)):
+                for kind in KINDS:
+                    peaks = {variant: measure_memory(variant, kind, path) for variant in VARIANTS}
+                    memory_out.append((rows, kind, peaks))
+
+    print("\nWall time, median seconds")
+    header = (
+        f"{'rows':>10} {'invalid':>8} {'input':<13} {'floor s':>8} {'default s':>9} "
+        f"{'lean s':>7} {'default/floor':>13} {'lean/floor':>10}"
+    )
+    print(header)
+    print("-" * len(header))
+    for row in rows_out:
+        print(
+            f"{row['rows']:>10,} {row['invalid']:>8,} {row['kind']:<13} {row['floor']:>8.3f} "
+            f"{row['default']:>9.3f} {row['lean']:>7.3f} "
+            f"{row['default'] / row['floor']:>12.2f}x {row['lean'] / row['floor']:>9.2f}x"
+        )
+    print(f"targets: default <= {TARGETS['default']}x floor, lean <= {TARGETS['lean']}x floor")
+
+    if memory_out:
+        print("\nPeak memory, MiB (fresh interpreter per variant; input loaded before the reset)")
+        header = (
+            f"{'rows':>10} {'input':<13} {'loaded':>7} "
+            + " ".join(f"{v + ' peak':>13}" for v in VARIANTS)
+            + " "
+            + " ".join(f"{v + ' +':>10}" for v in VARIANTS)
+        )
+        print(header)
+        print("-" * len(header))
+        for rows, kind, peaks in memory_out:
+            print(
+                f"{rows:>10,} {kind:<13} {_mib(peaks['floor']['before']):>7} "
+                + " ".join(f"{_mib(peaks[v]['peak']):>13}" for v in VARIANTS)
+                + " "
+                + " ".join(f"{_mib(peaks[v]['peak'] - peaks[v]['before']):>10}" for v in VARIANTS)
+            )
+        print("'+' is the peak above the RSS right before the variant ran (input loaded).")
+        print("target: default and lean peak no higher than the floor's")
+
+    for rows, steps in breakdown_out:
+        print(f"\nBreakdown at {rows:,} rows, DataFrame input (median of {breakdown_repeat})")
+        for name, seconds in steps:
+            print(f"  {name:<46} {seconds:8.4f} s")
+    print(f"\nTotal {time.perf_counter() - started:.0f} s")
+
+
+if __name__ == "__main__":
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--rows", type=int, nargs="+", default=[1_000_000, 5_000_000])
+    parser.add_argument("--repeat", type=int, default=3, help="interleaved runs per variant")
+    parser.add_argument("--quick", action="store_true", help="200k rows only: a smoke run")
+    parser.add_argument("--no-memory", action="store_true", help="skip the peak-memory runs")
+    parser.add_argument(
+        "--memory-all", action="store_true", help="peak memory at every size, not the largest"
+    )
+    parser.add_argument("--breakdown", action="store_true", help="time each added step")
+    parser.add_argument("--memory-worker", nargs=3, help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.memory_worker:
+        variant, kind, path = args.memory_worker
+        print(json.dumps(memory_worker(variant, kind, Path(path))))
+    else:
+        main(
+            [200_000] if args.quick else args.rows,
+            args.repeat,
+            memory=not args.no_memory,
+            memory_all=args.memory_all,
+            show_breakdown=args.breakdown,
+            breakdown_repeat=max(args.repeat, 3),
+        )
