@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import functools
+
 import dagster as dg
 import dataframely as dy
 
@@ -17,7 +19,12 @@ def table_schema(schema: type[dy.Schema]) -> dg.TableSchema:
     constraint: Dataframely checks it as one schema-level rule, so marking each key column unique
     would claim a constraint that nothing checks for a composite key.
     """
-    info = read_schema(schema)
+    return _table_schema(read_schema(schema))
+
+
+@functools.lru_cache(maxsize=1024)
+def _table_schema(info: SchemaInfo) -> dg.TableSchema:
+    """One `TableSchema` per schema: a code location declares many assets on one schema."""
     columns = [
         dg.TableColumn(
             name=name,

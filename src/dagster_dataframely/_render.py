@@ -65,20 +65,19 @@ def columns_tab_constraints(column: dy.Column, kinds: Iterable[str]) -> list[str
 
     A rule we cannot render falls back to its name rather than disappearing from the tab.
     """
-    return [
-        _render(column, kind, omit=_NOT_IN_NESTED_TEXT) or kind
-        for kind in kinds
-        if kind not in _NOT_IN_COLUMNS_TAB and not _is_nested_noise(column, kind)
-    ]
+    shown = []
+    for kind in kinds:
+        if kind in _NOT_IN_COLUMNS_TAB:
+            continue
+        text = _render(column, kind, omit=_NOT_IN_NESTED_TEXT)
+        if text != "":  # the empty string marks a nested rule the tab leaves out
+            shown.append(text or kind)
+    return shown
 
 
 def primary_key_text(columns: Iterable[str]) -> str:
     """The table constraint a (possibly composite) primary key renders as."""
     return f"primary key ({', '.join(columns)})"
-
-
-def _is_nested_noise(column: dy.Column, kind: str) -> bool:
-    return _render(column, kind, omit=_NOT_IN_NESTED_TEXT) == ""
 
 
 def _render(column: dy.Column, kind: str, *, omit: frozenset[str]) -> str | None:

@@ -54,6 +54,8 @@ class SchemaInfo:
     columns: Mapping[str, dy.Column]
     rules: tuple[RuleInfo, ...]
     primary_key: tuple[str, ...]
+    kinds_by_column: Mapping[str, list[str]]
+    """Each column's rule kinds (the part of the rule name after `|`), in Dataframely's order."""
 
     @property
     def distinct_columns(self) -> frozenset[str]:
@@ -63,8 +65,7 @@ class SchemaInfo:
 
     def column_kinds(self, column: str) -> list[str]:
         """The rule kinds (the part after `|`) of one column, in Dataframely's order."""
-        prefix = column + _names.COLUMN_RULE_SEPARATOR
-        return [r.name.removeprefix(prefix) for r in self.rules if r.column == column]
+        return self.kinds_by_column.get(column, [])
 
 
 _CACHE: weakref.WeakKeyDictionary[type, SchemaInfo] = weakref.WeakKeyDictionary()
@@ -108,12 +109,18 @@ def _read(schema: type[dy.Schema]) -> SchemaInfo:
         for rule_name, rule in schema._validation_rules(with_cast=False).items()
     )
     _validate_rule_names(name, rules)
+    kinds_by_column: dict[str, list[str]] = {}
+    for rule in rules:
+        if rule.column is not None:
+            kind = rule.name.removeprefix(rule.column + _names.COLUMN_RULE_SEPARATOR)
+            kinds_by_column.setdefault(rule.column, []).append(kind)
     return SchemaInfo(
         schema=schema,
         name=name,
         columns=dict(columns),
         rules=rules,
         primary_key=tuple(schema.primary_key()),
+        kinds_by_column=kinds_by_column,
     )
 
 
