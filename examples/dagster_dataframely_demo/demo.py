@@ -6,7 +6,9 @@ stay under `.demo/` for you to open afterwards (or browse with `make ui`).
 
 import shutil
 from collections import defaultdict
+from collections.abc import Mapping
 from dataclasses import dataclass, field
+from typing import Any
 
 import dagster as dg
 
@@ -70,15 +72,19 @@ def _read(run: dg.ExecuteInProcessResult, summaries: dict[dg.AssetKey, Summary])
         summary.materialized += 1
         summary.written += _count(metadata.get("dagster/row_count"))
         summary.quarantined += _count(metadata.get("dataframely/invalid_count"))
-        summary.table = str(
-            (
-                metadata.get("path")
-                or metadata.get("dagster/table_name")
-                or dg.TextMetadataValue("")
-            ).value
-        )
+        summary.table = _table_location(metadata)
         if "dataframely/invalid_count" in metadata:
             summary.quarantine = _quarantine_location(key, event.partition)
+
+
+def _table_location(metadata: Mapping[str, Any]) -> str:
+    """The file a parquet manager wrote, or the table DuckDB's manager wrote, for a reader."""
+    if "path" in metadata:
+        return str(getattr(metadata["path"], "value", metadata["path"]))
+    if "dagster/table_name" in metadata:  # `<database path>.<schema>.<table>`
+        table = str(getattr(metadata["dagster/table_name"], "value", ""))
+        return f"{DUCKDB_FILE.name}: table {'.'.join(table.rsplit('.', 2)[-2:])}"
+    return ""
 
 
 def _quarantine_location(key: dg.AssetKey, partition: str | None) -> str:
