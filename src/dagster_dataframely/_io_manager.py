@@ -7,6 +7,8 @@ wraps, and sends a quarantine write (from `delegating_writer`) or read (an input
 `quarantine_spec`) to `quarantine_io_manager`, under the same partition key.
 """
 
+# No `from __future__ import annotations` here: Dagster reads the resource's field annotations
+# at class creation and would not recognize a `ResourceDependency` written as a string.
 import copy
 from collections.abc import Iterator, Mapping
 from typing import Any
