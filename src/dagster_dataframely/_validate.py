@@ -60,17 +60,32 @@ def validation_results(
         row_sample=row_sample,
     )
     info = read_schema(schema)
-    require_frame(frame, what="`frame`")
+    require_frame(frame, none_skips=True)
     return run_validation(info, settings, frame, valid_key=valid_key, writer=quarantine_writer)
 
 
-def require_frame(value: object, *, what: str) -> None:
-    """Refuse anything but a Polars frame or None, before the gate."""
-    if value is not None and not isinstance(value, Frame):
-        raise dg.DagsterInvariantViolationError(
-            f"{what} must be a pl.DataFrame, a pl.LazyFrame or None (to skip), "
-            f"got {type(value).__name__}."
-        )
+def require_frame(value: object, *, none_skips: bool) -> None:
+    """Refuse anything but a Polars frame (or None, where None means skip), before the gate."""
+    if isinstance(value, Frame) or (value is None and none_skips):
+        return
+    expected = (
+        "a pl.DataFrame, a pl.LazyFrame or None (to skip)"
+        if none_skips
+        else ("a pl.DataFrame or a pl.LazyFrame")
+    )
+    raise dg.DagsterInvariantViolationError(
+        f"`frame` must be {expected}, got {type(value).__name__}."
+    )
+
+
+def _column_schema_gate(
+    info: SchemaInfo, frame: Frame, asset_key: dg.AssetKey
+) -> Iterator[dg.AssetCheckResult]:
+    """On a column mismatch, yield the failing column-schema result, then raise; else nothing."""
+    problems = column_problems(info, frame)
+    if problems:
+        yield column_schema_failure(asset_key, problems)
+        raise ColumnSchemaError(info.name, problems)
 
 
 def run_validation(
@@ -106,11 +121,7 @@ def run_validation(
         yield from results(skip_failures(info), dg.AssetCheckSeverity.ERROR)
         return
 
-    problems = column_problems(info, frame)
-    if problems:
-        yield column_schema_failure(valid_key, problems)
-        raise ColumnSchemaError(info.name, problems)
-
+    yield from _column_schema_gate(info, frame, valid_key)
     collected = info.schema.filter(frame.lazy(), cast=False).collect_all(engine="streaming")
     valid: pl.DataFrame = collected.result
     failures = Failures.from_failure_info(info, collected.failure)
@@ -194,9 +205,7 @@ def check_results(
         max_failure_samples=max_failure_samples,
     )
     info = read_schema(schema)
-    if not isinstance(frame, Frame):
-        require_frame(frame, what="`frame`")
-        raise dg.DagsterInvariantViolationError("check_results needs a frame; None cannot skip.")
+    require_frame(frame, none_skips=False)
     return _check_results(info, settings, frame, asset_key, severity)
 
 
@@ -207,10 +216,7 @@ def _check_results(
     asset_key: dg.AssetKey,
     severity: dg.AssetCheckSeverity,
 ) -> Iterator[dg.AssetCheckResult]:
-    problems = column_problems(info, frame)
-    if problems:
-        yield column_schema_failure(asset_key, problems)
-        raise ColumnSchemaError(info.name, problems)
+    yield from _column_schema_gate(info, frame, asset_key)
     # Only the failure side is collected (once, by Dataframely): there are no rows to write.
     _, failure = info.schema.filter(frame.lazy(), cast=False)
     yield from check_results_for(
