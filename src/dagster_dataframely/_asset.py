@@ -180,8 +180,10 @@ def _compute_function(
     @functools.wraps(function)
     def compute(*args: Any, **kwargs: Any) -> AssetYield:
         bound = signature.bind(*args, **kwargs)
-        context: Any = bound.arguments.pop(params[0].name) if injects_context else None
-        if user_has_context:
+        context: Any = None
+        if injects_context:  # ours alone: the user's function does not take it
+            context = bound.arguments.pop(params[0].name)
+        elif user_has_context:
             context = bound.arguments[params[0].name]
         writer = None
         if quarantine:
