@@ -11,6 +11,7 @@ import polars as pl
 import pytest
 from dagster._serdes import serialize_value
 from hypothesis import given, settings
+from hypothesis import strategies as st
 from polars.testing.parametric import dataframes
 
 from dagster_dataframely._statistics import statistics_tables
@@ -208,6 +209,36 @@ def test_n_unique_does_not_count_null() -> None:
     assert _row(pl.Series("s", ["a", "b"]), "string")["n_unique"] == 2
 
 
+@pytest.mark.parametrize("dtype", [pl.String, pl.Binary])
+@settings(max_examples=80, deadline=None)
+@given(
+    values=st.lists(st.one_of(st.none(), st.sampled_from(["", "a", "ab", "b", "\u00e9", "a\x00"])))
+)
+def test_n_unique_is_exact_whatever_the_layout(
+    dtype: pl.DataType, values: list[str | None]
+) -> None:
+    """Sorted, grouped, all different or shuffled: every layout gives Polars' exact count."""
+    series = pl.Series("s", values, dtype=pl.String).cast(dtype)
+    expected = series.drop_nulls().n_unique()
+    for variant in (
+        series,
+        series.sort(),
+        series.sort(descending=True, nulls_last=True),
+        series.unique(maintain_order=True),
+        series.shuffle(seed=len(values)),
+    ):
+        assert _row(variant, "string")["n_unique"] == expected, variant.to_list()
+
+
+def test_n_unique_of_many_values_is_exact_grouped_and_shuffled() -> None:
+    """Large enough to take every counting path: runs proven, runs refuted, plain exact."""
+    ids = pl.Series("id", [f"ORD-{i // 3:07d}" for i in range(30_000)])
+    nulls = pl.Series("id", [None] * 100, dtype=pl.String)
+    for series in (ids, ids.shuffle(seed=1), pl.concat([nulls, ids]), ids.unique(), ids.tail(2)):
+        expected = series.drop_nulls().n_unique()
+        assert _row(series, "string")["n_unique"] == expected
+
+
 def test_no_string_value_appears_in_the_table() -> None:
     values = ["alice@example.com", "bob@example.org", "carol.secret", None, "zz-top-secret"]
     frame = pl.DataFrame(
@@ -341,8 +372,8 @@ def test_column_names_are_not_patterns() -> None:
     assert [(row["column"], row["min"]) for row in rows] == [("*", 1), ("^a.*$", 3), ("ab", 5)]
 
 
-def test_all_statistics_come_from_one_query(monkeypatch: pytest.MonkeyPatch) -> None:
-    queries = []
+def _count_queries(monkeypatch: pytest.MonkeyPatch) -> list[pl.LazyFrame]:
+    queries: list[pl.LazyFrame] = []
     collect = pl.LazyFrame.collect
 
     def counting(self: pl.LazyFrame, *args: Any, **kwargs: Any) -> Any:
@@ -350,11 +381,36 @@ def test_all_statistics_come_from_one_query(monkeypatch: pytest.MonkeyPatch) -> 
         return collect(self, *args, **kwargs)
 
     monkeypatch.setattr(pl.LazyFrame, "collect", counting)
+    return queries
+
+
+def test_all_statistics_come_from_one_query(monkeypatch: pytest.MonkeyPatch) -> None:
+    queries = _count_queries(monkeypatch)
     frame = pl.DataFrame(
         {"a": [1], "b": [2.0], "c": ["x"], "d": ["y"], "e": [True], "f": [dt.date(2024, 1, 1)]}
     )
     assert len(statistics_tables(frame)) == 4
     assert len(queries) == 1
+
+
+def test_grouped_ids_are_counted_in_the_one_query(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Ids whose repeats sit together need no exact count of their own."""
+    queries = _count_queries(monkeypatch)
+    ids = [f"ORD-{i // 2:07d}" for i in range(20_000)]
+    frame = pl.DataFrame({"grouped": ids, "reversed": ids[::-1], "all_different": ids[::2] * 2})
+    rows = _rows(frame, "string")
+    assert [row["n_unique"] for row in rows] == [10_000, 10_000, 10_000]
+    assert len(queries) == 1
+
+
+def test_only_unproven_columns_take_a_second_query(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A value repeated far from its first place refutes the runs; only that column is recounted."""
+    queries = _count_queries(monkeypatch)
+    ids = [f"ORD-{i:07d}" for i in range(20_000)]
+    frame = pl.DataFrame({"repeated": [*ids, ids[0]], "grouped": [*ids, ids[-1]]})
+    assert [row["n_unique"] for row in _rows(frame, "string")] == [20_000, 20_000]
+    assert len(queries) == 2
+    assert queries[1].collect_schema().names() == ["0:n_unique"]
 
 
 @settings(max_examples=50, deadline=None)

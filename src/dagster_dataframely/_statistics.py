@@ -1,18 +1,23 @@
 """Summary statistics of the written rows, as one Dagster table per dtype group.
 
 Every statistic of every column comes from a single lazy `select`, so a materialization pays for
-one query over the frame, not one per column or per statistic. The string group shows counts and
-byte lengths only: a statistic that shows a value would copy real data into the event log.
+one query over the frame, not one per column or per statistic (a second query counts distinct
+values exactly, only for text columns whose layout could not prove the count). The string group
+shows counts and byte lengths only: a statistic that shows a value would copy real data into the
+event log.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Collection
+from collections.abc import Callable, Collection, Mapping
+from dataclasses import dataclass
+from typing import Any
 
 import dagster as dg
 import polars as pl
 
 from . import _tables
+from ._distinct import DistinctCount, exact_counts
 
 _Statistics = Callable[[pl.Expr, pl.DataType], dict[str, pl.Expr]]
 
@@ -70,31 +75,69 @@ def statistics_tables(
 
     `distinct` names columns whose non-null values are known to be all different (a single-column
     primary key, a `unique=True` column of rows that passed validation): their `n_unique` is their
-    `count`, exactly, without hashing every value, which is the most expensive statistic here.
+    `count`. Other text columns are counted as cheaply as their layout allows (see `_distinct`),
+    which can take a second query, over those columns only.
     """
-    # `pl.nth`, not `pl.col`: a column named `*` or `^a.*$` would select other columns.
     columns = [
-        (name, group, _statistics(group, pl.nth(position), dtype, distinct=name in distinct))
+        _Column.plan(frame, position, name, dtype, group, known_distinct=name in distinct)
         for position, (name, dtype) in enumerate(frame.schema.items())
         if (group := _group(dtype))
     ]
     if not columns:
         return {}
-    exprs = {
-        f"{index}:{statistic}": expr
-        for index, (_, _, statistics) in enumerate(columns)
-        for statistic, expr in statistics.items()
-    }
+    exprs = {key: expr for column in columns for key, expr in column.exprs().items()}
     result = frame.lazy().select(**exprs).collect().row(0, named=True)
+    counts = {c.counting.key: c.counting.resolve(result) for c in columns if c.counting}
+    unproven = [c.counting for c in columns if c.counting and counts[c.counting.key] is None]
+    counts.update(exact_counts(frame, unproven))
     rows: dict[str, list[dict[str, _tables.Cell]]] = {}
-    for index, (name, group, statistics) in enumerate(columns):
-        row = {"column": name} | {stat: result[f"{index}:{stat}"] for stat in statistics}
-        rows.setdefault(group, []).append(row)
+    for column in columns:
+        rows.setdefault(column.group, []).append(column.row(result | counts))
     return {
         group: _tables.records_value(rows[group], {"column": "string"} | types)
         for group, types in _TYPES.items()
         if group in rows
     }
+
+
+@dataclass(frozen=True)
+class _Column:
+    """One column's statistics: expressions keyed by its position, and how to count its values."""
+
+    name: str
+    group: str
+    position: int
+    statistics: dict[str, pl.Expr]
+    counting: DistinctCount | None
+
+    @classmethod
+    def plan(
+        cls,
+        frame: pl.DataFrame,
+        position: int,
+        name: str,
+        dtype: pl.DataType,
+        group: str,
+        *,
+        known_distinct: bool,
+    ) -> _Column:
+        # `pl.nth`, not `pl.col`: a column named `*` or `^a.*$` would select other columns.
+        statistics = _STATISTICS[group](pl.nth(position), dtype)
+        counting = None
+        if "n_unique" in _TYPES[group]:
+            key = f"{position}:n_unique"
+            counting = DistinctCount.plan(frame, position, key, known=known_distinct)
+        return cls(name, group, position, statistics, counting)
+
+    def exprs(self) -> dict[str, pl.Expr]:
+        exprs = {f"{self.position}:{stat}": expr for stat, expr in self.statistics.items()}
+        return exprs | (self.counting.exprs if self.counting else {})
+
+    def row(self, results: Mapping[str, Any]) -> dict[str, _tables.Cell]:
+        """The table row, its cells in the group's column order."""
+        return {"column": self.name} | {
+            stat: results[f"{self.position}:{stat}"] for stat in _TYPES[self.group]
+        }
 
 
 def _group(dtype: pl.DataType) -> str | None:
@@ -133,15 +176,6 @@ def _temporal(column: pl.Expr, dtype: pl.DataType) -> dict[str, pl.Expr]:
     }
 
 
-def _statistics(
-    group: str, column: pl.Expr, dtype: pl.DataType, *, distinct: bool
-) -> dict[str, pl.Expr]:
-    statistics = _STATISTICS[group](column, dtype)
-    if distinct and "n_unique" in statistics:
-        statistics["n_unique"] = column.count()
-    return statistics
-
-
 def _string(column: pl.Expr, dtype: pl.DataType) -> dict[str, pl.Expr]:
     if isinstance(dtype, pl.Binary):
         lengths = column.bin.size()
@@ -152,8 +186,6 @@ def _string(column: pl.Expr, dtype: pl.DataType) -> dict[str, pl.Expr]:
     return {
         "count": column.count(),
         "null_count": column.null_count(),
-        # `n_unique` counts null as a value; dropping nulls first would copy the column.
-        "n_unique": column.n_unique() - column.has_nulls().cast(pl.UInt32),
         "min_len": lengths.min(),
         "max_len": lengths.max(),
         "n_empty": (lengths == 0).sum(),
