@@ -8,7 +8,7 @@ import pytest
 from dataframely._rule import Rule, RuleFactory
 
 from dagster_dataframely import errors
-from dagster_dataframely._schema import own_docstring, read_schema
+from dagster_dataframely._schema import own_docstring, read_schema, rule_outcomes
 
 from .schemas import EveryDtype, OrderLines, Orders, Shop
 
@@ -56,6 +56,28 @@ class TestDataframelyPrivateApi:
         rules = Broken._validation_rules(with_cast=False)
         with pytest.raises(TypeError):
             _ = rules["no_cls"].expr
+
+    def test_failure_info_keeps_each_rule_outcome_as_a_boolean(self) -> None:
+        _, failure = _Small.filter(pl.DataFrame({"a": [1, -1, 2]}), cast=False)
+        outcomes = {"a": [-1], "a|nullability": [True], "a|min": [False]}
+        assert failure._df.to_dict(as_series=False) == outcomes
+
+
+class _Small(dy.Schema):
+    a = dy.Int64(min=0)
+
+
+def test_rule_outcomes_without_the_private_frame_come_from_details() -> None:
+    """A Dataframely that moved its frame still gets the same outcomes, null for unknown."""
+    frame = pl.DataFrame({"a": [-1, 5], "a|nullability": [True, True], "a|min": [False, None]})
+    failure = dy.FailureInfo(frame.lazy(), ["a|nullability", "a|min"])
+
+    class PublicOnly:
+        details = failure.details
+
+    info = read_schema(_Small)
+    assert rule_outcomes(info, failure).equals(frame)
+    assert rule_outcomes(info, PublicOnly()).equals(frame)  # type: ignore[arg-type]
 
 
 def test_rules_carry_check_names_labels_and_descriptions() -> None:

@@ -8,6 +8,7 @@ from collections.abc import Iterable
 from typing import Any
 
 import dagster as dg
+import dataframely as dy
 import polars as pl
 import pytest
 from polars.testing import assert_frame_equal
@@ -490,12 +491,17 @@ class TestQuarantineFrame:
         _, failure = Orders.filter(ROWS, cast=False)
         assert_frame_equal(wiring.quarantine_frame(Orders, failure), writer.frames[0])
 
-    def test_rule_columns_hold_valid_or_invalid(self) -> None:
-        _, failure = Orders.filter(ROWS, cast=False)
-        frame = wiring.quarantine_frame(Orders, failure)
-        rule_columns = [c for c in frame.columns if c.startswith("dy_rule__")]
-        values = set(frame.select(rule_columns).unpivot()["value"].to_list())
-        assert values <= {"valid", "invalid", "unknown"}
+    def test_rule_columns_spell_out_each_outcome_as_text(self) -> None:
+        """Passed, failed and could-not-tell (as after a failed cast) each have their word."""
+
+        class Amounts(dy.Schema):
+            amount = dy.Int64(min=0, nullable=True)
+
+        outcomes = pl.DataFrame({"amount": [-1, None, 3], "amount|min": [False, None, True]})
+        failure = dy.FailureInfo(outcomes.lazy(), ["amount|min"])
+        frame = wiring.quarantine_frame(Amounts, failure)
+        assert frame.schema == pl.Schema({"amount": pl.Int64, "dy_rule__amount__min": pl.String})
+        assert frame.get_column("dy_rule__amount__min").to_list() == ["invalid", "unknown", "valid"]
 
 
 def test_statistics_count_distinct_values_exactly_with_and_without_a_key() -> None:

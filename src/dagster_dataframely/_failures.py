@@ -1,6 +1,6 @@
 """The rows that failed validation, and everything reported about them, from one small frame.
 
-Everything here works on the invalid rows only (Dataframely's `FailureInfo.details()`), which a
+Everything here works on the invalid rows only (with Dataframely's outcome of each rule), which a
 run has already collected; nothing re-reads the user's plan or the valid rows.
 """
 
@@ -12,9 +12,7 @@ from dataclasses import dataclass
 import polars as pl
 from dataframely import FailureInfo
 
-from ._schema import SchemaInfo
-
-_INVALID = "invalid"
+from ._schema import SchemaInfo, rule_outcomes
 
 
 @dataclass(frozen=True, eq=False)
@@ -22,21 +20,20 @@ class Failures:
     """The invalid rows of one run and how often each rule failed."""
 
     info: SchemaInfo
-    details: pl.DataFrame
-    """The invalid rows, then a `valid`/`invalid`/`unknown` column per rule, named as the rule."""
+    outcomes: pl.DataFrame
+    """The invalid rows, then a `Boolean` column per rule, named as the rule (False: failed)."""
     counts: dict[str, int]
     """Failed rows per rule, for the rules that failed at least once."""
 
     @classmethod
     def from_failure_info(cls, info: SchemaInfo, failure: FailureInfo) -> Failures:
-        details = failure.details()
-        if not info.rules:  # Dataframely's failure frame for a rule-less schema has no columns.
-            details = info.schema.create_empty()
-        return cls(info=info, details=details, counts=failure.counts())
+        # Dataframely's failure frame for a rule-less schema has no columns at all.
+        outcomes = rule_outcomes(info, failure) if info.rules else info.schema.create_empty()
+        return cls(info=info, outcomes=outcomes, counts=failure.counts())
 
     @property
     def invalid_count(self) -> int:
-        return self.details.height
+        return self.outcomes.height
 
     @functools.cached_property
     def quarantine_frame(self) -> pl.DataFrame:
@@ -45,10 +42,9 @@ class Failures:
         `String`, not Dataframely's `Enum`, because an `Enum` column makes some writers (Delta)
         panic; the rule columns are the only columns this package ever casts.
         """
-        rules = self.info.rules
-        return self.details.select(
+        return self.outcomes.select(
             *self.info.columns,
-            *(pl.col(r.name).cast(pl.String).alias(r.check_name) for r in rules),
+            *(_outcome_text(pl.col(r.name)).alias(r.check_name) for r in self.info.rules),
         )
 
     def samples(self, limit: int) -> dict[str, pl.DataFrame]:
@@ -60,12 +56,11 @@ class Failures:
         failing = [r.name for r in self.info.rules if r.name in self.counts]
         if limit <= 0 or not failing:
             return {}
-        positions = self.details.select(
-            (pl.col(name) == _INVALID).arg_true().head(limit).implode().alias(name)
-            for name in failing
+        positions = self.outcomes.select(
+            _failed(name).arg_true().head(limit).implode().alias(name) for name in failing
         ).row(0, named=True)
         wanted = sorted({p for rows in positions.values() for p in rows})
-        rows = self.details.select(*self.info.columns)[wanted]
+        rows = self.outcomes.select(*self.info.columns)[wanted]
         at = {position: index for index, position in enumerate(wanted)}
         return {name: rows[[at[p] for p in positions[name]]] for name in failing}
 
@@ -80,11 +75,25 @@ class Failures:
             return []
         # Group on one boolean per rule (cheap, unlike a list column), then read each group's
         # failed rules off its row.
-        failed = [(pl.col(name) == _INVALID).alias(name) for name in rules]
-        grouped = self.details.group_by(failed).len()
+        grouped = self.outcomes.group_by(_failed(name).alias(name) for name in rules).len()
         ranked = sorted(
             (tuple(i for i, hit in enumerate(row[:-1]) if hit), row[-1])
             for row in grouped.select(*rules, "len").iter_rows()
         )
         ranked.sort(key=lambda item: -item[1])
         return [(tuple(rules[i] for i in failed), count) for failed, count in ranked]
+
+
+def _failed(rule: str) -> pl.Expr:
+    """True where the rule failed; an unknown outcome is not a failure."""
+    return pl.col(rule).eq_missing(False)
+
+
+def _outcome_text(outcome: pl.Expr) -> pl.Expr:
+    return (
+        pl.when(outcome)
+        .then(pl.lit("valid"))
+        .when(outcome.not_())
+        .then(pl.lit("invalid"))
+        .otherwise(pl.lit("unknown"))
+    )

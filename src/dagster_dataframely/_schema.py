@@ -2,8 +2,9 @@
 
 This is the only module that touches Dataframely's private API (`_validation_rules`, and the
 `RuleFactory` behind a `@dy.rule`), because Dataframely has no public way to list a schema's
-rules before validation. A characterization test pins that API, so a change in Dataframely fails
-one of our tests instead of a user's assets.
+rules before validation; and `FailureInfo._df`, the rule outcomes as booleans, which its public
+`details()` re-encodes at a cost. A characterization test pins that API, so a change in
+Dataframely fails one of our tests instead of a user's assets.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import dataframely as dy
+import polars as pl
 from dataframely._rule import Rule, RuleFactory
 
 from . import _names, _render
@@ -180,3 +182,25 @@ def own_docstring(cls: type) -> str | None:
     """The class's own docstring, never one inherited from a parent (such as `dy.Schema`'s)."""
     doc = cls.__dict__.get("__doc__")
     return inspect.cleandoc(doc) if isinstance(doc, str) and doc.strip() else None
+
+
+def rule_outcomes(info: SchemaInfo, failure: dy.FailureInfo) -> pl.DataFrame:
+    """The invalid rows, then a `Boolean` column per rule: True passed, False failed, null unknown.
+
+    Dataframely holds exactly this frame; its public `details()` turns every rule column into
+    an `Enum` first, which took longer than everything else this package does with the invalid
+    rows together. Should a Dataframely release move the frame, `details()` still gives it.
+    """
+    frame = getattr(failure, "_df", None)
+    names = [rule.name for rule in info.rules]
+    if isinstance(frame, pl.DataFrame) and set(names) <= set(frame.columns):
+        return frame
+    details = failure.details()
+    return details.with_columns(
+        pl.when(pl.col(name) == "valid")
+        .then(True)
+        .when(pl.col(name) == "invalid")
+        .then(False)
+        .alias(name)
+        for name in names
+    )
