@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import datetime as dt
 import decimal
+import time
 from collections.abc import Iterable
 from typing import Any
 
@@ -13,7 +14,7 @@ import polars as pl
 import pytest
 from polars.testing import assert_frame_equal
 
-from dagster_dataframely import errors, wiring
+from dagster_dataframely import _validate, errors, wiring
 
 from .schemas import NoRules, OrderLines, Orders
 
@@ -203,6 +204,55 @@ def test_every_row_failed_writes_only_the_quarantine_and_fails(lazy: bool) -> No
         assert check.metadata["dataframely/quarantine_address"].value == writer.address
     failing = [c for c in checks.values() if not c.passed]
     assert {c.severity for c in failing} == {dg.AssetCheckSeverity.ERROR}
+
+
+class _CountingStatistics:
+    """Stands in for `statistics_tables`, recording each call and whether it had finished."""
+
+    def __init__(self, monkeypatch: pytest.MonkeyPatch) -> None:
+        self.started = 0
+        self.finished = 0
+        monkeypatch.setattr(_validate, "statistics_tables", self)
+
+    def __call__(self, frame: pl.DataFrame, distinct: object) -> dict[str, Any]:
+        self.started += 1
+        time.sleep(0.2)  # still running when a fast writer fails
+        self.finished += 1
+        return {}
+
+
+@pytest.mark.parametrize(
+    ("rows", "writer", "error"),
+    [
+        (ROWS, None, errors.ValidationAbortError),
+        (ROWS.filter(pl.col("order_id") == "c"), Writer(), errors.NoValidRowsError),
+    ],
+    ids=["abort", "no valid rows"],
+)
+def test_statistics_are_not_computed_when_the_table_is_not_written(
+    monkeypatch: pytest.MonkeyPatch,
+    rows: pl.DataFrame,
+    writer: Writer | None,
+    error: type[Exception],
+) -> None:
+    statistics = _CountingStatistics(monkeypatch)
+    _collect(
+        wiring.validation_results(Orders, rows, valid_key=KEY, quarantine_writer=writer), error
+    )
+    assert statistics.started == 0
+
+
+def test_a_failed_quarantine_write_leaves_no_statistics_running(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    statistics = _CountingStatistics(monkeypatch)
+
+    def failing(frame: pl.DataFrame) -> str:
+        raise OSError("disk full")
+
+    with pytest.raises(OSError, match="disk full"):
+        list(wiring.validation_results(Orders, ROWS, valid_key=KEY, quarantine_writer=failing))
+    assert (statistics.started, statistics.finished) == (1, 1)
 
 
 def test_no_valid_rows_error_names_the_address() -> None:

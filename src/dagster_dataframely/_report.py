@@ -6,14 +6,15 @@ invalid rows" from "invalid rows, sample turned off".
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
+import dagster as dg
 import polars as pl
 
 from . import _names
 from ._failures import Failures
 from ._settings import Settings
-from ._statistics import statistics_tables
 from ._tables import records_value, table_value
 
 
@@ -22,14 +23,17 @@ def materialization_metadata(
     failures: Failures,
     settings: Settings,
     quarantine_address: str | None,
+    statistics: Mapping[str, dg.TableMetadataValue],
 ) -> dict[str, Any]:
-    """Everything this package reports on the table's materialization."""
+    """Everything this package reports on the table's materialization.
+
+    `statistics` are `statistics_tables(valid)`, computed by the caller (alongside the
+    quarantine write), or empty when they are turned off.
+    """
     metadata: dict[str, Any] = {_names.ROW_COUNT: valid.height}
     if settings.row_sample and valid.height:
         metadata[_names.VALID_SAMPLE] = table_value(valid.head(settings.row_sample))
-    if settings.statistics:
-        tables = statistics_tables(valid, distinct=failures.info.distinct_columns)
-        metadata.update({_names.statistics_key(g): t for g, t in tables.items()})
+    metadata.update({_names.statistics_key(g): t for g, t in statistics.items()})
     if failures.invalid_count:
         metadata.update(invalid_rows_metadata(failures, settings.row_sample, quarantine_address))
     return metadata

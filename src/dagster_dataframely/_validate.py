@@ -9,6 +9,7 @@ that single collect returned.
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 import dagster as dg
@@ -23,6 +24,7 @@ from ._quarantine_files import QuarantineWriter
 from ._report import materialization_metadata
 from ._schema import SchemaInfo, read_schema
 from ._settings import Granularity, SchemaRules, Settings, resolve_settings
+from ._statistics import statistics_tables
 from .errors import ColumnSchemaError, NoValidRowsError, ValidationAbortError
 
 AssetYield = TypeAliasType(
@@ -124,21 +126,37 @@ def run_validation(
     yield from _column_schema_gate(info, frame, valid_key)
     collected = info.schema.filter(frame.lazy(), cast=False).collect_all(engine="streaming")
     valid: pl.DataFrame = collected.result
-    failures = Failures.from_failure_info(info, collected.failure)
+    table_written = not len(collected.failure) or (writer is not None and valid.height > 0)
+    background = ThreadPoolExecutor(max_workers=1, thread_name_prefix="dagster-dataframely")
+    try:
+        # The statistics are the costliest report and need only the valid rows: computed in a
+        # thread (Polars releases the GIL), they run while the failures are read and the
+        # quarantine is written, instead of after. Only an outcome that writes the table
+        # shows them.
+        statistics = (
+            background.submit(statistics_tables, valid, info.distinct_columns)
+            if settings.statistics and table_written
+            else None
+        )
+        failures = Failures.from_failure_info(info, collected.failure)
+        address = None
+        if failures.invalid_count:
+            if writer is None:
+                yield from results(failures, dg.AssetCheckSeverity.ERROR)
+                raise ValidationAbortError(info.name, failures.invalid_count, failures.counts)
+            address = writer(failures.quarantine_frame)
+            if not valid.height:
+                yield from results(
+                    failures, dg.AssetCheckSeverity.ERROR, **{_names.QUARANTINE_ADDRESS: address}
+                )
+                raise NoValidRowsError(info.name, failures.invalid_count, failures.counts, address)
+        checks = list(results(failures, dg.AssetCheckSeverity.WARN))
+        metadata = materialization_metadata(
+            valid, failures, settings, address, statistics.result() if statistics else {}
+        )
+    finally:
+        background.shutdown()  # a run that failed leaves no query running behind it
 
-    address = None
-    if failures.invalid_count:
-        if writer is None:
-            yield from results(failures, dg.AssetCheckSeverity.ERROR)
-            raise ValidationAbortError(info.name, failures.invalid_count, failures.counts)
-        address = writer(failures.quarantine_frame)
-        if not valid.height:
-            yield from results(
-                failures, dg.AssetCheckSeverity.ERROR, **{_names.QUARANTINE_ADDRESS: address}
-            )
-            raise NoValidRowsError(info.name, failures.invalid_count, failures.counts, address)
-
-    metadata = materialization_metadata(valid, failures, settings, address)
     yield dg.MaterializeResult(
         asset_key=valid_key,
         value=valid,
@@ -146,7 +164,7 @@ def run_validation(
         tags=returned.tags if returned is not None else None,
         data_version=returned.data_version if returned is not None else None,
     )
-    yield from results(failures, dg.AssetCheckSeverity.WARN)
+    yield from checks
 
 
 def column_problems(info: SchemaInfo, frame: Frame) -> list[dict[str, str]]:
