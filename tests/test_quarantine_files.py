@@ -243,7 +243,7 @@ _HAZARDS = st.sampled_from(
     [
         *("..", ".", "", "/", "//", "\\", "\\\\", "\x00", "\n", "~", "C:", "c:\\"),
         *("%", "%2F", "%2E%2E", "%25", "%zz", "é", "東京", " ", "a", "2026-01-02", "|", ":"),
-        *("?", "#"),
+        *("?", "#", "memory::", "aC::", "data:", ","),
     ]
 )
 ADVERSARIAL_KEYS = st.one_of(
@@ -360,6 +360,16 @@ def test_the_escaping_of_each_dimension_can_be_undone(
 def test_distinct_keys_get_distinct_paths(first: str, second: str) -> None:
     assume(first != second)
     assert quarantine_path(ORDERS, "/q", first) != quarantine_path(ORDERS, "/q", second)
+
+
+@pytest.mark.parametrize("base", ["/q", "s3://bucket/q"])
+@pytest.mark.parametrize("key", ["aC::", "memory::x", "s3::bucket", "data:text/plain,hi", "data:,"])
+def test_a_key_that_reads_as_a_url_stays_a_file_name(base: str, key: str) -> None:
+    """`UPath` would take these for another protocol when joining, and fail or leave the base."""
+    path = quarantine_path(ORDERS, base, key)
+    assert path.protocol == UPath(base).protocol
+    assert str(path).startswith(str(quarantine_path(ORDERS, base)).removesuffix(".parquet"))
+    assert [_unescape(s) for s in _partition_segments(path, ORDERS, base)] == key.split("/")
 
 
 def test_distinct_keys_that_pathlib_would_merge_get_distinct_paths() -> None:

@@ -38,6 +38,11 @@ _LOCAL_PROTOCOLS = frozenset({"", "file", "local"})
 # where `_escape_segment` escapes it.
 _SEPARATOR = re.compile(r"(?<=[^/])/(?=.)", re.DOTALL)
 
+# What `UPath` reads as the start of another URL when a path is joined with it: a chained
+# protocol (`memory::x`, `s3::x`) or a data URI (`data:x,y`). A `/` never gets this far: it is
+# a separator or escaped. Escaping the first `:` of such a segment keeps it a plain name.
+_URL_START = re.compile(r"[A-Za-z][A-Za-z0-9+]+::|data:[^,]*,")
+
 # A segment that is exactly this stands for an empty one. `_escape_segment` escapes a segment
 # that really is a lone `%`, so the two cannot be confused.
 _EMPTY_SEGMENT = "%"
@@ -67,7 +72,9 @@ def quarantine_path(
     - A segment that is `..` becomes `%2E%2E` and one that is `.` becomes `%2E`.
     - A backslash becomes `%5C` and a control character, NUL included, becomes `%XX`,
       on every filesystem, so the layout does not depend on the platform.
-    - A `:` as the second character of a segment (a drive, as in `C:`) becomes `%3A`.
+    - A `:` as the second character of a segment (a drive, as in `C:`) becomes `%3A`, and
+      so does the first `:` of a segment a URL parser would take for a protocol (`memory::x`,
+      `data:x,y`).
     - A `%` becomes `%25` where it is followed by two hex digits or is a whole segment, so
       the escapes above never collide with a key that happens to contain one.
     - An empty segment (an empty key or an empty dimension key) becomes a lone `%`.
@@ -183,7 +190,10 @@ def _escape_segment(raw: str) -> str:
             escaped.append("%3A")
         else:
             escaped.append(char)
-    return "".join(escaped)
+    segment = "".join(escaped)
+    if _URL_START.match(segment):
+        segment = segment.replace(":", "%3A", 1)
+    return segment
 
 
 def _write_local(frame: pl.DataFrame, target: Path) -> None:
