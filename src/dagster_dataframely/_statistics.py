@@ -153,15 +153,35 @@ def _group(dtype: pl.DataType) -> str | None:
 
 
 def _numeric(column: pl.Expr, dtype: pl.DataType) -> dict[str, pl.Expr]:
-    values = column.cast(pl.Float64) if isinstance(dtype, pl.Decimal) else column
+    if isinstance(dtype, pl.Decimal):
+        return _decimal(column, dtype)
     return {
         "count": column.count(),
         "null_count": column.null_count(),
-        "mean": _rounded(values.mean()),
-        "std": _rounded(values.std()),
-        "min": values.min(),
-        "p50": _rounded(values.median()),
-        "max": values.max(),
+        "mean": _rounded(column.mean()),
+        "std": _rounded(column.std()),
+        "min": column.min(),
+        "p50": _rounded(column.median()),
+        "max": column.max(),
+    }
+
+
+def _decimal(column: pl.Expr, dtype: pl.Decimal) -> dict[str, pl.Expr]:
+    """A `Decimal`'s statistics from its integer form (value times 10**scale), as floats.
+
+    The integers are what Polars stores, so this reads the column as it is, where casting it
+    to `Float64` first would convert every value; it is exact up to the last step, too.
+    """
+    units = column.to_physical()
+    scale = 10.0 ** (dtype.scale or 0)
+    return {
+        "count": column.count(),
+        "null_count": column.null_count(),
+        "mean": _rounded(units.mean() / scale),
+        "std": _rounded(units.std() / scale),
+        "min": column.min().cast(pl.Float64),
+        "p50": _rounded(units.median() / scale),
+        "max": column.max().cast(pl.Float64),
     }
 
 
