@@ -12,7 +12,8 @@ stretches of one repeated value) give the missing half of an exact count:
 When `hashes == runs`, both bounds meet and the count is exact, with no value compared twice.
 That happens whenever each value sits in one stretch: a column sorted either way, lines
 grouped by their order, or values that are all different. Otherwise the count falls back to
-Polars' exact `n_unique`, in a second query over the columns that need it.
+Polars' exact `n_unique`, in a second query over the columns that need it. A column known to
+be sorted needs no hashing at all: its runs are its distinct values.
 """
 
 from __future__ import annotations
@@ -31,7 +32,7 @@ With fewer distinct values Polars' exact count is cheap already, and values that
 unsorted column make the check fail anyway, so it would only add its own cost.
 """
 
-Strategy = Literal["known", "runs", "exact"]
+Strategy = Literal["known", "sorted", "runs", "exact"]
 
 
 @dataclass(frozen=True)
@@ -56,23 +57,25 @@ class DistinctCount:
         if known:
             return cls(pl.nth(position), key, "known")
         series = frame.to_series(position)
-        if isinstance(series.dtype, pl.String | pl.Binary) and _many_distinct(series):
-            return cls(pl.nth(position), key, "runs")
-        return cls(pl.nth(position), key, "exact")
+        if not isinstance(series.dtype, pl.String | pl.Binary) or not _many_distinct(series):
+            return cls(pl.nth(position), key, "exact")
+        return cls(pl.nth(position), key, "sorted" if _is_sorted(series) else "runs")
 
     @property
     def exprs(self) -> dict[str, pl.Expr]:
         if self.strategy == "known":
             return {self.key: self.column.count()}
+        if self.strategy == "exact":
+            return {self.key: self.exact}
+        # `rle_id` counts a stretch of nulls as one run and `hash` maps every null to one
+        # value, so both bounds include null as one more value when there are nulls.
+        exprs = {
+            f"{self.key}:runs": self.column.rle_id().max().fill_null(-1) + 1,
+            f"{self.key}:nulls": self.column.has_nulls(),
+        }
         if self.strategy == "runs":
-            # `rle_id` counts a stretch of nulls as one run and `hash` maps every null to one
-            # value, so both bounds include null as one more value when there are nulls.
-            return {
-                f"{self.key}:runs": self.column.rle_id().max().fill_null(-1) + 1,
-                f"{self.key}:hashes": self.column.hash().n_unique(),
-                f"{self.key}:nulls": self.column.has_nulls(),
-            }
-        return {self.key: self.exact}
+            exprs[f"{self.key}:hashes"] = self.column.hash().n_unique()
+        return exprs
 
     @property
     def exact(self) -> pl.Expr:
@@ -80,10 +83,10 @@ class DistinctCount:
         return self.column.n_unique() - self.column.has_nulls().cast(pl.UInt32)
 
     def resolve(self, results: Mapping[str, object]) -> int | None:
-        if self.strategy != "runs":
+        if self.strategy in ("known", "exact"):
             return _as_int(results[self.key])
-        runs, hashes = _as_int(results[f"{self.key}:runs"]), _as_int(results[f"{self.key}:hashes"])
-        if runs != hashes:
+        runs = _as_int(results[f"{self.key}:runs"])
+        if self.strategy == "runs" and runs != _as_int(results[f"{self.key}:hashes"]):
             return None
         return runs - bool(results[f"{self.key}:nulls"])
 
@@ -100,6 +103,12 @@ def _many_distinct(series: pl.Series) -> bool:
     """Whether an evenly spread sample of the column is nearly all different values."""
     sample = series.gather_every(max(1, len(series) // _SAMPLE_SIZE)).drop_nulls()
     return len(sample) > 1 and sample.n_unique() >= _MANY_DISTINCT * len(sample)
+
+
+def _is_sorted(series: pl.Series) -> bool:
+    """Sorted either way, nulls at one end. Stops at the first value out of order."""
+    nulls_last = series.has_nulls() and series[-1] is None
+    return any(series.is_sorted(descending=down, nulls_last=nulls_last) for down in (False, True))
 
 
 def _as_int(value: object) -> int:
