@@ -12,7 +12,7 @@ SYNCED := $(VENV)/.synced-from-lock
 export UV_PYTHON_DOWNLOADS := never
 export UV_PROJECT_ENVIRONMENT := $(VENV)
 
-.PHONY: demo ui test unit integration lint typecheck check benchmark clean
+.PHONY: demo ui test unit unit-on integration lint typecheck check benchmark clean
 
 demo: $(SYNCED)  ## Materialize the example pipeline and print what happened.
 	PYTHONPATH=examples $(VENV)/bin/python -m dagster_dataframely_demo.demo
@@ -28,6 +28,14 @@ test: $(SYNCED)  ## Run the whole test suite: unit tests and the integration sui
 
 unit: $(SYNCED)
 	$(VENV)/bin/pytest tests
+
+# The unit suite on another interpreter, in an environment of its own built from the same lock:
+#   make unit-on INTERPRETER=/path/to/python3.13
+unit-on: | $(UV)
+	@test -n "$(INTERPRETER)" || { echo "usage: make unit-on INTERPRETER=/path/to/python"; exit 2; }
+	UV_PROJECT_ENVIRONMENT=.venv-$(notdir $(realpath $(INTERPRETER))) \
+		$(UV) sync --frozen --python $(INTERPRETER)
+	.venv-$(notdir $(realpath $(INTERPRETER)))/bin/pytest tests
 
 integration: $(SYNCED)
 	$(VENV)/bin/pytest integration_tests
@@ -54,4 +62,4 @@ $(SYNCED): uv.lock pyproject.toml | $(UV)
 	touch $@
 
 clean:
-	rm -rf $(TOOLS) $(VENV) .demo
+	rm -rf $(TOOLS) $(VENV) .venv-* .demo
