@@ -16,17 +16,18 @@ directory. The three variants run interleaved in one process (floor, default, le
 so machine noise hits all of them alike; the table shows the median wall time of each and the
 ratios to the floor. Targets: default <= 1.3x floor, lean <= 1.05x floor.
 
-Peak memory (at the largest size only, unless `--memory-all`): each variant then runs once more
-in a fresh interpreter, which loads the input, resets the kernel's high-water mark
-(`/proc/self/clear_refs`) and reports `VmHWM` afterwards, so the figure is the variant's own peak
-on top of the loaded input. Target: default and lean peak no higher than the floor.
+Peak memory (at the largest size only, unless `--memory-all`): each variant then runs again in
+`--memory-repeat` (3) fresh interpreters, interleaved, and the median is shown. Each interpreter
+loads the input, resets the kernel's high-water mark (`/proc/self/clear_refs`) and reports
+`VmHWM` afterwards, so the figure is the variant's own peak on top of the loaded input.
+Target: default and lean peak no higher than the floor.
 
 `--breakdown` times, for the default variant, each step the package adds after the floor's
 collect (reading the failures, the quarantine frame, statistics, samples, check results), using
 the package's internal functions, so it shows where the time beyond the floor goes.
 
     .venv/bin/python -m benchmarks.validation [--rows 1000000 5000000] [--repeat 3]
-        [--quick] [--no-memory | --memory-all] [--breakdown]
+        [--quick] [--no-memory | --memory-all] [--memory-repeat 3] [--breakdown]
 """
 
 from __future__ import annotations
@@ -169,7 +170,7 @@ def breakdown(frame: pl.DataFrame, repeat: int) -> list[tuple[str, float]]:
     from dagster_dataframely._checks import check_groups, check_results_for
     from dagster_dataframely._failures import Failures
     from dagster_dataframely._report import invalid_rows_metadata
-    from dagster_dataframely._schema import read_schema
+    from dagster_dataframely._schema import read_schema, rule_outcomes
     from dagster_dataframely._statistics import statistics_tables
     from dagster_dataframely._tables import table_value
     from dagster_dataframely._validate import column_problems
@@ -179,32 +180,27 @@ def breakdown(frame: pl.DataFrame, repeat: int) -> list[tuple[str, float]]:
     collected = Orders.filter(frame.lazy(), cast=False).collect_all(engine="streaming")
     valid, failure = collected.result, collected.failure
     failures = Failures.from_failure_info(info, failure)
-    distinct = getattr(info, "distinct_columns", None)  # newer versions skip known-unique columns
-
-    def valid_statistics() -> object:
-        if distinct is None:
-            return statistics_tables(valid)
-        return statistics_tables(valid, distinct=distinct)
 
     steps: dict[str, Callable[[], Any]] = {
         "filter + collect_all (the floor)": lambda: Orders.filter(
             frame.lazy(), cast=False
         ).collect_all(engine="streaming"),
         "column_problems (the gate)": lambda: column_problems(info, frame),
-        "failure.details()": failure.details,
+        "rule_outcomes (Dataframely's booleans)": lambda: rule_outcomes(info, failure),
+        "failure.details() (not used; for scale)": failure.details,
         "failure.counts()": failure.counts,
         "Failures.from_failure_info": lambda: Failures.from_failure_info(info, failure),
-        "from_failure_info + quarantine_frame": lambda: _quarantine(
-            Failures.from_failure_info(info, failure)
+        "from_failure_info + quarantine_frame": lambda: (
+            Failures.from_failure_info(info, failure).quarantine_frame
         ),
-        "statistics_tables(valid)": valid_statistics,
+        "statistics_tables(valid)": lambda: statistics_tables(valid, info.distinct_columns),
         "table_value(valid.head(5))": lambda: table_value(valid.head(5)),
         "invalid_rows_metadata (sample + by_rules)": lambda: invalid_rows_metadata(
             failures, 5, "mem"
         ),
         "  of which rule_sets()": failures.rule_sets,
         "  of which quarantine_frame.head(5) table": lambda: table_value(
-            _quarantine(failures).head(5)
+            failures.quarantine_frame.head(5)
         ),
         "check results, 5 samples per rule": lambda: list(
             check_results_for(
@@ -235,12 +231,6 @@ def breakdown(frame: pl.DataFrame, repeat: int) -> list[tuple[str, float]]:
     return [(name, statistics.median(values)) for name, values in times.items()]
 
 
-def _quarantine(failures: Any) -> pl.DataFrame:
-    """The writer's input, whether `quarantine_frame` is a method or a cached property."""
-    frame = failures.quarantine_frame
-    return frame() if callable(frame) else frame  # type: ignore[no-any-return]
-
-
 # ------------------------------------------------------------------------------------------
 
 
@@ -248,11 +238,24 @@ def _mib(value: float) -> str:
     return f"{value / 2**20:,.0f}"
 
 
+def median_peaks(kind: str, path: Path, repeat: int) -> dict[str, dict[str, int]]:
+    """Each variant's run with the median rise above the loaded RSS, over interleaved runs."""
+    runs: dict[str, list[dict[str, int]]] = {variant: [] for variant in VARIANTS}
+    for _ in range(repeat):
+        for variant in VARIANTS:
+            runs[variant].append(measure_memory(variant, kind, path))
+    return {
+        variant: sorted(measured, key=lambda run: run["peak"] - run["before"])[len(measured) // 2]
+        for variant, measured in runs.items()
+    }
+
+
 def main(
     sizes: list[int],
     repeat: int,
     *,
     memory: bool,
+    memory_repeat: int,
     memory_all: bool,
     show_breakdown: bool,
     breakdown_repeat: int,
@@ -293,8 +296,7 @@ def main(
             gc.collect()
             if memory and (memory_all or rows == max(sizes)):
                 for kind in KINDS:
-                    peaks = {variant: measure_memory(variant, kind, path) for variant in VARIANTS}
-                    memory_out.append((rows, kind, peaks))
+                    memory_out.append((rows, kind, median_peaks(kind, path, memory_repeat)))
 
     print("\nWall time, median seconds")
     header = (
@@ -312,7 +314,10 @@ def main(
     print(f"targets: default <= {TARGETS['default']}x floor, lean <= {TARGETS['lean']}x floor")
 
     if memory_out:
-        print("\nPeak memory, MiB (fresh interpreter per variant; input loaded before the reset)")
+        print(
+            f"\nPeak memory, MiB (median of {memory_repeat} fresh interpreters per variant, "
+            "interleaved; input loaded before the reset)"
+        )
         header = (
             f"{'rows':>10} {'input':<13} {'loaded':>7} "
             + " ".join(f"{v + ' peak':>13}" for v in VARIANTS)
@@ -347,6 +352,9 @@ if __name__ == "__main__":
     parser.add_argument(
         "--memory-all", action="store_true", help="peak memory at every size, not the largest"
     )
+    parser.add_argument(
+        "--memory-repeat", type=int, default=3, help="fresh interpreters per variant and input"
+    )
     parser.add_argument("--breakdown", action="store_true", help="time each added step")
     parser.add_argument("--memory-worker", nargs=3, help=argparse.SUPPRESS)
     args = parser.parse_args()
@@ -358,6 +366,7 @@ if __name__ == "__main__":
             [200_000] if args.quick else args.rows,
             args.repeat,
             memory=not args.no_memory,
+            memory_repeat=args.memory_repeat,
             memory_all=args.memory_all,
             show_breakdown=args.breakdown,
             breakdown_repeat=max(args.repeat, 3),
