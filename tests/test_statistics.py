@@ -231,12 +231,23 @@ def test_n_unique_is_exact_whatever_the_layout(
 
 
 def test_n_unique_of_many_values_is_exact_grouped_and_shuffled() -> None:
-    """Large enough to take every counting path: runs proven, runs refuted, plain exact."""
+    """Large enough to take every counting path: sorted, runs proven, runs refuted, plain exact."""
     ids = pl.Series("id", [f"ORD-{i // 3:07d}" for i in range(30_000)])
     nulls = pl.Series("id", [None] * 100, dtype=pl.String)
-    for series in (ids, ids.shuffle(seed=1), pl.concat([nulls, ids]), ids.unique(), ids.tail(2)):
+    distinct = ids.unique(maintain_order=True)
+    variants = {
+        "sorted": ids,
+        "nulls first, sorted": pl.concat([nulls, ids]),
+        "grouped, not sorted": pl.concat([ids.tail(3), ids.head(29_997)]),
+        "grouped, with nulls between groups": pl.concat([ids.tail(3), nulls, ids.head(29_997)]),
+        "shuffled": ids.shuffle(seed=1),
+        "one repeat far away, with nulls": pl.concat([distinct, nulls, distinct.head(1), nulls]),
+        "all different, shuffled": distinct.shuffle(seed=2),
+        "two values": ids.tail(2),
+    }
+    for name, series in variants.items():
         expected = series.drop_nulls().n_unique()
-        assert _row(series, "string")["n_unique"] == expected
+        assert _row(series, "string")["n_unique"] == expected, name
 
 
 def test_no_string_value_appears_in_the_table() -> None:
@@ -373,14 +384,20 @@ def test_column_names_are_not_patterns() -> None:
 
 
 def _count_queries(monkeypatch: pytest.MonkeyPatch) -> list[pl.LazyFrame]:
+    """Record every query run, whether by `LazyFrame.collect` or by `pl.collect_all`."""
     queries: list[pl.LazyFrame] = []
-    collect = pl.LazyFrame.collect
+    collect, collect_all = pl.LazyFrame.collect, pl.collect_all
 
     def counting(self: pl.LazyFrame, *args: Any, **kwargs: Any) -> Any:
         queries.append(self)
         return collect(self, *args, **kwargs)
 
+    def counting_all(frames: list[pl.LazyFrame], *args: Any, **kwargs: Any) -> Any:
+        queries.extend(frames)
+        return collect_all(frames, *args, **kwargs)
+
     monkeypatch.setattr(pl.LazyFrame, "collect", counting)
+    monkeypatch.setattr(pl, "collect_all", counting_all)
     return queries
 
 
@@ -409,8 +426,8 @@ def test_only_unproven_columns_take_a_second_query(monkeypatch: pytest.MonkeyPat
     ids = [f"ORD-{i:07d}" for i in range(20_000)]
     frame = pl.DataFrame({"repeated": [*ids, ids[0]], "grouped": [*ids, ids[-1]]})
     assert [row["n_unique"] for row in _rows(frame, "string")] == [20_000, 20_000]
-    assert len(queries) == 2
-    assert queries[1].collect_schema().names() == ["0:n_unique"]
+    assert len(queries) == 2  # the statistics, then a count of `repeated` alone
+    assert 'PROJECT["repeated"] 1/2 COLUMNS' in queries[1].explain()
 
 
 @settings(max_examples=50, deadline=None)

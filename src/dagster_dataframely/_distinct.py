@@ -11,8 +11,8 @@ stretches of one repeated value) give the missing half of an exact count:
 
 When `hashes == runs`, both bounds meet and the count is exact, with no value compared twice.
 That happens whenever each value sits in one stretch: a column sorted either way, lines
-grouped by their order, or values that are all different. Otherwise the count falls back to
-Polars' exact `n_unique`, in a second query over the columns that need it. A column known to
+grouped by their order, or values that are all different. Otherwise the column is counted
+exactly by a second query over that column alone (see `exact_counts`). A column known to
 be sorted needs no hashing at all: its runs are its distinct values.
 """
 
@@ -92,11 +92,21 @@ class DistinctCount:
 
 
 def exact_counts(frame: pl.DataFrame, pending: list[DistinctCount]) -> dict[str, int]:
-    """The counts the runs check could not prove, all in one query over `frame`."""
+    """The counts the runs check could not prove, in one `collect_all` over `frame`.
+
+    These columns have many distinct values in no order, where the `n_unique` expression is at
+    its slowest (it took 2.1 s on 5M rows with 50k distinct values in random order); a
+    frame-level `unique` over the one column, in the streaming engine, took 0.33 s, and 0.9 s
+    against 2.8 s with 500k distinct values. Null is one of the unique rows when there are nulls.
+    """
     if not pending:
         return {}
-    row = frame.lazy().select(**{plan.key: plan.exact for plan in pending}).collect()
-    return {key: _as_int(value) for key, value in row.row(0, named=True).items()}
+    queries = [frame.lazy().select(plan.column).unique().select(pl.len()) for plan in pending]
+    counted = pl.collect_all(queries, engine="streaming")
+    return {
+        plan.key: _as_int(count.item()) - frame.select(plan.column).to_series().has_nulls()
+        for plan, count in zip(pending, counted, strict=True)
+    }
 
 
 def _many_distinct(series: pl.Series) -> bool:
