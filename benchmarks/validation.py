@@ -22,12 +22,15 @@ loads the input, resets the kernel's high-water mark (`/proc/self/clear_refs`) a
 `VmHWM` afterwards, so the figure is the variant's own peak on top of the loaded input.
 Target: default and lean peak no higher than the floor.
 
+`--shuffled` shuffles the rows first, so no column arrives sorted or grouped: the layout in
+which counting distinct text values costs the most.
+
 `--breakdown` times, for the default variant, each step the package adds after the floor's
 collect (reading the failures, the quarantine frame, statistics, samples, check results), using
 the package's internal functions, so it shows where the time beyond the floor goes.
 
     .venv/bin/python -m benchmarks.validation [--rows 1000000 5000000] [--repeat 3]
-        [--quick] [--no-memory | --memory-all] [--memory-repeat 3] [--breakdown]
+        [--quick] [--no-memory | --memory-all] [--memory-repeat 3] [--breakdown] [--shuffled]
 """
 
 from __future__ import annotations
@@ -259,12 +262,14 @@ def main(
     memory_all: bool,
     show_breakdown: bool,
     breakdown_repeat: int,
+    shuffled: bool,
 ) -> None:
     started = time.perf_counter()
     print(
         f"Orders ({len(Orders.columns())} columns, "
         f"{len(wiring.check_specs(Orders, asset='x')) - 1} rules), "
-        f"invalid_share={INVALID_SHARE}, median of {repeat} interleaved runs, "
+        f"invalid_share={INVALID_SHARE}{', rows shuffled' if shuffled else ''}, "
+        f"median of {repeat} interleaved runs, "
         f"Polars {pl.__version__} with {pl.thread_pool_size()} threads.\n"
     )
     # Warm every variant up on a small frame: first-call costs are not per-run costs.
@@ -278,6 +283,8 @@ def main(
     with tempfile.TemporaryDirectory(prefix="dd-bench-") as directory:
         for rows in sizes:
             frame = order_lines(rows, seed=0, invalid_share=INVALID_SHARE)
+            if shuffled:  # no order at all: every key's lines scattered over the frame
+                frame = frame.sample(fraction=1.0, shuffle=True, seed=7)
             path = Path(directory) / f"orders_{rows}.parquet"
             frame.write_parquet(path)
             for kind in KINDS:
@@ -356,6 +363,9 @@ if __name__ == "__main__":
         "--memory-repeat", type=int, default=3, help="fresh interpreters per variant and input"
     )
     parser.add_argument("--breakdown", action="store_true", help="time each added step")
+    parser.add_argument(
+        "--shuffled", action="store_true", help="shuffle the rows (no key arrives in order)"
+    )
     parser.add_argument("--memory-worker", nargs=3, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.memory_worker:
@@ -370,4 +380,5 @@ if __name__ == "__main__":
             memory_all=args.memory_all,
             show_breakdown=args.breakdown,
             breakdown_repeat=max(args.repeat, 3),
+            shuffled=args.shuffled,
         )
