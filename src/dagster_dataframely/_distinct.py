@@ -40,7 +40,8 @@ class DistinctCount:
     """How one column's count of distinct non-null values is obtained, and from which results.
 
     `exprs` join the statistics query, under keys unique to this column; `resolve` turns
-    their values into the count, or None when only `exact` (a query of its own) can answer.
+    their values into the count, or None when the runs did not prove it and `exact_counts`
+    (a query of its own) must answer.
     """
 
     column: pl.Expr
