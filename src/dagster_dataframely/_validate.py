@@ -73,7 +73,7 @@ def require_frame(value: object, *, none_skips: bool) -> None:
     expected = (
         "a pl.DataFrame, a pl.LazyFrame or None (to skip)"
         if none_skips
-        else ("a pl.DataFrame or a pl.LazyFrame")
+        else "a pl.DataFrame or a pl.LazyFrame"
     )
     raise dg.DagsterInvariantViolationError(
         f"`frame` must be {expected}, got {type(value).__name__}."
@@ -126,36 +126,37 @@ def run_validation(
     yield from _column_schema_gate(info, frame, valid_key)
     collected = info.schema.filter(frame.lazy(), cast=False).collect_all(engine="streaming")
     valid: pl.DataFrame = collected.result
-    table_written = not len(collected.failure) or (writer is not None and valid.height > 0)
-    background = ThreadPoolExecutor(max_workers=1, thread_name_prefix="dagster-dataframely")
-    try:
-        # The statistics are the costliest report and need only the valid rows: computed in a
-        # thread (Polars releases the GIL), they run while the failures are read and the
-        # quarantine is written, instead of after. Only an outcome that writes the table
-        # shows them.
+    failures = Failures.from_failure_info(info, collected.failure)
+    if failures.invalid_count:
+        if writer is None:
+            yield from results(failures, dg.AssetCheckSeverity.ERROR)
+            raise ValidationAbortError(info.name, failures.invalid_count, failures.counts)
+        if not valid.height:
+            quarantine_address = writer(failures.quarantine_frame)
+            yield from results(
+                failures,
+                dg.AssetCheckSeverity.ERROR,
+                **{_names.QUARANTINE_ADDRESS: quarantine_address},
+            )
+            raise NoValidRowsError(
+                info.name, failures.invalid_count, failures.counts, quarantine_address
+            )
+
+    # From here the table is written. The statistics are the costliest report and need only
+    # the valid rows: in a thread (Polars releases the GIL) they run while the quarantine is
+    # written, not after it. Leaving the block waits for the thread, so a failed write leaves
+    # no query running behind it.
+    with ThreadPoolExecutor(max_workers=1, thread_name_prefix="dagster-dataframely") as pool:
         statistics = (
-            background.submit(statistics_tables, valid, info.distinct_columns)
-            if settings.statistics and table_written
+            pool.submit(statistics_tables, valid, info.distinct_columns)
+            if settings.statistics
             else None
         )
-        failures = Failures.from_failure_info(info, collected.failure)
-        address = None
-        if failures.invalid_count:
-            if writer is None:
-                yield from results(failures, dg.AssetCheckSeverity.ERROR)
-                raise ValidationAbortError(info.name, failures.invalid_count, failures.counts)
-            address = writer(failures.quarantine_frame)
-            if not valid.height:
-                yield from results(
-                    failures, dg.AssetCheckSeverity.ERROR, **{_names.QUARANTINE_ADDRESS: address}
-                )
-                raise NoValidRowsError(info.name, failures.invalid_count, failures.counts, address)
+        address = writer(failures.quarantine_frame) if writer and failures.invalid_count else None
         checks = list(results(failures, dg.AssetCheckSeverity.WARN))
         metadata = materialization_metadata(
             valid, failures, settings, address, statistics.result() if statistics else {}
         )
-    finally:
-        background.shutdown()  # a run that failed leaves no query running behind it
 
     yield dg.MaterializeResult(
         asset_key=valid_key,
