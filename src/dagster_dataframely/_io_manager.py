@@ -144,10 +144,7 @@ class QuarantineRouter(dg.IOManager):
         """Write through `target`, copy its metadata onto `context`, and return that metadata."""
         forwarded = target.forward(context, _user_generated_metadata={})
         try:
-            result = target.manager.handle_output(forwarded, obj)
-            if isinstance(result, Iterator):  # some managers yield their metadata
-                for _ in result:
-                    pass
+            write_through(target.manager, forwarded, obj)
         except Exception as error:
             error.add_note(f"The write went through {target.name}.")
             raise
@@ -155,6 +152,14 @@ class QuarantineRouter(dg.IOManager):
         if logged:
             context.add_output_metadata(logged)
         return logged
+
+
+def write_through(manager: dg.IOManager, context: dg.OutputContext, obj: Any) -> None:
+    """`manager.handle_output`, run to its end even when the manager yields its metadata."""
+    result = manager.handle_output(context, obj)
+    if isinstance(result, Iterator):
+        for _ in result:
+            pass
 
 
 def _is_quarantine_write(context: dg.OutputContext) -> bool:

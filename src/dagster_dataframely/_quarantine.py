@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import copy
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import dagster as dg
@@ -17,6 +17,7 @@ from dataframely import FailureInfo
 from . import _names
 from ._columns import quarantine_table_schema
 from ._failures import Failures
+from ._io_manager import write_through
 from ._quarantine_files import QuarantineWriter
 from ._schema import read_schema
 from .errors import QuarantineKeyCollisionError
@@ -58,10 +59,7 @@ def delegating_writer(context: dg.AssetExecutionContext) -> QuarantineWriter:
         output._asset_key = target  # the one field that differs from the table's own write
         io_manager = step.get_io_manager(handle)
         try:
-            result = io_manager.handle_output(output, frame)
-            if isinstance(result, Iterator):  # an IO manager may yield metadata: drain, discard
-                for _ in result:
-                    pass
+            write_through(io_manager, output, frame)
         except Exception as error:
             error.add_note(
                 f"dagster-dataframely could not write the quarantine {target.to_user_string()!r} "
