@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import dagster as dg
 import dataframely as dy
+import polars as pl
 import pytest
 
+import dagster_dataframely as dd
 from dagster_dataframely import errors, wiring
 from dagster_dataframely._columns import quarantine_table_schema
 from dagster_dataframely._schema import read_schema
@@ -57,7 +59,9 @@ def test_composite_key_and_every_constraint_kind() -> None:
     assert columns["ordered_at"].constraints.other == ["aligned to 1h"]
     assert columns["ordered_at"].type == "Datetime(time_unit='us', time_zone='UTC')"
     table = wiring.table_schema(OrderLines)
-    assert table.constraints == dg.TableConstraints(other=["primary key (order_id, line_no)"])
+    assert table.constraints == dg.TableConstraints(
+        other=["primary key (order_id, line_no)", "paid_has_price", "plausible_quantity"]
+    )
 
 
 def test_tags_become_strings() -> None:
@@ -97,6 +101,64 @@ def test_every_dtype() -> None:
         "field city length <= 10 bytes",
         "field zip >= 1",
     ]
+
+
+class Parcels(dy.Schema):
+    """Parcel lines with no primary key, and rules across columns and across groups of rows."""
+
+    parcel = dy.String(nullable=False)
+    carrier = dy.String(nullable=True)
+    weight = dy.Float64(nullable=False, min=0.0)
+
+    @dy.rule()
+    def one_weight_per_parcel(cls) -> pl.Expr:
+        """Every line of one parcel reports the same weight."""
+        return pl.col("weight").n_unique().over("parcel") == 1
+
+    @dy.rule()
+    def heavy_parcels_have_a_carrier(cls) -> pl.Expr:
+        """A parcel over 30 kg names the carrier that takes it."""
+        return (pl.col("weight") <= 30) | pl.col("carrier").is_not_null()
+
+
+PARCEL_RULES = ["one_weight_per_parcel", "heavy_parcels_have_a_carrier"]
+
+
+def test_schema_rules_are_table_constraints_by_name_even_without_a_primary_key() -> None:
+    table = wiring.table_schema(Parcels)
+    # A group rule (`.over()`) is listed like any other `@dy.rule`, in declaration order.
+    assert table.constraints == dg.TableConstraints(other=PARCEL_RULES)
+    # Never the docstring: that is the check's description, not a constraint.
+    shown = [*table.constraints.other, *(c for col in table.columns for c in col.constraints.other)]
+    assert not any("parcel reports" in text or "carrier that" in text for text in shown)
+    # The rules sit at table level only, beside no column.
+    assert {col.name: col.constraints.other for col in table.columns} == {
+        "parcel": [],
+        "carrier": [],
+        "weight": [">= 0.0"],
+    }
+
+
+@pytest.mark.parametrize("schema", [Parcels, OrderLines])
+def test_the_asset_definition_and_schema_metadata_carry_the_schema_rules(
+    schema: type[dy.Schema],
+) -> None:
+    @dd.asset(schema)
+    def parcels() -> pl.DataFrame: ...
+
+    expected = wiring.table_schema(schema)
+    assert expected.constraints.other[-2:] == (
+        PARCEL_RULES if schema is Parcels else ["paid_has_price", "plausible_quantity"]
+    )
+    definition = parcels.metadata_by_key[parcels.key]["dagster/column_schema"]
+    assert getattr(definition, "value", definition) == expected
+    assert wiring.schema_metadata(schema) == {"dagster/column_schema": expected}
+
+
+def test_the_quarantine_spec_claims_no_table_constraint() -> None:
+    spec = dd.quarantine_spec(OrderLines, "order_lines")
+    table = spec.metadata["dagster/column_schema"]
+    assert getattr(table, "value", table).constraints.other == []
 
 
 def test_schema_without_rules_has_plain_columns() -> None:

@@ -17,7 +17,8 @@ def table_schema(schema: type[dy.Schema]) -> dg.TableSchema:
     Each column carries its dtype, description, nullability, its own `unique` flag, its other
     constraints as operator text and its `metadata=` as string tags. The primary key is a table
     constraint: Dataframely checks it as one schema-level rule, so marking each key column unique
-    would claim a constraint that nothing checks for a composite key.
+    would claim a constraint that nothing checks for a composite key. Each `@dy.rule` is a table
+    constraint beside it, by its rule name.
     """
     return _table_schema(read_schema(schema))
 
@@ -39,12 +40,18 @@ def _table_schema(info: SchemaInfo) -> dg.TableSchema:
         )
         for name, column in info.columns.items()
     ]
-    constraints = (
-        dg.TableConstraints(other=[_render.primary_key_text(info.primary_key)])
-        if info.primary_key
-        else None
-    )
-    return dg.TableSchema(columns=columns, constraints=constraints)
+    return dg.TableSchema(columns=columns, constraints=_table_constraints(info))
+
+
+def _table_constraints(info: SchemaInfo) -> dg.TableConstraints:
+    """The primary key, then every `@dy.rule` by its name, in the order the schema declares them.
+
+    A rule that spans columns or groups of rows has no column to sit beside, and its name is
+    what its check and its quarantine column are called; its docstring is the check's
+    description, too long for a constraint.
+    """
+    key = [_render.primary_key_text(info.primary_key)] if info.primary_key else []
+    return dg.TableConstraints(other=key + [rule.name for rule in info.schema_level_rules])
 
 
 def schema_metadata(schema: type[dy.Schema]) -> dict[str, dg.TableSchema]:

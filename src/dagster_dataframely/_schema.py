@@ -28,6 +28,9 @@ from .errors import (
     ReservedColumnError,
 )
 
+PRIMARY_KEY_RULE = "primary_key"
+"""Dataframely's name for the one schema-level rule that checks the primary key."""
+
 
 @dataclass(frozen=True, slots=True, eq=False)
 class RuleInfo:
@@ -64,6 +67,11 @@ class SchemaInfo:
         """Columns whose values differ on every valid row: a lone primary key, `unique=True`."""
         lone_key = set(self.primary_key) if len(self.primary_key) == 1 else set()
         return frozenset(lone_key | {name for name, c in self.columns.items() if c.unique})
+
+    @property
+    def schema_level_rules(self) -> tuple[RuleInfo, ...]:
+        """The `@dy.rule` rules (group rules with `.over()` too): no column's, not the key's."""
+        return tuple(r for r in self.rules if r.column is None and r.name != PRIMARY_KEY_RULE)
 
     def column_kinds(self, column: str) -> list[str]:
         """The rule kinds (the part after `|`) of one column, in Dataframely's order."""
@@ -156,7 +164,7 @@ def _rule_info(
         text = _render.render_rule(columns[column_name], kind)
         label = f"{column_name} {text}" if text else name
         docstring = _docstring(_render.check_function(columns[column_name], kind))
-    elif name == "primary_key":
+    elif name == PRIMARY_KEY_RULE:
         label, docstring = _render.primary_key_text(schema.primary_key()), None
     else:  # a `@dy.rule`: its factory is a class attribute named like the rule
         factory = getattr(schema, name, None)
