@@ -22,6 +22,7 @@ __all__ = [
     "SmallOrders",
     "call_checks",
     "call_tables",
+    "catalog_column_schema",
     "collect",
     "run_checks",
     "run_tables",
@@ -41,6 +42,7 @@ SETTING_VARIABLES = tuple(
     )
 )
 QUARANTINE_DIR = "DAGSTER_DATAFRAMELY_QUARANTINE_DIR"
+COLUMN_SCHEMA = "dagster/column_schema"
 QUIET = {"loggers": {"console": {"config": {"log_level": "WARNING"}}}}
 """Run config that keeps Dagster's per-event debug lines out of a failing test's output."""
 
@@ -75,6 +77,24 @@ WRONG_COLUMNS = pl.DataFrame({"order_id": [1, 2], "note": ["x", "y"]})
 def value(metadata_value: object) -> Any:
     """The plain value of a metadata entry, whether a run or a call produced it."""
     return getattr(metadata_value, "value", metadata_value)
+
+
+def catalog_column_schema(
+    instance: dg.DagsterInstance, asset: dg.AssetsDefinition
+) -> dg.TableSchema:
+    """What the catalog's Columns tab shows for `asset`, read as the Dagster UI reads it.
+
+    The latest materialization's `dagster/column_schema` in the instance's event log, else the
+    asset definition's.
+    """
+    event = instance.get_latest_materialization_event(asset.key)
+    materialization = event.asset_materialization if event is not None else None
+    entry = materialization.metadata.get(COLUMN_SCHEMA) if materialization is not None else None
+    if entry is None:
+        entry = asset.metadata_by_key[asset.key][COLUMN_SCHEMA]
+    schema = value(entry)
+    assert isinstance(schema, dg.TableSchema), schema
+    return schema
 
 
 def run_checks(result: dg.ExecuteInProcessResult) -> dict[str, dg.AssetCheckEvaluation]:

@@ -19,7 +19,7 @@ from dagster._core.decorator_utils import get_valid_name_permutations
 from dagster._core.errors import DagsterInvalidPropertyError
 
 from ._checks import check_specs
-from ._columns import schema_metadata
+from ._columns import call_keeping_columns_tab, schema_metadata
 from ._quarantine import delegating_writer, validate_quarantine_key
 from ._quarantine_files import QuarantineWriter, file_writer
 from ._schema import SchemaInfo, own_docstring, read_schema
@@ -189,7 +189,9 @@ def _compute_function(
         if quarantine:
             validate_quarantine_key(context)
             writer = _writer(context, key, partitions_def)
-        returned = function(*bound.args, **bound.kwargs)
+        returned = call_keeping_columns_tab(
+            key, info, lambda: function(*bound.args, **bound.kwargs)
+        )
         frame, result = _unwrap(returned, key)
         yield from run_validation(
             info, settings, frame, valid_key=key, writer=writer, returned=result

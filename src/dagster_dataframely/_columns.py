@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import functools
+from collections.abc import Callable
 
 import dagster as dg
 import dataframely as dy
 
 from . import _names, _render
 from ._schema import SchemaInfo, read_schema
+from ._upstream import current_asset_context
 
 
 def table_schema(schema: type[dy.Schema]) -> dg.TableSchema:
@@ -57,6 +59,33 @@ def _table_constraints(info: SchemaInfo) -> dg.TableConstraints:
 def schema_metadata(schema: type[dy.Schema]) -> dict[str, dg.TableSchema]:
     """Return the definition metadata that fills an asset's Columns tab from the schema."""
     return {_names.COLUMN_SCHEMA: table_schema(schema)}
+
+
+def call_keeping_columns_tab(
+    key: dg.AssetKey, info: SchemaInfo, produce: Callable[[], object]
+) -> object:
+    """Call `produce` (the user's function) so that the run's materialization keeps the Columns tab.
+
+    The catalog shows the latest materialization's `dagster/column_schema` over the definition's,
+    and an IO manager may record its own, read from the frame: dagster-polars does, with every
+    column nullable and no constraint. It replaces a yielded `MaterializeResult`'s entry, while
+    metadata added through the step's context is merged after both; so the schema goes there.
+    Added before `produce` runs, the user's own `context.add_asset_metadata` still wins, and a
+    `dagster/column_schema` returned on a `MaterializeResult` is added again after it, so it
+    reaches the materialization unchanged, as every other returned key does. Outside a run (a
+    direct invocation) there is no materialization to fill, and nothing is added.
+    """
+    context = current_asset_context()
+    if context is None or not context.has_assets_def or key not in context.assets_def.keys:
+        return produce()
+    context.add_asset_metadata({_names.COLUMN_SCHEMA: _table_schema(info)}, asset_key=key)
+    returned = produce()
+    metadata = returned.metadata if isinstance(returned, dg.MaterializeResult) else None
+    if metadata and _names.COLUMN_SCHEMA in metadata:
+        context.add_asset_metadata(
+            {_names.COLUMN_SCHEMA: metadata[_names.COLUMN_SCHEMA]}, asset_key=key
+        )
+    return returned
 
 
 def quarantine_table_schema(info: SchemaInfo) -> dg.TableSchema:
