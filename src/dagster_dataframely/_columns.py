@@ -57,7 +57,13 @@ def _table_constraints(info: SchemaInfo) -> dg.TableConstraints:
 
 
 def schema_metadata(schema: type[dy.Schema]) -> dict[str, dg.TableSchema]:
-    """Return the definition metadata that fills an asset's Columns tab from the schema."""
+    """Return the definition metadata that fills an asset's Columns tab from the schema.
+
+    Pass it to `dg.asset(metadata=...)` for the tab before the first run. The catalog shows the
+    latest materialization's column schema after a run, and an IO manager may record its own
+    (`PolarsParquetIOManager` does, from the frame), so a hand-wired asset also passes it to
+    `context.add_asset_metadata(...)` as the first line of its function, as `dd.asset` does.
+    """
     return {_names.COLUMN_SCHEMA: table_schema(schema)}
 
 
