@@ -15,8 +15,6 @@ from typing import Any
 import dagster as dg
 import dataframely as dy
 import polars as pl
-from dagster._core.decorator_utils import get_valid_name_permutations
-from dagster._core.errors import DagsterInvalidPropertyError
 
 from ._checks import check_specs
 from ._columns import call_keeping_columns_tab, schema_metadata
@@ -24,6 +22,7 @@ from ._quarantine import delegating_writer, validate_quarantine_key
 from ._quarantine_files import QuarantineWriter, file_writer
 from ._schema import SchemaInfo, own_docstring, read_schema
 from ._settings import Granularity, SchemaRules, Settings, read_quarantine_dir, resolve_settings
+from ._upstream import DagsterInvalidPropertyError, is_context_parameter
 from ._validate import AssetYield, run_validation
 from .errors import MaterializeResultFieldError, MaterializeResultValueError, QuarantineDirError
 
@@ -168,9 +167,7 @@ def _compute_function(
     """
     user_signature = inspect.signature(function)
     user_params = list(user_signature.parameters.values())
-    user_has_context = bool(user_params) and user_params[0].name in get_valid_name_permutations(
-        "context"
-    )
+    user_has_context = bool(user_params) and is_context_parameter(user_params[0].name)
     params = _resolved_parameters(function, user_params, skip_first=user_has_context)
     injects_context = quarantine and not user_has_context
     if injects_context:

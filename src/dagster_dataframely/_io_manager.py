@@ -9,23 +9,25 @@ wraps, and sends a quarantine write (from `delegating_writer`) or read (an input
 
 # No `from __future__ import annotations` here: Dagster reads the resource's field annotations
 # at class creation and would not recognize a `ResourceDependency` written as a string.
-import copy
 from collections.abc import Iterator, Mapping
-from typing import Any
+from typing import Any, Self
 
 import dagster as dg
 import polars as pl
-from dagster._config import process_config
-from dagster._config.pythonic_config import ConfigurableResourceFactory
-from dagster._core.storage.db_io_manager import DbIOManager
 from pydantic import PrivateAttr
 
 from . import _names
 from ._quarantine_files import without_credentials
+from ._upstream import (
+    NestedResourceFactory,
+    context_for_manager,
+    database_handled_types,
+    resource_config_of,
+)
 from .errors import QuarantineIOManagerError
 
 
-class QuarantineAwareIOManager(dg.ConfigurableIOManagerFactory[dg.IOManager]):
+class QuarantineAwareIOManager(NestedResourceFactory):
     """Wrap your IO manager so quarantines can live somewhere else, and say where they went.
 
     ```python
@@ -68,19 +70,16 @@ class QuarantineAwareIOManager(dg.ConfigurableIOManagerFactory[dg.IOManager]):
         self._resource_configs = {
             field: config
             for field in fields
-            if (config := _resource_config(data[field])) is not None
+            if (config := resource_config_of(data[field])) is not None
         }
         # Errors name the class the user wrote, not the manager a factory later builds.
         self._passed_names = {field: type(data[field]).__name__ for field in fields}
 
-    def _with_updated_values(self, values: Mapping[str, Any] | None) -> "QuarantineAwareIOManager":
+    def carry_over_to(self, rebuilt: Self) -> None:
         # Dagster rebuilds the resource with its nested resources already resolved, which
         # would lose the configs read above: carry them over to the rebuilt instance.
-        rebuilt = super()._with_updated_values(values)
-        assert isinstance(rebuilt, QuarantineAwareIOManager)
         rebuilt._resource_configs = {**self._resource_configs, **rebuilt._resource_configs}
         rebuilt._passed_names = {**rebuilt._passed_names, **self._passed_names}
-        return rebuilt
 
     def create_io_manager(self, context: dg.InitResourceContext) -> dg.IOManager:
         table = self._managed("io_manager", self.io_manager)
@@ -105,14 +104,12 @@ class _Managed:
         self.manager = manager
         self.config = config
 
-    def forward(self, context: Any, **changes: Any) -> Any:
-        forwarded = copy.copy(context)
+    def forward(self, context: Any, *, clear_logged_metadata: bool = False) -> Any:
         # The wrapped manager's own config, not the wrapper's; None for a manager passed as a
         # plain instance, which is what Dagster gives such a manager when bound directly.
-        forwarded._resource_config = self.config
-        for attribute, value in changes.items():
-            setattr(forwarded, attribute, value)
-        return forwarded
+        return context_for_manager(
+            context, self.config, clear_logged_metadata=clear_logged_metadata
+        )
 
 
 class QuarantineRouter(dg.IOManager):
@@ -142,7 +139,7 @@ class QuarantineRouter(dg.IOManager):
 
     def _store(self, target: _Managed, context: dg.OutputContext, obj: Any) -> Mapping[str, Any]:
         """Write through `target`, copy its metadata onto `context`, and return that metadata."""
-        forwarded = target.forward(context, _user_generated_metadata={})
+        forwarded = target.forward(context, clear_logged_metadata=True)
         try:
             write_through(target.manager, forwarded, obj)
         except Exception as error:
@@ -200,30 +197,6 @@ def _address(logged: Mapping[str, Any], key: dg.AssetKey) -> str:
     return key.to_user_string()
 
 
-def _resource_config(resource: object) -> Mapping[str, Any] | None:
-    """The config Dagster would hand `resource` as `context.resource_config`, defaults filled.
-
-    None for an object that carries no config of its own (a plain or already built IO manager).
-    """
-    definition: dg.ResourceDefinition
-    if isinstance(resource, ConfigurableResourceFactory):
-        definition = resource.get_resource_definition()
-        raw: Any = resource._resolved_config_dict
-    elif isinstance(resource, dg.ResourceDefinition):
-        definition, raw = resource, {}
-    else:
-        return None
-    if definition.config_schema is None:
-        return {}
-    processed = process_config(definition.config_schema.config_type, raw)
-    if not processed.success:
-        return {}
-    # A `.configured(...)` definition maps its own config onto the one its function reads;
-    # Dagster's mapping takes and returns the `{"config": ...}` shape of run config.
-    mapped = definition.apply_config_mapping({"config": processed.value})
-    return dict((mapped.value or {}).get("config") or {}) if mapped.success else {}
-
-
 def _managed(name: str, manager: object, config: Mapping[str, Any] | None) -> _Managed:
     """Check one resolved manager and pair it with its config, or explain what to bind instead."""
     if isinstance(manager, QuarantineRouter):
@@ -240,9 +213,8 @@ def _managed(name: str, manager: object, config: Mapping[str, Any] | None) -> _M
             "Pass a ConfigurableIOManager, a ConfigurableIOManagerFactory, a dg.IOManager or an "
             "@dg.io_manager, such as PolarsParquetIOManager or DuckDBPolarsIOManager.",
         )
-    if isinstance(manager, DbIOManager) and not any(
-        issubclass(pl.DataFrame, t) for t in manager._handlers_by_type
-    ):
+    handled = database_handled_types(manager)
+    if handled is not None and not any(issubclass(pl.DataFrame, t) for t in handled):
         raise QuarantineIOManagerError(
             name,
             "its type handlers cannot store a pl.DataFrame, and the package stores Polars frames",

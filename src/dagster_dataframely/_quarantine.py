@@ -2,16 +2,12 @@
 
 from __future__ import annotations
 
-import copy
 from collections.abc import Mapping, Sequence
 from typing import Any
 
 import dagster as dg
 import dataframely as dy
 import polars as pl
-from dagster._core.definitions.assets.job.asset_job import JobScopedAssetGraph
-from dagster._core.errors import DagsterInvalidPropertyError
-from dagster._core.execution.plan.outputs import StepOutputHandle
 from dataframely import FailureInfo
 
 from . import _names
@@ -20,6 +16,14 @@ from ._failures import Failures
 from ._io_manager import write_through
 from ._quarantine_files import QuarantineWriter
 from ._schema import read_schema
+from ._upstream import (
+    DagsterInvalidPropertyError,
+    output_context_for,
+    output_io_manager,
+    running_step,
+    source_graph_materializes,
+    step_output,
+)
 from .errors import QuarantineKeyCollisionError
 
 
@@ -43,7 +47,7 @@ def delegating_writer(context: dg.AssetExecutionContext) -> QuarantineWriter:
     quarantine has no materialization; the writer returns the quarantine key as the address.
     Under direct invocation there is no step, and this raises `DagsterInvalidPropertyError`.
     """
-    step = context.op_execution_context.get_step_execution_context()
+    step = running_step(context)
     assets_def = context.assets_def
     if len(assets_def.keys) != 1:
         raise dg.DagsterInvariantViolationError(
@@ -51,13 +55,12 @@ def delegating_writer(context: dg.AssetExecutionContext) -> QuarantineWriter:
             f"{assets_def.node_def.name} has {len(assets_def.keys)}. Call it from a @dg.asset."
         )
     (key,) = assets_def.keys
-    handle = StepOutputHandle(step.step.key, assets_def.get_output_name_for_asset_key(key))
+    handle = step_output(step, assets_def.get_output_name_for_asset_key(key))
     target = _names.quarantine_key(key)
 
     def write(frame: pl.DataFrame) -> str:
-        output = copy.copy(step.get_output_context(handle))
-        output._asset_key = target  # the one field that differs from the table's own write
-        io_manager = step.get_io_manager(handle)
+        output = output_context_for(handle, target)  # only the asset key differs from the table's
+        io_manager = output_io_manager(handle)
         try:
             write_through(io_manager, output, frame)
         except Exception as error:
@@ -83,19 +86,13 @@ def validate_quarantine_key(context: dg.AssetExecutionContext) -> None:
     Under direct invocation there is no code location to check, so this does nothing.
     """
     try:
-        step = context.op_execution_context.get_step_execution_context()
+        step = running_step(context)
     except DagsterInvalidPropertyError:
         return
-    # A job that runs a selection of assets (a user's asset job, a run of one asset from the UI,
-    # `dg.materialize(..., selection=...)`) sees only that selection in its own asset graph,
-    # but keeps the graph it was selected from: the code location's for a deployed job, the
-    # assets passed to `dg.materialize` in a test. The other asset need not be in the run.
-    graph = step.job_def.asset_layer.asset_graph
-    while isinstance(graph, JobScopedAssetGraph):
-        graph = graph.source_asset_graph
     key = context.asset_key
     target = _names.quarantine_key(key)
-    if graph.has(target) and graph.get(target).is_materializable:
+    # The code location's graph, not the run's: the other asset need not be in the run.
+    if source_graph_materializes(step, target):
         raise QuarantineKeyCollisionError(key.to_user_string(), target.to_user_string())
 
 

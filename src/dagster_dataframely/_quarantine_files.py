@@ -21,7 +21,7 @@ from typing_extensions import TypeAliasType
 from upath import UPath
 from upath.implementations.cloud import CloudPath
 
-from dagster_dataframely._names import quarantine_key
+from ._names import quarantine_key
 
 __all__ = ["QuarantineWriter", "file_writer", "quarantine_path"]
 

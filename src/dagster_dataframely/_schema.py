@@ -1,10 +1,8 @@
 """What this package reads from a `dy.Schema`: its columns and its rules, validated once.
 
-This is the only module that touches Dataframely's private API (`_validation_rules`, and the
-`RuleFactory` behind a `@dy.rule`), because Dataframely has no public way to list a schema's
-rules before validation; and `FailureInfo._df`, the rule outcomes as booleans, which its public
-`details()` re-encodes at a cost. A characterization test pins that API, so a change in
-Dataframely fails one of our tests instead of a user's assets.
+Dataframely has no public way to list a schema's rules before validation, nor to read a rule's
+function; those reads go through `_upstream`, where a characterization test pins each, so a
+change in Dataframely fails one of our tests instead of a user's assets.
 """
 
 from __future__ import annotations
@@ -17,9 +15,9 @@ from typing import Any
 
 import dataframely as dy
 import polars as pl
-from dataframely._rule import Rule, RuleFactory
 
 from . import _names, _render
+from ._upstream import Rule, failure_outcomes, rule_function, validation_rules
 from .errors import (
     CheckNameCollisionError,
     CollectionNotSupportedError,
@@ -116,7 +114,7 @@ def _read(schema: type[dy.Schema]) -> SchemaInfo:
     _validate_column_names(name, columns)
     rules = tuple(
         _rule_info(schema, columns, rule_name, rule)
-        for rule_name, rule in schema._validation_rules(with_cast=False).items()
+        for rule_name, rule in validation_rules(schema).items()
     )
     _validate_rule_names(name, rules)
     kinds_by_column: dict[str, list[str]] = {}
@@ -167,9 +165,8 @@ def _rule_info(
     elif name == PRIMARY_KEY_RULE:
         label, docstring = _render.primary_key_text(schema.primary_key()), None
     else:  # a `@dy.rule`: its factory is a class attribute named like the rule
-        factory = getattr(schema, name, None)
         label = name
-        docstring = _docstring(factory.validation_fn if isinstance(factory, RuleFactory) else None)
+        docstring = _docstring(rule_function(schema, name))
     return RuleInfo(
         name=name,
         column=column,
@@ -199,9 +196,9 @@ def rule_outcomes(info: SchemaInfo, failure: dy.FailureInfo) -> pl.DataFrame:
     an `Enum` first, which took longer than everything else this package does with the invalid
     rows together. Should a Dataframely release move the frame, `details()` still gives it.
     """
-    frame = getattr(failure, "_df", None)
+    frame = failure_outcomes(failure)
     names = [rule.name for rule in info.rules]
-    if isinstance(frame, pl.DataFrame) and set(names) <= set(frame.columns):
+    if frame is not None and set(names) <= set(frame.columns):
         return frame
     details = failure.details()
     return details.with_columns(

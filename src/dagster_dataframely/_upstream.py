@@ -1,13 +1,73 @@
-"""Every access to an upstream API that Dagster or Dataframely does not mark public.
+"""The seam: every use of a private Dagster or Dataframely API, and nothing else.
 
-Each access is one small function whose docstring says what it relies on and since which
-version, and `tests/test_upstream.py` pins that shape, so an upstream release that changes it
-fails one of this package's tests instead of a user's run.
+Dagster and Dataframely keep no promise about their private names (`dagster._*` and
+`dataframely._*` modules, attributes and methods starting with `_`, and what they mark
+`:meta private:`), so a release may rename any of them. Each one this package needs sits here,
+behind one small function whose docstring says what it relies on and since which version; each
+has a characterization test in `tests/test_upstream.py` that fails, naming the access, when the
+upstream shape changes. Ruff enforces the fence (`TID251` bans the private modules and `SLF001`
+private attributes everywhere in `src/` but this file), and `tests/test_upstream.py` also rejects
+a private name reached through `getattr`/`setattr`.
+
+"Since" means the oldest release checked: the declared floors, Dagster 1.13.0 and Dataframely
+3.1.0, against which every access below was read, and the versions locked for development
+(Dagster 1.13.27, Dataframely 3.1.2).
+
+No module outside this one imports a private upstream module, not even for a type: the types
+other modules need (`Rule`, `DagsterInvalidPropertyError`) are re-exported from here.
 """
 
 from __future__ import annotations
 
+import copy
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any, Self, TypeVar
+
 import dagster as dg
+import dataframely as dy
+import polars as pl
+from dagster._config import process_config
+from dagster._config.pythonic_config import ConfigurableResourceFactory
+from dagster._core.decorator_utils import get_valid_name_permutations
+from dagster._core.definitions.assets.job.asset_job import JobScopedAssetGraph
+from dagster._core.errors import DagsterInvalidPropertyError
+from dagster._core.execution.context.system import StepExecutionContext
+from dagster._core.execution.plan.outputs import StepOutputHandle
+from dagster._core.storage.db_io_manager import DbIOManager
+from dataframely._rule import Rule, RuleFactory
+
+__all__ = [
+    "DagsterInvalidPropertyError",
+    "NestedResourceFactory",
+    "Rule",
+    "StepOutput",
+    "context_for_manager",
+    "current_asset_context",
+    "database_handled_types",
+    "failure_outcomes",
+    "is_context_parameter",
+    "output_context_for",
+    "output_io_manager",
+    "resource_config_of",
+    "rule_function",
+    "running_step",
+    "source_graph_materializes",
+    "step_output",
+    "validation_rules",
+]
+
+# `DagsterInvalidPropertyError` (`dagster._core.errors`, not exported by `dagster`) is what a
+# direct invocation's context raises when asked for its step; the spec names it as what
+# `delegating_writer` raises there, so callers catch this very class. Since Dagster 1.13.0.
+
+# `Rule` (`dataframely._rule`) is the type of each value `validation_rules` returns; Dataframely
+# exports no public name for it. Since Dataframely 3.1.0.
+
+_IOContext = TypeVar("_IOContext", dg.InputContext, dg.OutputContext)
+
+
+# --- Dagster: the running step ---------------------------------------------------------------
 
 
 def current_asset_context() -> dg.AssetExecutionContext | None:
@@ -22,3 +82,216 @@ def current_asset_context() -> dg.AssetExecutionContext | None:
         return dg.AssetExecutionContext.get()
     except dg.DagsterInvariantViolationError:
         return None
+
+
+def is_context_parameter(name: str) -> bool:
+    """Whether Dagster passes the context to a compute function's first parameter of this name.
+
+    Relies on `dagster._core.decorator_utils.get_valid_name_permutations("context")`, the set
+    `@dg.asset` itself checks (`context`, `_context`, `context_`, `_`), so `dd.asset` sees the
+    context exactly where Dagster puts it. Since Dagster 1.13.0.
+    """
+    return name in get_valid_name_permutations("context")
+
+
+@dataclass(frozen=True, slots=True)
+class StepOutput:
+    """One output of the running step, as Dagster's own output handling addresses it."""
+
+    step: StepExecutionContext
+    handle: StepOutputHandle
+
+
+def running_step(context: dg.AssetExecutionContext) -> StepExecutionContext:
+    """The step an asset's compute function runs in.
+
+    Relies on `OpExecutionContext.get_step_execution_context()` (`:meta private:`) and the
+    class it returns, `dagster._core.execution.context.system.StepExecutionContext`.
+    Since Dagster 1.13.0.
+
+    Raises
+    ------
+    DagsterInvalidPropertyError
+        Under direct invocation, where there is no step.
+    """
+    return context.op_execution_context.get_step_execution_context()
+
+
+def step_output(step: StepExecutionContext, output_name: str) -> StepOutput:
+    """The running step's output `output_name`.
+
+    Relies on the step's `.step.key` and on
+    `dagster._core.execution.plan.outputs.StepOutputHandle(step_key, output_name)`.
+    Since Dagster 1.13.0.
+    """
+    return StepOutput(step, StepOutputHandle(step.step.key, output_name))
+
+
+def output_context_for(output: StepOutput, asset_key: dg.AssetKey) -> dg.OutputContext:
+    """A fresh copy of the output's context with only its asset key replaced by `asset_key`.
+
+    An IO manager given this copy stores the value as it would store `asset_key`, with the
+    output's partition key, definition metadata and resource config; `asset_spec` stays the
+    output's own, which is how `QuarantineAwareIOManager` tells a quarantine write apart.
+
+    Relies on `StepExecutionContext.get_output_context(handle)`, and on `OutputContext` being a
+    plain object whose `asset_key` and `get_asset_identifier()` read the attribute
+    `_asset_key` and whose `asset_spec` reads `_asset_spec`. If Dagster stopped honouring the
+    swapped key, the invalid rows would be written over the table: the characterization test
+    writes through a real IO manager and reads both back. Since Dagster 1.13.0.
+    """
+    output_context = copy.copy(output.step.get_output_context(output.handle))
+    output_context._asset_key = asset_key
+    return output_context
+
+
+def output_io_manager(output: StepOutput) -> dg.IOManager:
+    """The IO manager the running step stores the output with.
+
+    Relies on `StepExecutionContext.get_io_manager(handle)`. Since Dagster 1.13.0.
+    """
+    return output.step.get_io_manager(output.handle)
+
+
+def source_graph_materializes(step: StepExecutionContext, asset_key: dg.AssetKey) -> bool:
+    """Whether the asset graph the running job was selected from materializes `asset_key`.
+
+    A job that runs a selection of assets sees only that selection in its own asset graph, but
+    keeps the graph it was selected from: the code location's for a deployed job, the assets
+    passed to `dg.materialize` in a test. So `asset_key` need not be in the run.
+
+    Relies on the step's `.job_def.asset_layer.asset_graph`, the private class
+    `JobScopedAssetGraph` with its `source_asset_graph`, and `AssetGraph.has` /
+    `AssetGraph.get(key).is_materializable`. Since Dagster 1.13.0.
+    """
+    graph = step.job_def.asset_layer.asset_graph
+    while isinstance(graph, JobScopedAssetGraph):
+        graph = graph.source_asset_graph
+    return graph.has(asset_key) and graph.get(asset_key).is_materializable
+
+
+# --- Dagster: IO manager contexts and resources ----------------------------------------------
+
+
+def context_for_manager(
+    context: _IOContext,
+    resource_config: Mapping[str, Any] | None,
+    *,
+    clear_logged_metadata: bool = False,
+) -> _IOContext:
+    """A copy of an input or output context carrying another manager's resource config.
+
+    For a wrapper that hands the context to the manager it wraps: the copy's
+    `resource_config` is `resource_config`, and with `clear_logged_metadata` the copy starts
+    with no logged metadata, so what the wrapped manager logs can be read back alone and the
+    original context is left untouched.
+
+    Relies on `InputContext` / `OutputContext` reading `resource_config` from the attribute
+    `_resource_config`, and on `OutputContext.get_logged_metadata()` reading
+    `_user_generated_metadata`, which `add_output_metadata` rebinds rather than mutates.
+    Since Dagster 1.13.0.
+    """
+    forwarded = copy.copy(context)
+    forwarded._resource_config = resource_config
+    if clear_logged_metadata:
+        forwarded._user_generated_metadata = {}
+    return forwarded
+
+
+def resource_config_of(resource: object) -> Mapping[str, Any] | None:
+    """The config Dagster would hand `resource` as `context.resource_config`, defaults filled.
+
+    None for an object that carries no config of its own (a plain or already built IO manager).
+
+    Relies on `dagster._config.pythonic_config.ConfigurableResourceFactory` (the base of
+    `ConfigurableResource`, `ConfigurableIOManager` and `ConfigurableIOManagerFactory`), its
+    attribute `_resolved_config_dict` (the config as passed, with env vars resolved), and
+    `dagster._config.process_config(config_type, value)` returning a result with `success`
+    and `value`. Since Dagster 1.13.0.
+    """
+    definition: dg.ResourceDefinition
+    if isinstance(resource, ConfigurableResourceFactory):
+        definition = resource.get_resource_definition()
+        raw: Any = resource._resolved_config_dict
+    elif isinstance(resource, dg.ResourceDefinition):
+        definition, raw = resource, {}
+    else:
+        return None
+    if definition.config_schema is None:
+        return {}
+    processed = process_config(definition.config_schema.config_type, raw)
+    if not processed.success:
+        return {}
+    # A `.configured(...)` definition maps its own config onto the one its function reads;
+    # Dagster's mapping takes and returns the `{"config": ...}` shape of run config.
+    mapped = definition.apply_config_mapping({"config": processed.value})
+    return dict((mapped.value or {}).get("config") or {}) if mapped.success else {}
+
+
+class NestedResourceFactory(dg.ConfigurableIOManagerFactory[dg.IOManager]):
+    """An IO manager factory whose private state survives Dagster's rebuild of it.
+
+    At run start Dagster rebuilds a resource with its nested resources resolved, through the
+    private `ConfigurableResourceFactory._with_updated_values(values)`, from the public fields
+    alone: private attributes set in `__init__` are lost. Subclasses carry them over in
+    `carry_over_to`. Relies on Dagster calling `_with_updated_values` for that rebuild, with
+    that signature and returning the new instance. Since Dagster 1.13.0.
+    """
+
+    def _with_updated_values(self, values: Mapping[str, Any] | None) -> Self:
+        rebuilt = super()._with_updated_values(values)
+        assert isinstance(rebuilt, type(self))
+        self.carry_over_to(rebuilt)
+        return rebuilt
+
+    def carry_over_to(self, rebuilt: Self) -> None:
+        """Copy the state read in `__init__` onto `rebuilt`, Dagster's new instance of `self`."""
+
+
+def database_handled_types(manager: dg.IOManager) -> tuple[type, ...] | None:
+    """The types a database IO manager's type handlers store; None for any other manager.
+
+    Relies on `dagster._core.storage.db_io_manager.DbIOManager` (what `DuckDBIOManager` and
+    other database managers build) and its `_handlers_by_type`, a dict keyed by the handled
+    types. Since Dagster 1.13.0.
+    """
+    if not isinstance(manager, DbIOManager):
+        return None
+    return tuple(manager._handlers_by_type)
+
+
+# --- Dataframely -----------------------------------------------------------------------------
+
+
+def validation_rules(schema: type[dy.Schema]) -> dict[str, Rule]:
+    """Every rule of `schema` by Dataframely's name, in the order Dataframely reports them.
+
+    Dataframely has no public way to list a schema's rules before validation. Relies on
+    `Schema._validation_rules(with_cast=False)` returning a dict of `dataframely._rule.Rule`:
+    the `@dy.rule` rules, then `primary_key`, then each column's rules named `column|kind`
+    (nested ones `column|inner_...`); and on `Rule.expr`, a property that builds the rule's
+    `pl.Expr` when read, so a broken `@dy.rule` raises there and not here. Since Dataframely 3.1.0.
+    """
+    return schema._validation_rules(with_cast=False)
+
+
+def rule_function(schema: type[dy.Schema], name: str) -> Callable[..., Any] | None:
+    """The function decorated with `@dy.rule` named `name` on `schema`; None if there is none.
+
+    Relies on `@dy.rule()` leaving a `dataframely._rule.RuleFactory` as the class attribute,
+    with the decorated function as `validation_fn`. Since Dataframely 3.1.0.
+    """
+    factory = getattr(schema, name, None)
+    return factory.validation_fn if isinstance(factory, RuleFactory) else None
+
+
+def failure_outcomes(failure: dy.FailureInfo) -> pl.DataFrame | None:
+    """The invalid rows with one `Boolean` column per rule, as Dataframely holds them, or None.
+
+    The public `FailureInfo.details()` gives the same frame with each rule column re-encoded
+    as an `Enum`, at a cost larger than everything else this package does with the invalid
+    rows; callers fall back to it on None. Relies on `FailureInfo._df`: True passed, False
+    failed, null unknown. Since Dataframely 3.1.0.
+    """
+    frame = getattr(failure, "_df", None)
+    return frame if isinstance(frame, pl.DataFrame) else None
