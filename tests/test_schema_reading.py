@@ -5,62 +5,11 @@ from __future__ import annotations
 import dataframely as dy
 import polars as pl
 import pytest
-from dataframely._rule import Rule, RuleFactory
 
 from dagster_dataframely import errors
 from dagster_dataframely._schema import own_docstring, read_schema, rule_outcomes
 
 from .schemas import EveryDtype, OrderLines, Orders, Shop
-
-
-class TestDataframelyPrivateApi:
-    """Characterization of the private Dataframely API this package relies on.
-
-    If one of these fails after a Dataframely upgrade, `_schema.py` needs adapting; users'
-    assets would otherwise break with confusing errors.
-    """
-
-    def test_validation_rules_lists_schema_rules_then_primary_key_then_column_rules(self) -> None:
-        rules = OrderLines._validation_rules(with_cast=False)
-        assert isinstance(rules, dict)
-        names = list(rules)
-        assert names[:3] == ["paid_has_price", "plausible_quantity", "primary_key"]
-        assert "order_id|regex" in names
-        assert "line_no|min" in names
-        assert "line_no|max_exclusive" in names
-        assert all(isinstance(rule, Rule) for rule in rules.values())
-        assert all(isinstance(rule.expr, pl.Expr) for rule in rules.values())
-
-    def test_nested_rule_names(self) -> None:
-        names = list(EveryDtype._validation_rules(with_cast=False))
-        assert "address|inner_city_nullability" in names
-        assert "address|inner_city_max_length" in names
-        assert "address|inner_zip_min" in names
-        assert "tags|inner_min_length" in names
-        assert "tags|max_length" in names
-        assert "vec|inner_min" in names
-
-    def test_rule_decorator_is_a_factory_with_the_function(self) -> None:
-        factory = OrderLines.__dict__["paid_has_price"]
-        assert isinstance(factory, RuleFactory)
-        assert factory.validation_fn.__doc__ == "Require a positive price on a paid line."
-
-    def test_rule_expression_is_evaluated_lazily(self) -> None:
-        class Broken(dy.Schema):
-            a = dy.Int64()
-
-            @dy.rule()
-            def no_cls() -> pl.Expr:  # type: ignore[misc]
-                return pl.col("a") > 0
-
-        rules = Broken._validation_rules(with_cast=False)
-        with pytest.raises(TypeError):
-            _ = rules["no_cls"].expr
-
-    def test_failure_info_keeps_each_rule_outcome_as_a_boolean(self) -> None:
-        _, failure = _Small.filter(pl.DataFrame({"a": [1, -1, 2]}), cast=False)
-        outcomes = {"a": [-1], "a|nullability": [True], "a|min": [False]}
-        assert failure._df.to_dict(as_series=False) == outcomes
 
 
 class _Small(dy.Schema):
