@@ -206,8 +206,8 @@ def test_dagster_honours_the_swapped_key_so_invalid_rows_never_reach_the_table(
 
     dg.materialize([orders], resources={"io_manager": manager})
 
-    written = {name: frame["order_id"].to_list() for name, frame in manager.written}
-    assert written == {"orders_quarantine.parquet": ["b"], "orders.parquet": ["a", "c"]}, (
+    written = sorted((name, frame["order_id"].to_list()) for name, frame in manager.written)
+    assert written == [("orders.parquet", ["a", "c"]), ("orders_quarantine.parquet", ["b"])], (
         "OutputContext._asset_key: a quarantine written through the asset's IO manager did not "
         f"land in its own file beside the table; files written: {written}."
     )
