@@ -14,6 +14,7 @@ from dagster_dataframely.errors import (
     CheckNameCollisionError,
     CollectionNotSupportedError,
     ColumnSchemaError,
+    ConcurrentRunError,
     DagsterDataframelyError,
     InvalidColumnNameError,
     InvalidRuleNameError,
@@ -24,7 +25,10 @@ from dagster_dataframely.errors import (
     QuarantineDirError,
     QuarantineIOManagerError,
     QuarantineKeyCollisionError,
+    QuarantineStorageCollisionError,
+    QuarantineStorageError,
     ReservedColumnError,
+    UnsafePathKeyError,
     ValidationAbortError,
 )
 
@@ -196,6 +200,38 @@ CASES = [
         },
         fragments=("DuckDBPandasIOManager", "cannot store Polars", "Use X."),
     ),
+    Case(
+        QuarantineStorageCollisionError,
+        ("orders", "orders_quarantine", "orders_quarantine/p1"),
+        attributes={
+            "asset": "orders",
+            "quarantine": "orders_quarantine",
+            "other": "orders_quarantine/p1",
+        },
+        fragments=("'orders'", "'orders_quarantine'", "'orders_quarantine/p1'", "Rename"),
+    ),
+    Case(
+        QuarantineStorageError,
+        ("orders", "InMemoryIOManager", "it stores by step output"),
+        attributes={
+            "asset": "orders",
+            "manager": "InMemoryIOManager",
+            "problem": "it stores by step output",
+        },
+        fragments=("'orders'", "InMemoryIOManager", "stores by step output", "Nothing was written"),
+    ),
+    Case(
+        UnsafePathKeyError,
+        ("orders", "../x", "its segment `..` climbs"),
+        attributes={"asset": "orders", "key": "../x", "problem": "its segment `..` climbs"},
+        fragments=("'orders'", "'../x'", "`..` climbs", "Nothing was written", "Rename"),
+    ),
+    Case(
+        ConcurrentRunError,
+        ("orders", "2026-01-02", "run-a"),
+        attributes={"asset": "orders", "partition": "2026-01-02", "other_run_id": "run-a"},
+        fragments=("'orders'", "'2026-01-02'", "run-a", "pool", "mark it failed"),
+    ),
 ]
 
 IDS = [case.cls.__name__ for case in CASES]
@@ -249,6 +285,19 @@ SIGNATURES: dict[type[DagsterDataframelyError], list[tuple[str, Any, Any]]] = {
     QuarantineDirError: [("asset", POS, inspect.Parameter.empty)],
     QuarantineIOManagerError: [
         (name, POS, inspect.Parameter.empty) for name in ("manager", "problem", "fix")
+    ],
+    # Not in the reference: the errors of the storage checks a run makes before writing.
+    QuarantineStorageCollisionError: [
+        (name, POS, inspect.Parameter.empty) for name in ("asset", "quarantine", "other")
+    ],
+    QuarantineStorageError: [
+        (name, POS, inspect.Parameter.empty) for name in ("asset", "manager", "problem")
+    ],
+    UnsafePathKeyError: [
+        (name, POS, inspect.Parameter.empty) for name in ("asset", "key", "problem")
+    ],
+    ConcurrentRunError: [
+        (name, POS, inspect.Parameter.empty) for name in ("asset", "partition", "other_run_id")
     ],
 }
 

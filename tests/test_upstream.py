@@ -34,11 +34,15 @@ from dagster_dataframely._upstream import (
     is_context_parameter,
     output_context_for,
     output_io_manager,
+    planned_partitions,
     resource_config_of,
     rule_function,
     running_step,
+    source_graph_materializable_keys,
     source_graph_materializes,
     step_output,
+    upath_base,
+    upath_output_locations,
     validation_rules,
 )
 
@@ -242,6 +246,55 @@ def test_source_graph_materializes_sees_past_the_run_selection() -> None:
     )
 
 
+def test_source_graph_materializable_keys_include_assets_outside_the_selection() -> None:
+    """`AssetGraph.materializable_asset_keys` of the graph a selected job was built from."""
+    seen: list[set[dg.AssetKey]] = []
+
+    @dg.asset(key=["elsewhere", "other"])
+    def other() -> int:
+        return 1
+
+    @dg.asset
+    def probe(context: dg.AssetExecutionContext) -> int:
+        seen.append(set(source_graph_materializable_keys(running_step(context))))
+        return 1
+
+    dg.materialize(
+        [probe, other, dg.AssetSpec("external")],
+        selection=[probe.key],
+        resources={"io_manager": RecordingIOManager()},
+    )
+    assert seen == [{probe.key, other.key}], (
+        "AssetGraph.materializable_asset_keys of the source graph no longer lists the code "
+        f"location's materializable assets: {seen}."
+    )
+
+
+def test_planned_partitions_reads_the_planned_event() -> None:
+    """`AssetMaterializationPlannedData` with `asset_key`, `partition`, `partitions_subset`."""
+
+    @dg.asset(partitions_def=dg.StaticPartitionsDefinition(["p1", "p2"]))
+    def orders() -> int:
+        return 1
+
+    with dg.DagsterInstance.ephemeral() as instance:
+        result = dg.materialize(
+            [orders],
+            partition_key="p1",
+            instance=instance,
+            resources={"io_manager": RecordingIOManager()},
+        )
+        records = instance.get_records_for_run(
+            result.run_id, of_type=dg.DagsterEventType.ASSET_MATERIALIZATION_PLANNED
+        ).records
+    (event,) = [record.event_log_entry.dagster_event for record in records]
+    assert event is not None
+    assert planned_partitions(event, orders.key) == (True, "p1", None), (
+        "an ASSET_MATERIALIZATION_PLANNED event's AssetMaterializationPlannedData changed shape"
+    )
+    assert planned_partitions(event, dg.AssetKey("returns")) == (False, None, None)
+
+
 # --- Dagster: IO manager contexts and resources ----------------------------------------------
 
 
@@ -384,6 +437,26 @@ def test_database_handled_types_reads_a_database_managers_handlers(tmp_path: Pat
         f"whose _handlers_by_type is keyed by the handled types: read {handled}."
     )
     assert database_handled_types(RecordingIOManager()) is None
+
+
+@pytest.mark.parametrize("partition_key", [None, "p1"], ids=["unpartitioned", "partitioned"])
+def test_upath_output_locations_are_where_handle_output_writes(
+    tmp_path: Path, partition_key: str | None
+) -> None:
+    """`UPathIOManager._get_path`, `_get_paths_for_partitions` and `_base_path`."""
+    manager = ParquetFiles(UPath(tmp_path))
+    partitions = dg.StaticPartitionsDefinition(["p1"]) if partition_key else None
+    context = dg.build_output_context(
+        asset_key=["sales", "orders"], partition_key=partition_key, asset_partitions_def=partitions
+    )
+
+    (location,) = upath_output_locations(manager, context)
+    manager.handle_output(context, pl.DataFrame({"rows": [1]}))
+
+    expected = tmp_path / "sales" / ("orders/p1.parquet" if partition_key else "orders.parquet")
+    assert Path(location.path) == expected, f"UPathIOManager would write {location}"
+    assert expected.is_file()
+    assert Path(upath_base(manager).path) == tmp_path
 
 
 # --- Dataframely -----------------------------------------------------------------------------

@@ -119,6 +119,16 @@ class QuarantineRouter(dg.IOManager):
         self._table = table
         self._quarantine = quarantine
 
+    @property
+    def table(self) -> _Managed:
+        """The manager every ordinary output and input goes to."""
+        return self._table
+
+    @property
+    def quarantine(self) -> _Managed:
+        """The manager quarantine writes and reads go to (the table's when none was given)."""
+        return self._quarantine
+
     def handle_output(self, context: dg.OutputContext, obj: Any) -> None:
         if not _is_quarantine_write(context):
             self._store(self._table, context, obj)

@@ -12,19 +12,21 @@ from dataframely import FailureInfo
 
 from . import _names
 from ._columns import quarantine_table_schema
+from ._concurrent_runs import check_no_concurrent_run
 from ._failures import Failures
 from ._io_manager import write_through
 from ._quarantine_files import QuarantineWriter
 from ._schema import read_schema
+from ._storage_slots import check_quarantine_storage
 from ._upstream import (
     DagsterInvalidPropertyError,
     output_context_for,
     output_io_manager,
     running_step,
-    source_graph_materializes,
+    source_graph_materializable_keys,
     step_output,
 )
-from .errors import QuarantineKeyCollisionError
+from .errors import QuarantineKeyCollisionError, QuarantineStorageCollisionError
 
 
 def quarantine_frame(schema: type[dy.Schema], failure: FailureInfo) -> pl.DataFrame:
@@ -46,6 +48,10 @@ def delegating_writer(context: dg.AssetExecutionContext) -> QuarantineWriter:
     over. Whatever metadata the manager records for this write is discarded, because the
     quarantine has no materialization; the writer returns the quarantine key as the address.
     Under direct invocation there is no step, and this raises `DagsterInvalidPropertyError`.
+
+    In a run it first checks, before anything is written, that the quarantine has a place of
+    its own (`QuarantineStorageError`, `UnsafePathKeyError`) and that no other run is writing
+    the same partition of the asset (`ConcurrentRunError`).
     """
     step = running_step(context)
     assets_def = context.assets_def
@@ -57,6 +63,11 @@ def delegating_writer(context: dg.AssetExecutionContext) -> QuarantineWriter:
     (key,) = assets_def.keys
     handle = step_output(step, assets_def.get_output_name_for_asset_key(key))
     target = _names.quarantine_key(key)
+    table_output = output_context_for(handle, key)
+    check_quarantine_storage(
+        key, output_io_manager(handle), table_output, output_context_for(handle, target)
+    )
+    check_no_concurrent_run(context.instance, context.run.run_id, key, step.step.key, table_output)
 
     def write(frame: pl.DataFrame) -> str:
         output = output_context_for(handle, target)  # only the asset key differs from the table's
@@ -83,17 +94,32 @@ def validate_quarantine_key(context: dg.AssetExecutionContext) -> None:
     """Raise if another asset in the code location already materializes the quarantine's key.
 
     Both would write to one table or file, and the later write would replace the earlier one.
-    Under direct invocation there is no code location to check, so this does nothing.
+    For a partitioned asset, an asset whose key extends the quarantine's
+    (`["orders_quarantine", "p1"]`) is refused too: a path-based manager would write it among
+    the quarantine's partition files. The code location's graph is checked, not the run's: a
+    run of a selection collides with an asset it does not run. Under direct invocation there is
+    no code location to check, so this does nothing.
     """
     try:
         step = running_step(context)
     except DagsterInvalidPropertyError:
         return
+    # The code location's graph, not the run's: the other asset need not be in the run.
+    materialized = source_graph_materializable_keys(step)
     key = context.asset_key
     target = _names.quarantine_key(key)
-    # The code location's graph, not the run's: the other asset need not be in the run.
-    if source_graph_materializes(step, target):
+    if target in materialized:
         raise QuarantineKeyCollisionError(key.to_user_string(), target.to_user_string())
+    if context.assets_def.partitions_def is None:
+        return
+    # A path-based manager stores the partitions as files under the quarantine's key: an asset
+    # whose key extends it writes among them.
+    depth = len(target.path)
+    for other in sorted(materialized, key=lambda k: tuple(k.path)):
+        if len(other.path) > depth and other.path[:depth] == target.path:
+            raise QuarantineStorageCollisionError(
+                key.to_user_string(), target.to_user_string(), other.to_user_string()
+            )
 
 
 def quarantine_spec(

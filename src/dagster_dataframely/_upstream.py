@@ -20,7 +20,7 @@ other modules need (`Rule`, `DagsterInvalidPropertyError`) are re-exported from 
 from __future__ import annotations
 
 import copy
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Container, Mapping, Set
 from dataclasses import dataclass
 from typing import Any, Self, TypeVar
 
@@ -32,10 +32,13 @@ from dagster._config.pythonic_config import ConfigurableResourceFactory
 from dagster._core.decorator_utils import get_valid_name_permutations
 from dagster._core.definitions.assets.job.asset_job import JobScopedAssetGraph
 from dagster._core.errors import DagsterInvalidPropertyError
+from dagster._core.events import AssetMaterializationPlannedData
 from dagster._core.execution.context.system import StepExecutionContext
 from dagster._core.execution.plan.outputs import StepOutputHandle
 from dagster._core.storage.db_io_manager import DbIOManager
+from dagster._core.storage.upath_io_manager import UPathIOManager
 from dataframely._rule import Rule, RuleFactory
+from upath import UPath
 
 __all__ = [
     "DagsterInvalidPropertyError",
@@ -49,11 +52,15 @@ __all__ = [
     "is_context_parameter",
     "output_context_for",
     "output_io_manager",
+    "planned_partitions",
     "resource_config_of",
     "rule_function",
     "running_step",
+    "source_graph_materializable_keys",
     "source_graph_materializes",
     "step_output",
+    "upath_base",
+    "upath_output_locations",
     "validation_rules",
 ]
 
@@ -160,14 +167,41 @@ def source_graph_materializes(step: StepExecutionContext, asset_key: dg.AssetKey
     keeps the graph it was selected from: the code location's for a deployed job, the assets
     passed to `dg.materialize` in a test. So `asset_key` need not be in the run.
 
+    Relies on what `source_graph_materializable_keys` relies on. Since Dagster 1.13.0.
+    """
+    return asset_key in source_graph_materializable_keys(step)
+
+
+def source_graph_materializable_keys(step: StepExecutionContext) -> Set[dg.AssetKey]:
+    """Every asset key the graph the running job was selected from materializes.
+
     Relies on the step's `.job_def.asset_layer.asset_graph`, the private class
-    `JobScopedAssetGraph` with its `source_asset_graph`, and `AssetGraph.has` /
-    `AssetGraph.get(key).is_materializable`. Since Dagster 1.13.0.
+    `JobScopedAssetGraph` with its `source_asset_graph`, and
+    `AssetGraph.materializable_asset_keys`. Since Dagster 1.13.0.
     """
     graph = step.job_def.asset_layer.asset_graph
     while isinstance(graph, JobScopedAssetGraph):
         graph = graph.source_asset_graph
-    return graph.has(asset_key) and graph.get(asset_key).is_materializable
+    return graph.materializable_asset_keys
+
+
+def planned_partitions(
+    event: dg.DagsterEvent, asset: dg.AssetKey
+) -> tuple[bool, str | None, Container[str] | None]:
+    """Whether `event` plans a materialization of `asset`, and for which partitions.
+
+    Returns (planned, partition, partitions): a single-partition plan has `partition`, a
+    ranged one (a single-run backfill) `partitions`, and a plan of the whole asset neither.
+
+    Relies on the private class `dagster._core.events.AssetMaterializationPlannedData`, the
+    `event_specific_data` of an `ASSET_MATERIALIZATION_PLANNED` event, with its fields
+    `asset_key`, `partition` and `partitions_subset` (which supports `in`).
+    Since Dagster 1.13.0.
+    """
+    data = event.event_specific_data
+    if not isinstance(data, AssetMaterializationPlannedData) or data.asset_key != asset:
+        return False, None, None
+    return True, data.partition, data.partitions_subset
 
 
 # --- Dagster: IO manager contexts and resources ----------------------------------------------
@@ -258,6 +292,28 @@ def database_handled_types(manager: dg.IOManager) -> tuple[type, ...] | None:
     if not isinstance(manager, DbIOManager):
         return None
     return tuple(manager._handlers_by_type)
+
+
+def upath_output_locations(manager: UPathIOManager, context: dg.OutputContext) -> list[UPath]:
+    """The files `manager.handle_output(context, ...)` would write, one per partition.
+
+    Relies on `UPathIOManager._get_path` (an unpartitioned output) and
+    `UPathIOManager._get_paths_for_partitions` (a partitioned one), the two methods its own
+    `handle_output` calls to decide where to write. Nothing is read or written.
+    Since Dagster 1.13.0.
+    """
+    if context.has_asset_partitions:
+        return list(manager._get_paths_for_partitions(context).values())
+    return [manager._get_path(context)]
+
+
+def upath_base(manager: UPathIOManager) -> UPath:
+    """The directory every file of `manager` is meant to be under.
+
+    Relies on `UPathIOManager._base_path`, set by its `__init__`. Since Dagster 1.13.0.
+    """
+    base: UPath = manager._base_path
+    return base
 
 
 # --- Dataframely -----------------------------------------------------------------------------
