@@ -12,6 +12,7 @@ from typing import Any
 import dagster as dg
 import polars as pl
 import pytest
+from dagster_duckdb_polars import DuckDBPolarsIOManager
 from dagster_polars import PolarsParquetIOManager
 from upath import UPath
 
@@ -29,10 +30,13 @@ from .conftest import (
     UNPARTITIONED,
     assert_quarantine,
     assert_table,
+    duckdb_ids,
     files_under,
+    invalid_ids,
     orders_asset,
     orders_frame,
     shared_instance,
+    valid_ids,
 )
 
 pytestmark = pytest.mark.integration
@@ -95,6 +99,39 @@ def test_a_partition_key_a_path_resolves_away_is_refused_before_anything_is_writ
     assert repr(key) in failure
     assert calls == []
     assert files_under(tmp_path) == set()
+
+
+def test_a_dimension_key_a_path_resolves_away_is_refused(tmp_path: Path) -> None:
+    regions = dg.StaticPartitionsDefinition(["..", "eu"])
+    multi = dg.MultiPartitionsDefinition(
+        {"day": dg.StaticPartitionsDefinition(["d1"]), "region": regions}
+    )
+    key = dg.MultiPartitionKey({"day": "d1", "region": ".."})
+    orders = orders_asset({str(key): orders_frame(DAY_1)}, partitions_def=multi)
+
+    result = run([orders], PolarsParquetIOManager(base_dir=str(tmp_path / "w")), partition_key=key)
+
+    failure = failure_of(result)
+    assert failure.startswith(UnsafePathKeyError.__name__), failure
+    assert "'d1/..'" in failure
+    assert files_under(tmp_path) == set()
+
+
+def test_a_database_manager_stores_such_a_key_as_a_value(tmp_path: Path) -> None:
+    key = "../x"
+    frame = orders_frame(DAY_1, region=key)
+    orders = orders_asset(
+        {key: frame},
+        partitions_def=dg.StaticPartitionsDefinition([key]),
+        metadata={"partition_expr": "region"},
+    )
+    database = tmp_path / "lake.duckdb"
+
+    result = run([orders], DuckDBPolarsIOManager(database=str(database)), partition_key=key)
+
+    assert result.success
+    assert duckdb_ids(database, "public.orders", region=key) == valid_ids(frame)
+    assert duckdb_ids(database, "public.orders_quarantine", region=key) == invalid_ids(frame)
 
 
 def test_a_key_prefix_that_climbs_out_of_the_base_is_refused(tmp_path: Path) -> None:
