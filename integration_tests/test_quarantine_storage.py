@@ -179,6 +179,20 @@ def test_a_key_a_path_keeps_as_written_still_runs(tmp_path: Path, key: str) -> N
     assert_quarantine(pl.read_parquet(warehouse / quarantines[0]), frame)
 
 
+def test_a_base_dir_relative_to_the_working_directory_still_runs(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    frame = orders_frame(DAY_1)
+    orders = orders_asset({UNPARTITIONED: frame})
+
+    result = run([orders], PolarsParquetIOManager(base_dir="."))
+
+    assert result.success
+    assert_table(pl.read_parquet(tmp_path / "orders.parquet"), frame)
+    assert_quarantine(pl.read_parquet(tmp_path / "orders_quarantine.parquet"), frame)
+
+
 class OneFileForEveryAsset(PolarsParquetIOManager):
     """A path-based manager that ignores the asset key: every asset is `<base>/shared`."""
 
@@ -200,6 +214,30 @@ def test_a_manager_that_puts_the_quarantine_in_the_tables_file_is_refused(
     assert "OneFileForEveryAsset" in failure
     assert "shared.parquet" in failure
     assert calls == []
+    assert files_under(tmp_path) == set()
+
+
+class QuarantineOutsideItsBase(PolarsParquetIOManager):
+    """A path-based manager that puts every asset one directory above its base."""
+
+    def get_asset_relative_path(self, context: dg.InputContext | dg.OutputContext) -> UPath:
+        return UPath("..", *context.asset_key.path)
+
+
+def test_a_manager_that_writes_outside_its_base_is_refused(tmp_path: Path) -> None:
+    warehouse, restricted = tmp_path / "lake" / "warehouse", tmp_path / "lake" / "restricted"
+    io_manager = dd.QuarantineAwareIOManager(
+        io_manager=PolarsParquetIOManager(base_dir=str(warehouse)),
+        quarantine_io_manager=QuarantineOutsideItsBase(base_dir=str(restricted)),
+    )
+    orders = orders_asset({UNPARTITIONED: orders_frame(DAY_1)})
+
+    result = run([orders], io_manager)
+
+    failure = failure_of(result)
+    assert failure.startswith(QuarantineStorageError.__name__), failure
+    assert "outside its base directory" in failure
+    assert "QuarantineOutsideItsBase (the quarantine_io_manager argument)" in failure
     assert files_under(tmp_path) == set()
 
 

@@ -72,14 +72,14 @@ def check_quarantine_storage(
     ]
     if not path_based:
         return
-    _check_path_keys(shown, quarantine.asset_key, quarantine)
+    # The quarantine's key is the table's with `_quarantine` added, under the same partition.
     _check_path_keys(shown, table.asset_key, table)
     table_files = _files(table_store)
     for store in path_based:
         assert isinstance(store.manager, UPathIOManager)
         base = _normalized(upath_base(store.manager))
         for file in _files(store):
-            if posixpath.commonpath([base[1], file[1]]) != base[1] or base[0] != file[0]:
+            if file[0] != base[0] or _climbs(posixpath.relpath(file[1], base[1])):
                 raise QuarantineStorageError(
                     shown,
                     store.name,
@@ -150,6 +150,11 @@ def _files(store: Store) -> set[tuple[str, str]]:
     if not isinstance(store.manager, UPathIOManager):
         return set()
     return {_normalized(path) for path in upath_output_locations(store.manager, store.context)}
+
+
+def _climbs(relative: str) -> bool:
+    """Whether a relative path leads out of the directory it is relative to."""
+    return relative == ".." or relative.startswith("../")
 
 
 def _normalized(path: UPath) -> tuple[str, str]:
