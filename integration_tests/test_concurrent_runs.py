@@ -158,6 +158,9 @@ def test_a_pool_with_limit_one_runs_them_one_after_the_other(tmp_path: Path, gat
 
     assert results["A"].success
     assert results["B"].success
+    # B reached its step while A held its table write, and waited for the pool's one slot.
+    waits = [e.message or "" for e in results["B"].all_events if e.is_engine_event]
+    assert any("blocked" in message and "orders" in message for message in waits), waits
     assert gate.b_entered_after_a_wrote.is_set()
     assert_table(pl.read_parquet(warehouse / "orders" / f"{DAY_1}.parquet"), frames["B"])
     assert_quarantine(
