@@ -54,7 +54,7 @@ class AssetContext(Protocol):
 
 
 class Materialize(Protocol):
-    """`dg.materialize` with the warehouse's `PolarsParquetIOManager` and the shared instance."""
+    """`dg.materialize` with the warehouse's `ParquetIOManager` and the shared instance."""
 
     def __call__(
         self,

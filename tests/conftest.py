@@ -6,9 +6,9 @@ from typing import Any
 
 import dagster as dg
 import pytest
-from dagster_polars import PolarsParquetIOManager
 
 from .asset_support import QUARANTINE_DIR, QUIET, SETTING_VARIABLES, AssetContext, Materialize
+from .parquet_io_manager import ParquetIOManager
 
 
 @pytest.fixture
@@ -54,19 +54,17 @@ def asset_context(instance: dg.DagsterInstance) -> AssetContext:
 
 @pytest.fixture
 def warehouse(tmp_path: Path) -> Path:
-    """The `base_dir` of the run's `PolarsParquetIOManager`."""
+    """The `base_dir` of the run's `ParquetIOManager`."""
     return tmp_path / "warehouse"
 
 
 @pytest.fixture
-def parquet_io_manager(warehouse: Path) -> PolarsParquetIOManager:
-    return PolarsParquetIOManager(base_dir=str(warehouse))
+def parquet_io_manager(warehouse: Path) -> ParquetIOManager:
+    return ParquetIOManager(base_dir=str(warehouse))
 
 
 @pytest.fixture
-def materialize(
-    parquet_io_manager: PolarsParquetIOManager, instance: dg.DagsterInstance
-) -> Materialize:
+def materialize(parquet_io_manager: ParquetIOManager, instance: dg.DagsterInstance) -> Materialize:
     def run(
         assets: Sequence[dg.AssetsDefinition | dg.AssetSpec],
         *,

@@ -1,23 +1,21 @@
 """`dd.asset` end to end: what a declaration builds, and what a run and a call produce.
 
-Every scenario runs through `dg.materialize` with `PolarsParquetIOManager`, and through direct
-invocation where the guide says a call works. Files are read back with `pl.read_parquet`, not
-through the package, so a test sees what a user would find on disk.
+Every scenario runs through `dg.materialize` with the suite's `ParquetIOManager` (laid out as
+`PolarsParquetIOManager` is), and through direct invocation where the guide says a call works.
+Files are read back with `pl.read_parquet`, not through the package, so a test sees what a user
+would find on disk.
 """
 
 import datetime as dt
-import importlib
 import inspect
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from types import ModuleType
 from typing import Any, ClassVar
 
 import dagster as dg
 import polars as pl
 import pytest
-from dagster_polars import PolarsParquetIOManager
 from polars.testing import assert_frame_equal
 
 import dagster_dataframely as dd
@@ -44,6 +42,7 @@ from .asset_support import (
     step_error,
     value,
 )
+from .parquet_io_manager import ParquetIOManager
 
 pytestmark = pytest.mark.usefixtures("clean_environment")
 
@@ -316,7 +315,7 @@ def test_io_manager_key_writes_the_table_and_the_quarantine_with_that_manager(
         return MIXED
 
     lake = tmp_path / "lake"
-    materialize([orders], resources={"lake": PolarsParquetIOManager(base_dir=str(lake))})
+    materialize([orders], resources={"lake": ParquetIOManager(base_dir=str(lake))})
 
     assert pl.read_parquet(lake / "orders.parquet")["order_id"].to_list() == ["a", "c"]
     assert pl.read_parquet(lake / "orders_quarantine.parquet").height == 2
@@ -329,7 +328,7 @@ def test_resource_defs_supply_the_io_manager(tmp_path: Path, instance: dg.Dagste
     @dd.asset(
         SmallOrders,
         quarantine=True,
-        resource_defs={"io_manager": PolarsParquetIOManager(base_dir=str(lake))},
+        resource_defs={"io_manager": ParquetIOManager(base_dir=str(lake))},
     )
     def orders() -> pl.DataFrame:
         return MIXED
@@ -452,8 +451,8 @@ def test_a_returned_frame_is_stored_with_the_schemas_columns_in_its_order(
     assert table.value.columns == Orders.column_names()
 
 
-class RecordingParquetIOManager(PolarsParquetIOManager):
-    """A `PolarsParquetIOManager` that notes the type of every object it stores, by asset."""
+class RecordingParquetIOManager(ParquetIOManager):
+    """A `ParquetIOManager` that notes the type of every object it stores, by asset."""
 
     stored: ClassVar[dict[str, type]] = {}
 
@@ -1016,49 +1015,3 @@ def test_a_string_context_annotation_fails_as_it_does_for_dg_asset() -> None:
     assert "Cannot annotate `context` parameter" in str(plain.value)
     assert str(ours.value) == str(plain.value)
     assert str(quarantined.value) == str(plain.value)
-
-
-# --- the demo code location ---------------------------------------------------------------------
-
-
-@pytest.fixture
-def demo(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[ModuleType]:
-    """The demo's definitions, re-imported so they read a demo directory under `tmp_path`."""
-    monkeypatch.setenv("DAGSTER_DATAFRAMELY_DEMO_DIR", str(tmp_path / "demo"))
-    from dagster_dataframely_demo import definitions
-
-    yield importlib.reload(definitions)
-    monkeypatch.delenv("DAGSTER_DATAFRAMELY_DEMO_DIR")
-    importlib.reload(definitions)
-
-
-def test_the_demo_code_location_loads_and_materializes(
-    demo: ModuleType, instance: dg.DagsterInstance
-) -> None:
-    defs: dg.Definitions = demo.defs
-    dg.Definitions.validate_loadable(defs)
-    assets = list(defs.assets or [])
-    unpartitioned = [a for a in assets if getattr(a, "partitions_def", None) is None]
-
-    result = dg.materialize(
-        unpartitioned, resources=defs.resources, instance=instance, run_config=QUIET
-    )
-
-    warehouse: Path = demo.WAREHOUSE
-    assert pl.read_parquet(warehouse / "storefront_lines.parquet").height == 12
-    assert pl.read_parquet(warehouse / "marketplace_lines.parquet").height == 12
-    assert pl.read_parquet(warehouse / "marketplace_lines_quarantine.parquet").height == 8
-    (triage,) = run_tables(result, "quarantine_triage")
-    assert value(triage.metadata["dy_rule__amount__min"]) == 1
-    (all_orders,) = run_tables(result, ["analytics", "all_orders"])
-    assert value(all_orders.metadata["dagster/row_count"]) == 24
-
-    partitioned = [demo.daily_orders]
-    runs = {"resources": defs.resources, "instance": instance, "run_config": QUIET}
-    monday = dg.materialize(partitioned, partition_key="2026-01-05", **runs)
-    sunday = dg.materialize(partitioned, partition_key="2026-01-04", **runs)
-    assert len(run_tables(monday, "daily_orders")) == 1
-    assert (warehouse / "daily_orders" / "2026-01-05.parquet").exists()
-    assert run_tables(sunday, "daily_orders") == []
-    assert all(check.passed for check in run_checks(sunday).values())
-    assert not (warehouse / "daily_orders" / "2026-01-04.parquet").exists()

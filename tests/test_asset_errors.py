@@ -8,7 +8,6 @@ import dagster as dg
 import dataframely as dy
 import polars as pl
 import pytest
-from dagster_polars import PolarsParquetIOManager
 
 import dagster_dataframely as dd
 from dagster_dataframely import errors
@@ -29,6 +28,7 @@ from .asset_support import (
     run_tables,
     step_error,
 )
+from .parquet_io_manager import ParquetIOManager
 from .schemas import Shop
 
 pytestmark = pytest.mark.usefixtures("clean_environment")
@@ -320,7 +320,7 @@ def test_a_collision_anywhere_in_the_code_location_fails_every_run_of_the_asset(
             dd.quarantine_spec(SmallOrders, returns),
         ],
         jobs=[dg.define_asset_job("sales_job", selection=[orders.key, returns.key])],
-        resources={"io_manager": PolarsParquetIOManager(base_dir=str(warehouse))},
+        resources={"io_manager": ParquetIOManager(base_dir=str(warehouse))},
     )
     dg.Definitions.validate_loadable(defs)
     quiet = {"run_config": QUIET, "instance": instance}

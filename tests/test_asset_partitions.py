@@ -7,7 +7,6 @@ from typing import Any
 import dagster as dg
 import polars as pl
 import pytest
-from dagster_polars import PolarsParquetIOManager
 from polars.testing import assert_frame_equal
 
 import dagster_dataframely as dd
@@ -26,6 +25,7 @@ from .asset_support import (
     step_error,
     value,
 )
+from .parquet_io_manager import ParquetIOManager
 
 pytestmark = pytest.mark.usefixtures("clean_environment")
 
@@ -233,7 +233,7 @@ def downstream(
         received["lazy_rollup"] = orders
         return pl.concat(orders.values())
 
-    resources = {"io_manager": PolarsParquetIOManager(base_dir=str(warehouse))}
+    resources = {"io_manager": ParquetIOManager(base_dir=str(warehouse))}
     for day in source:
         dg.materialize(
             [orders, priority_orders],
@@ -336,7 +336,7 @@ def grid(tmp_path_factory: pytest.TempPathFactory, instance: dg.DagsterInstance)
         received["daily_orders"] = orders
         return pl.concat(orders.values())
 
-    resources = {"io_manager": PolarsParquetIOManager(base_dir=str(warehouse))}
+    resources = {"io_manager": ParquetIOManager(base_dir=str(warehouse))}
 
     def run(assets: list[Any], **kwargs: Any) -> dg.ExecuteInProcessResult:
         return dg.materialize(
