@@ -24,7 +24,7 @@ ui: $(SYNCED)  ## Open the example code location in the Dagster UI (http://127.0
 		$(VENV)/bin/dagster dev -h 127.0.0.1 -p 3000 -m dagster_dataframely_demo.definitions
 
 test: $(SYNCED)  ## Run the whole test suite: unit tests and the integration suite.
-	$(VENV)/bin/pytest
+	DAGSTER_DATAFRAMELY_TEST_COLLECT_ALL=1 $(VENV)/bin/pytest
 
 unit: $(SYNCED)
 	$(VENV)/bin/pytest tests
@@ -63,3 +63,42 @@ $(SYNCED): uv.lock pyproject.toml | $(UV)
 
 clean:
 	rm -rf $(TOOLS) $(VENV) .venv-* .demo
+
+# --- The lowest and the newest supported versions (docs/compatibility.md) --------------------
+# Each set is a committed, fully pinned requirements file, so a run is reproducible:
+#   requirements/ci-lowest.txt  every runtime dependency and both extras ([parquet], [duckdb]) at
+#                               the lowest version pyproject.toml allows, on Python 3.11;
+#   requirements/ci-newest.txt  the newest versions available, polars 2.x included, without the
+#                               extras (their IO managers cannot read on polars 2), on Python 3.13.
+# Both carry the `test` dependency group. `make ci-requirements` regenerates them (needs PyPI);
+# test modules that import a package an environment lacks are not collected, and pytest's
+# summary names them.
+LOWEST_PYTHON ?= 3.11
+NEWEST_PYTHON ?= 3.13
+COMPILE := $(UV) pip compile pyproject.toml --group test --quiet --custom-compile-command "make ci-requirements"
+
+.PHONY: test-lowest test-newest ci-requirements
+
+test-lowest: .venv-lowest/.synced-from-requirements  ## The whole suite on the lowest versions.
+	.venv-lowest/bin/python requirements/check_floors.py
+	.venv-lowest/bin/pytest
+
+test-newest: .venv-newest/.synced-from-requirements  ## The whole suite on the newest versions.
+	.venv-newest/bin/pytest
+
+ci-requirements: | $(UV)
+	$(COMPILE) --extra parquet --extra duckdb --resolution lowest-direct \
+		--python-version 3.11 --upgrade -o requirements/ci-lowest.txt
+	$(COMPILE) --python-version 3.13 --upgrade -o requirements/ci-newest.txt
+
+.venv-lowest/.synced-from-requirements: requirements/ci-lowest.txt pyproject.toml | $(UV)
+	$(UV) venv --clear --quiet --python $(LOWEST_PYTHON) .venv-lowest
+	$(UV) pip sync --quiet --python .venv-lowest/bin/python $<
+	$(UV) pip install --quiet --python .venv-lowest/bin/python --no-deps -e .
+	touch $@
+
+.venv-newest/.synced-from-requirements: requirements/ci-newest.txt pyproject.toml | $(UV)
+	$(UV) venv --clear --quiet --python $(NEWEST_PYTHON) .venv-newest
+	$(UV) pip sync --quiet --python .venv-newest/bin/python $<
+	$(UV) pip install --quiet --python .venv-newest/bin/python --no-deps -e .
+	touch $@

@@ -2,22 +2,30 @@
 
 Every reader here opens the stored data directly (`pl.read_parquet`, `duckdb.connect(...,
 read_only=True)`), never through the package or an IO manager, so a test sees what a user
-would find on disk.
+would find on disk. `duckdb` is imported by the DuckDB readers only: this conftest is loaded in
+environments without it too (see `collectable.py`).
+
+A test module that imports a package this environment lacks is not collected; the summary at
+the end of the run names each such module and the packages it needs. `make test` sets
+`DAGSTER_DATAFRAMELY_TEST_COLLECT_ALL=1`: the development environment must collect everything,
+so there a missing package stops the run instead.
 """
 
 import datetime as dt
+import os
 from collections.abc import Iterator, Mapping, MutableMapping, Sequence
 from pathlib import Path
 from typing import Any
 
 import dagster as dg
 import dataframely as dy
-import duckdb
 import polars as pl
 import pytest
 from polars.testing import assert_frame_equal
 
 import dagster_dataframely as dd
+
+from .collectable import missing_packages
 
 QUIET: dict[str, Any] = {"loggers": {"console": {"config": {"log_level": "ERROR"}}}}
 """Run config that silences the console logger (DuckDB warns on every empty write)."""
@@ -216,6 +224,8 @@ def parquet_ids(path: Path) -> set[str]:
 
 def duckdb_tables(database: Path) -> set[str]:
     """Every table in the database file, as `schema.table`."""
+    import duckdb
+
     if not database.exists():
         return set()
     with duckdb.connect(str(database), read_only=True) as connection:
@@ -227,6 +237,8 @@ def duckdb_tables(database: Path) -> set[str]:
 
 def duckdb_frame(database: Path, table: str, **equal: object) -> pl.DataFrame:
     """The rows of `table` where each keyword column equals its value, ordered by id."""
+    import duckdb
+
     where = " and ".join(f"{column} = ?" for column in equal) or "true"
     with duckdb.connect(str(database), read_only=True) as connection:
         return connection.execute(
@@ -261,6 +273,40 @@ def assert_quarantine(stored: pl.DataFrame, frame: pl.DataFrame) -> None:
         stored.select(ORDERS_COLUMNS).sort("order_id"),
         frame.filter(pl.col("amount") < 0).sort("order_id"),
     )
+
+
+# Collection: only the modules this environment can import.
+
+COLLECT_ALL = "DAGSTER_DATAFRAMELY_TEST_COLLECT_ALL"
+"""When set, a module this environment cannot import is an error, not left out."""
+
+_NOT_COLLECTED: dict[str, list[str]] = {}
+"""Each test module or directory left out, relative to the repository, with what it lacks."""
+
+
+def pytest_ignore_collect(collection_path: Path, config: pytest.Config) -> bool | None:
+    """Leave out a test module, or a directory whose conftest, needing an uninstalled package."""
+    if collection_path.is_dir():
+        source = collection_path / "conftest.py"
+    elif collection_path.name.startswith("test_") and collection_path.suffix == ".py":
+        source = collection_path
+    else:
+        return None
+    if not source.is_file() or not (missing := missing_packages(source)):
+        return None
+    path = str(collection_path.relative_to(config.rootpath))
+    if os.environ.get(COLLECT_ALL):
+        raise pytest.UsageError(f"{path} needs {', '.join(missing)}, which is not installed")
+    _NOT_COLLECTED[path] = missing
+    return True
+
+
+def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
+    if not _NOT_COLLECTED:
+        return
+    terminalreporter.section("not collected: this environment lacks a package they import")
+    for path, missing in sorted(_NOT_COLLECTED.items()):
+        terminalreporter.line(f"{path}: needs {', '.join(missing)}")
 
 
 # Fixtures.

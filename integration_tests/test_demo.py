@@ -13,6 +13,8 @@ import dagster as dg
 import polars as pl
 import pytest
 
+from dagster_dataframely_demo import definitions
+
 from .conftest import QUIET, materialization_metadata, shared_instance
 
 
@@ -20,8 +22,6 @@ from .conftest import QUIET, materialization_metadata, shared_instance
 def demo(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[ModuleType]:
     """The demo's definitions, re-imported so they read a demo directory under `tmp_path`."""
     monkeypatch.setenv("DAGSTER_DATAFRAMELY_DEMO_DIR", str(tmp_path / "demo"))
-    from dagster_dataframely_demo import definitions
-
     yield importlib.reload(definitions)
     monkeypatch.delenv("DAGSTER_DATAFRAMELY_DEMO_DIR")
     importlib.reload(definitions)
