@@ -425,17 +425,8 @@ def test_nested_resource_factory_keeps_its_state_through_dagsters_rebuild() -> N
     )
 
 
-def test_database_handled_types_reads_a_database_managers_handlers(tmp_path: Path) -> None:
-    """`DbIOManager` and its `_handlers_by_type`."""
-    duckdb_polars = pytest.importorskip("dagster_duckdb_polars")
-    factory = duckdb_polars.DuckDBPolarsIOManager(database=str(tmp_path / "db.duckdb"))
-    manager = factory.create_io_manager(dg.build_init_resource_context())
-    handled = database_handled_types(manager)
-    assert handled is not None, "DuckDBPolarsIOManager no longer builds a DbIOManager."
-    assert pl.DataFrame in handled, (
-        "DuckDBPolarsIOManager no longer builds a dagster._core.storage.db_io_manager.DbIOManager "
-        f"whose _handlers_by_type is keyed by the handled types: read {handled}."
-    )
+def test_database_handled_types_is_none_for_a_manager_that_is_not_a_database_one() -> None:
+    """`DbIOManager` itself: `integration_tests/test_upstream_database.py` (needs DuckDB)."""
     assert database_handled_types(RecordingIOManager()) is None
 
 
