@@ -22,7 +22,7 @@ from ._quarantine import delegating_writer, validate_quarantine_key
 from ._quarantine_files import QuarantineWriter, file_writer
 from ._schema import SchemaInfo, own_docstring, read_schema
 from ._settings import Granularity, SchemaRules, Settings, read_quarantine_dir, resolve_settings
-from ._upstream import DagsterInvalidPropertyError, is_context_parameter
+from ._upstream import DagsterInvalidPropertyError, current_asset_context, is_context_parameter
 from ._validate import AssetYield, run_validation
 from .errors import MaterializeResultFieldError, MaterializeResultValueError, QuarantineDirError
 
@@ -142,6 +142,7 @@ def asset(
                 asset=key,
                 check_granularity=settings.check_granularity,
                 schema_rules=settings.schema_rules,
+                partitions_def=partitions_def,
             ),
             output_required=False,
             **{k: v for k, v in passed_on.items() if v is not None},
@@ -191,7 +192,13 @@ def _compute_function(
         )
         frame, result = _unwrap(returned, key)
         yield from run_validation(
-            info, settings, frame, valid_key=key, writer=writer, returned=result
+            info,
+            settings,
+            frame,
+            valid_key=key,
+            writer=writer,
+            returned=result,
+            partition_key=_partition_key(context) if partitions_def is not None else None,
         )
 
     del compute.__wrapped__  # Dagster must read `__signature__`, not the user's function
@@ -252,6 +259,20 @@ def _call_partition_key(
         partition_key, dg.MultiPartitionKey
     ):
         return partitions_def.get_partition_key_from_str(partition_key)
+    return partition_key
+
+
+def _partition_key(context: Any) -> str | None:
+    """The partition a run or call validates, from the asset's context or the running step's.
+
+    An asset without a quarantine keeps the signature its author wrote, so it may receive no
+    context; a run still has one, which the step sets for its compute function.
+    """
+    if context is None:
+        context = current_asset_context()
+    if context is None or not context.has_partition_key:
+        return None
+    partition_key: str = context.partition_key
     return partition_key
 
 

@@ -8,6 +8,7 @@ names and order.
 from __future__ import annotations
 
 import functools
+import inspect
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -21,6 +22,13 @@ from ._failures import Failures
 from ._schema import RuleInfo, SchemaInfo, read_schema
 from ._settings import Granularity, SchemaRules, resolve_check_naming
 from ._tables import records_value, table_value
+
+PARTITIONED_CHECKS = "partitions_def" in inspect.signature(dg.AssetCheckSpec).parameters
+"""Whether the installed Dagster lets a check spec have partitions (Dagster 1.13.0 and later).
+
+With it, a partitioned asset's checks are partitioned too, so each evaluation records the
+partition it ran over; without it, the specs stay unpartitioned, as before.
+"""
 
 
 @dataclass(frozen=True, slots=True, eq=False)
@@ -81,25 +89,40 @@ def check_specs(
     asset: str | dg.AssetKey,
     check_granularity: Granularity | None = None,
     schema_rules: SchemaRules | None = None,
+    partitions_def: dg.PartitionsDefinition[str] | None = None,
 ) -> list[dg.AssetCheckSpec]:
     """Return the asset check specs for the schema's rules, plus the column-schema check.
 
     The column-schema check comes first and blocks: a frame with the wrong columns fails before
     any rule runs. Then one spec per check the granularity groups the rules into. A rule's bound
     never appears in a check name, so changing a bound keeps the check's history.
+
+    Parameters
+    ----------
+    partitions_def
+        The asset's partitions. Every spec gets them, so the catalog shows each check's status
+        per partition and each evaluation records its partition. Dagster accepts partitions on
+        a check spec from 1.13.0 (as a preview feature); on a Dagster without it, the specs are
+        unpartitioned whatever this is.
     """
     granularity, schema_rule_checks = resolve_check_naming(check_granularity, schema_rules)
     info = read_schema(schema)
+    partitioned: dict[str, Any] = (
+        {"partitions_def": partitions_def}
+        if PARTITIONED_CHECKS and partitions_def is not None
+        else {}
+    )
     specs = [
         dg.AssetCheckSpec(
             _names.COLUMN_SCHEMA_CHECK,
             asset=asset,
             description=column_schema_description(info.name),
             blocking=True,
+            **partitioned,
         )
     ]
     specs += [
-        dg.AssetCheckSpec(group.name, asset=asset, description=group.description)
+        dg.AssetCheckSpec(group.name, asset=asset, description=group.description, **partitioned)
         for group in check_groups(info, granularity, schema_rule_checks)
     ]
     return specs
@@ -170,7 +193,9 @@ def _group_metadata(
 
 
 def column_schema_failure(
-    asset_key: dg.AssetKey, problems: list[dict[str, str]]
+    asset_key: dg.AssetKey,
+    problems: list[dict[str, str]],
+    extra_metadata: Mapping[str, Any] | None = None,
 ) -> dg.AssetCheckResult:
     """The failing column-schema result: blocking, always `ERROR`, one row per bad column."""
     return dg.AssetCheckResult(
@@ -181,6 +206,17 @@ def column_schema_failure(
         metadata={
             _names.SCHEMA_ERRORS: records_value(
                 problems, {"column": "string", "expected": "string", "actual": "string"}
-            )
+            ),
+            **(extra_metadata or {}),
         },
     )
+
+
+def partition_metadata(partition_key: str | None) -> dict[str, str]:
+    """The check metadata naming the partition the rules ran over; empty when unpartitioned.
+
+    Dagster records the partition on a partitioned check's evaluation in a run; this names it
+    on the result itself, so a direct invocation's results (and a run on a Dagster without
+    partitioned checks) say which partition they are about too.
+    """
+    return {} if partition_key is None else {_names.PARTITION: str(partition_key)}

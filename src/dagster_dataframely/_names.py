@@ -33,6 +33,8 @@ RULES = "dy_rules"
 FAILED_COUNT = "dy_failed_count"
 FAILED_SAMPLE = "dy_failed_sample"
 SCHEMA_ERRORS = "dy_schema__errors"
+PARTITION = "dy_partition"
+"""Check metadata of a partitioned asset: the partition the rules ran over."""
 
 # Materialization metadata keys.
 ROW_COUNT = "dagster/row_count"

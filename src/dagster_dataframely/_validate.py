@@ -18,7 +18,12 @@ import polars as pl
 from typing_extensions import TypeAliasType
 
 from . import _names
-from ._checks import check_groups, check_results_for, column_schema_failure
+from ._checks import (
+    check_groups,
+    check_results_for,
+    column_schema_failure,
+    partition_metadata,
+)
 from ._failures import Failures
 from ._quarantine_files import QuarantineWriter
 from ._report import materialization_metadata
@@ -46,6 +51,7 @@ def validation_results(
     max_failure_samples: int | None = None,
     statistics: bool | None = None,
     row_sample: int | None = None,
+    partition_key: str | None = None,
 ) -> AssetYield:
     """Validate a frame and yield the asset's materialization and check results.
 
@@ -53,6 +59,9 @@ def validation_results(
     table, an abort (invalid rows and no writer), a partial write (valid rows to the table,
     invalid rows through `quarantine_writer`), or every row quarantined and the run failed.
     Settings, names and the frame's type are checked on the call, before anything is yielded.
+
+    `partition_key` (`context.partition_key` of a partitioned asset) is named on every check
+    result, under `dy_partition`; None adds nothing.
     """
     settings = resolve_settings(
         check_granularity=check_granularity,
@@ -63,7 +72,14 @@ def validation_results(
     )
     info = read_schema(schema)
     require_frame(frame, none_skips=True)
-    return run_validation(info, settings, frame, valid_key=valid_key, writer=quarantine_writer)
+    return run_validation(
+        info,
+        settings,
+        frame,
+        valid_key=valid_key,
+        writer=quarantine_writer,
+        partition_key=partition_key,
+    )
 
 
 def require_frame(value: object, *, none_skips: bool) -> None:
@@ -81,12 +97,12 @@ def require_frame(value: object, *, none_skips: bool) -> None:
 
 
 def _column_schema_gate(
-    info: SchemaInfo, frame: Frame, asset_key: dg.AssetKey
+    info: SchemaInfo, frame: Frame, asset_key: dg.AssetKey, partition_key: str | None
 ) -> Iterator[dg.AssetCheckResult]:
     """On a column mismatch, yield the failing column-schema result, then raise; else nothing."""
     problems = column_problems(info, frame)
     if problems:
-        yield column_schema_failure(asset_key, problems)
+        yield column_schema_failure(asset_key, problems, partition_metadata(partition_key))
         raise ColumnSchemaError(info.name, problems)
 
 
@@ -98,6 +114,7 @@ def run_validation(
     valid_key: dg.AssetKey,
     writer: QuarantineWriter | None,
     returned: dg.MaterializeResult[Any] | None = None,
+    partition_key: str | None = None,
 ) -> AssetYield:
     """The six outcomes, with settings already resolved (at declaration, for `dd.asset`).
 
@@ -115,7 +132,7 @@ def run_validation(
             asset_key=valid_key,
             severity=severity,
             max_failure_samples=settings.max_failure_samples,
-            extra_metadata=extra,
+            extra_metadata={**extra, **partition_metadata(partition_key)},
         )
 
     if frame is None:
@@ -123,7 +140,7 @@ def run_validation(
         yield from results(skip_failures(info), dg.AssetCheckSeverity.ERROR)
         return
 
-    yield from _column_schema_gate(info, frame, valid_key)
+    yield from _column_schema_gate(info, frame, valid_key, partition_key)
     collected = info.schema.filter(frame.lazy(), cast=False).collect_all(engine="streaming")
     valid: pl.DataFrame = collected.result
     failures = Failures.from_failure_info(info, collected.failure)
@@ -211,12 +228,14 @@ def check_results(
     check_granularity: Granularity | None = None,
     schema_rules: SchemaRules | None = None,
     max_failure_samples: int | None = None,
+    partition_key: str | None = None,
 ) -> Iterator[dg.AssetCheckResult]:
     """Yield a result for each check `check_specs` declares, without writing any rows.
 
     For checks that run apart from the write (say in a `@dg.multi_asset_check` over the stored
     table): no materialization, no quarantine, never an abort. A column-schema mismatch still
     raises `ColumnSchemaError` after its failing result, because no rule can run on such a frame.
+    `partition_key`, the partition `frame` holds, is named on every result under `dy_partition`.
     """
     settings = resolve_settings(
         check_granularity=check_granularity,
@@ -225,7 +244,7 @@ def check_results(
     )
     info = read_schema(schema)
     require_frame(frame, none_skips=False)
-    return _check_results(info, settings, frame, asset_key, severity)
+    return _check_results(info, settings, frame, asset_key, severity, partition_key)
 
 
 def _check_results(
@@ -234,8 +253,9 @@ def _check_results(
     frame: Frame,
     asset_key: dg.AssetKey,
     severity: dg.AssetCheckSeverity,
+    partition_key: str | None,
 ) -> Iterator[dg.AssetCheckResult]:
-    yield from _column_schema_gate(info, frame, asset_key)
+    yield from _column_schema_gate(info, frame, asset_key, partition_key)
     # Only the failure side is collected (once, by Dataframely): there are no rows to write.
     _, failure = info.schema.filter(frame.lazy(), cast=False)
     yield from check_results_for(
@@ -244,4 +264,5 @@ def _check_results(
         asset_key=asset_key,
         severity=severity,
         max_failure_samples=settings.max_failure_samples,
+        extra_metadata=partition_metadata(partition_key),
     )
