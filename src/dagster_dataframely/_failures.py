@@ -12,6 +12,7 @@ from dataclasses import dataclass
 import polars as pl
 from dataframely import FailureInfo
 
+from . import _names
 from ._schema import SchemaInfo, rule_outcomes
 
 
@@ -42,10 +43,29 @@ class Failures:
         `String`, not Dataframely's `Enum`, because an `Enum` column makes some writers (Delta)
         panic; the rule columns are the only columns this package ever casts.
         """
-        return self.outcomes.select(
-            *self.info.columns,
-            *(_outcome_text(pl.col(r.name)).alias(r.check_name) for r in self.info.rules),
+        return self.outcomes.select(*self._quarantine_columns())
+
+    def sample(self, limit: int) -> pl.DataFrame:
+        """The first `limit` invalid rows as the quarantine has them, led by the rules each failed.
+
+        The quarantine's columns put a row's reason last, behind every column of the schema and
+        one column per rule; the leading `dy_failed_rules` names the failed rules (by check
+        name, in the schema's order), so the reason is the first thing a reader sees.
+        """
+        head = self.outcomes.head(limit)
+        failed = pl.concat_list(
+            pl.when(_failed(r.name)).then(pl.lit(r.check_name)) for r in self.info.rules
         )
+        return head.select(
+            failed.list.drop_nulls().list.join(", ").alias(_names.FAILED_RULES),
+            *self._quarantine_columns(),
+        )
+
+    def _quarantine_columns(self) -> list[pl.Expr]:
+        return [
+            *(pl.col(name) for name in self.info.columns),
+            *(_outcome_text(pl.col(r.name)).alias(r.check_name) for r in self.info.rules),
+        ]
 
     def samples(self, limit: int) -> dict[str, pl.DataFrame]:
         """The first `limit` rows that failed each failing rule, in one pass over the rule columns.

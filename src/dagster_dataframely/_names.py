@@ -47,6 +47,9 @@ INVALID_SAMPLE = "dataframely/invalid_sample"
 INVALID_BY_RULES = "dataframely/invalid_by_rules"
 PACKAGE_METADATA_PREFIX = "dataframely/"
 
+FAILED_RULES = "dy_failed_rules"
+"""The leading column of `dataframely/invalid_sample`: the rules each row failed, by check name."""
+
 QUARANTINE_OF = "dataframely/quarantine_of"
 """Definition metadata of a `quarantine_spec`: the asset whose invalid rows it holds."""
 

@@ -42,19 +42,24 @@ def materialization_metadata(
 def invalid_rows_metadata(
     failures: Failures, row_sample: int, quarantine_address: str | None
 ) -> dict[str, Any]:
-    """Where the invalid rows went, how many there were, and which rules they failed together."""
+    """Where the invalid rows went, how many there were, and which rules they failed together.
+
+    Both tables lead with what a reader looks for first: the sample with each row's failed
+    rules, `invalid_by_rules` with the row count.
+    """
     metadata: dict[str, Any] = {}
     if quarantine_address is not None:
         metadata[_names.QUARANTINE_ADDRESS] = quarantine_address
     metadata[_names.INVALID_COUNT] = failures.invalid_count
     if row_sample:
-        metadata[_names.INVALID_SAMPLE] = table_value(failures.quarantine_frame.head(row_sample))
+        metadata[_names.INVALID_SAMPLE] = table_value(failures.sample(row_sample))
     check_names = {rule.name: rule.check_name for rule in failures.info.rules}
+    # The count first: the rule lists are long, and a wide first column pushes it off screen.
     metadata[_names.INVALID_BY_RULES] = records_value(
         (
-            {"rules": ", ".join(check_names[r] for r in rules), "rows": count}
+            {"rows": count, "rules": ", ".join(check_names[r] for r in rules)}
             for rules, count in failures.rule_sets()
         ),
-        {"rules": "string", "rows": "int"},
+        {"rows": "int", "rules": "string"},
     )
     return metadata
