@@ -12,6 +12,7 @@ import pytest
 from dagster_dataframely import errors
 from dagster_dataframely.errors import (
     CheckNameCollisionError,
+    ClearQuarantineError,
     CollectionNotSupportedError,
     ColumnSchemaError,
     ConcurrentRunError,
@@ -53,6 +54,17 @@ class Case:
 
 
 CASES = [
+    Case(
+        ClearQuarantineError,
+        ("sales/orders",),
+        attributes={"asset": "sales/orders"},
+        fragments=(
+            "'sales/orders'",
+            "clear_quarantine=True",
+            "quarantine=True",
+            "quarantine_writer",
+        ),
+    ),
     Case(
         CollectionNotSupportedError,
         ("OrdersCollection",),
@@ -239,6 +251,7 @@ IDS = [case.cls.__name__ for case in CASES]
 # The constructor shapes the reference gives, as (name, kind, default) per parameter.
 SIGNATURES: dict[type[DagsterDataframelyError], list[tuple[str, Any, Any]]] = {
     CollectionNotSupportedError: [("collection_name", POS, inspect.Parameter.empty)],
+    ClearQuarantineError: [("asset", POS, inspect.Parameter.empty)],
     ReservedColumnError: [
         ("schema_name", POS, inspect.Parameter.empty),
         ("columns", POS, inspect.Parameter.empty),

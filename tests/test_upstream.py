@@ -38,6 +38,7 @@ from dagster_dataframely._upstream import (
     resource_config_of,
     rule_function,
     running_step,
+    source_graph_has,
     source_graph_materializable_keys,
     source_graph_materializes,
     step_output,
@@ -267,6 +268,33 @@ def test_source_graph_materializable_keys_include_assets_outside_the_selection()
     assert seen == [{probe.key, other.key}], (
         "AssetGraph.materializable_asset_keys of the source graph no longer lists the code "
         f"location's materializable assets: {seen}."
+    )
+
+
+def test_source_graph_has_sees_specs_past_the_run_selection() -> None:
+    """`asset_layer.asset_graph`, `JobScopedAssetGraph.source_asset_graph`, `has`."""
+    seen: dict[str, bool] = {}
+    external = dg.AssetSpec("external")
+
+    @dg.asset
+    def other() -> int:
+        return 1
+
+    @dg.asset
+    def probe(context: dg.AssetExecutionContext) -> int:
+        step = running_step(context)
+        for key in ("other", "external", "absent"):
+            seen[key] = source_graph_has(step, dg.AssetKey(key))
+        return 1
+
+    dg.materialize(
+        [probe, other, external],
+        selection=[probe.key],
+        resources={"io_manager": RecordingIOManager()},
+    )
+    assert seen == {"other": True, "external": True, "absent": False}, (
+        "the asset graph a selected job was built from (JobScopedAssetGraph.source_asset_graph) "
+        f"no longer answers which assets the code location declares: {seen}."
     )
 
 

@@ -22,9 +22,19 @@ from ._quarantine import delegating_writer, validate_quarantine_key
 from ._quarantine_files import QuarantineWriter, file_writer
 from ._schema import SchemaInfo, own_docstring, read_schema
 from ._settings import Granularity, SchemaRules, Settings, read_quarantine_dir, resolve_settings
-from ._upstream import DagsterInvalidPropertyError, current_asset_context, is_context_parameter
+from ._upstream import (
+    DagsterInvalidPropertyError,
+    current_asset_context,
+    is_context_parameter,
+    running_step,
+)
 from ._validate import AssetYield, run_validation
-from .errors import MaterializeResultFieldError, MaterializeResultValueError, QuarantineDirError
+from .errors import (
+    ClearQuarantineError,
+    MaterializeResultFieldError,
+    MaterializeResultValueError,
+    QuarantineDirError,
+)
 
 AssetFunction = Callable[
     ...,
@@ -47,6 +57,7 @@ def asset(
     /,
     *,
     quarantine: bool = False,
+    clear_quarantine: bool = False,
     check_granularity: Granularity | None = None,
     schema_rules: SchemaRules | None = None,
     max_failure_samples: int | None = None,
@@ -92,6 +103,11 @@ def asset(
     `quarantine=True` invalid rows go to `<name>_quarantine` through the same manager, and
     without it any invalid row fails the run and nothing is written. Every other keyword is
     `@dg.asset`'s, passed on unchanged.
+
+    `clear_quarantine=True` (with `quarantine=True`) makes a run whose rows are all valid write
+    an empty quarantine through the same writer, replacing what an earlier run of the same
+    partition (or of the asset) left there; by default a clean run leaves the quarantine as it
+    was. It raises `ClearQuarantineError` without `quarantine=True`.
     """
     settings = resolve_settings(
         check_granularity=check_granularity,
@@ -128,8 +144,16 @@ def asset(
         asset_name = name or function.__name__
         prefix = [key_prefix] if isinstance(key_prefix, str) else list(key_prefix or [])
         key = dg.AssetKey([*prefix, asset_name])
+        if clear_quarantine and not quarantine:
+            raise ClearQuarantineError(key.to_user_string())
         compute = _compute_function(
-            function, info, settings, key, quarantine=quarantine, partitions_def=partitions_def
+            function,
+            info,
+            settings,
+            key,
+            quarantine=quarantine,
+            partitions_def=partitions_def,
+            clear_quarantine=clear_quarantine,
         )
         return dg.asset(
             compute,
@@ -159,6 +183,7 @@ def _compute_function(
     *,
     quarantine: bool,
     partitions_def: dg.PartitionsDefinition[str] | None,
+    clear_quarantine: bool = False,
 ) -> Callable[..., AssetYield]:
     """Wrap `function` in a generator Dagster can run: same inputs, `context` when needed.
 
@@ -199,6 +224,7 @@ def _compute_function(
             writer=writer,
             returned=result,
             partition_key=_partition_key(context) if partitions_def is not None else None,
+            clear_quarantine=clear_quarantine and _can_clear(context),
         )
 
     del compute.__wrapped__  # Dagster must read `__signature__`, not the user's function
@@ -260,6 +286,20 @@ def _call_partition_key(
     ):
         return partitions_def.get_partition_key_from_str(partition_key)
     return partition_key
+
+
+def _can_clear(context: Any) -> bool:
+    """Whether a clean run or call can replace the quarantine with an empty one.
+
+    Always in a run, where the IO manager writes it. In a direct call only with a quarantine
+    directory: without one no call wrote a quarantine file to replace, and a clean call must
+    not fail for want of one.
+    """
+    try:
+        running_step(context)
+    except DagsterInvalidPropertyError:
+        return read_quarantine_dir() is not None
+    return True
 
 
 def _partition_key(context: Any) -> str | None:

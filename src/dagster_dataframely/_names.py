@@ -52,6 +52,8 @@ FAILED_RULES = "dy_failed_rules"
 
 QUARANTINE_OF = "dataframely/quarantine_of"
 """Definition metadata of a `quarantine_spec`: the asset whose invalid rows it holds."""
+RUN = "dataframely/run"
+"""Metadata of a quarantine's observation: the run that wrote it."""
 
 QUARANTINE_SUFFIX = "_quarantine"
 

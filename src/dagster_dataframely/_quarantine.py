@@ -15,6 +15,7 @@ from ._columns import quarantine_table_schema
 from ._concurrent_runs import check_no_concurrent_run
 from ._failures import Failures
 from ._io_manager import write_through
+from ._observations import quarantine_observation
 from ._quarantine_files import QuarantineWriter
 from ._schema import read_schema
 from ._storage_slots import check_quarantine_storage
@@ -23,6 +24,7 @@ from ._upstream import (
     output_context_for,
     output_io_manager,
     running_step,
+    source_graph_has,
     source_graph_materializable_keys,
     step_output,
 )
@@ -47,6 +49,8 @@ def delegating_writer(context: dg.AssetExecutionContext) -> QuarantineWriter:
     definition metadata (a database manager's `partition_expr`) and resource config all carry
     over. Whatever metadata the manager records for this write is discarded, because the
     quarantine has no materialization; the writer returns the quarantine key as the address.
+    When the quarantine is in the asset graph (`quarantine_spec`), each write is logged as an
+    observation of its key instead: row count, address, partition and run.
     Under direct invocation there is no step, and this raises `DagsterInvalidPropertyError`.
 
     In a run it first checks, before anything is written, that the quarantine has a place of
@@ -85,7 +89,18 @@ def delegating_writer(context: dg.AssetExecutionContext) -> QuarantineWriter:
         # A manager that knows the real location (`QuarantineAwareIOManager`) reports it under
         # the package's own key; otherwise the quarantine's asset key is the address.
         reported = output.get_logged_metadata().get(_names.QUARANTINE_ADDRESS)
-        return str(reported.value) if reported is not None else target.to_user_string()
+        address = str(reported.value) if reported is not None else target.to_user_string()
+        if source_graph_has(step, target):  # declared with `quarantine_spec`: give it a history
+            partition = output.partition_key if output.has_partition_key else None
+            observation = quarantine_observation(
+                key,
+                row_count=frame.height,
+                address=address,
+                partition_key=partition,
+                run_id=context.run.run_id,
+            )
+            context.log_event(observation)
+        return address
 
     return write
 
@@ -127,15 +142,24 @@ def quarantine_spec(
     asset: dg.AssetsDefinition | dg.AssetKey | str | Sequence[str],
     *,
     partitions_def: dg.PartitionsDefinition | None = None,
+    group_name: str | None = None,
+    owners: Sequence[str] | None = None,
+    tags: Mapping[str, str] | None = None,
 ) -> dg.AssetSpec:
     """Return an asset spec that puts an asset's quarantine in the asset graph.
 
     The rows are written by the asset's own step whether or not this spec exists; the spec lets
     a downstream asset declare the quarantine as an input and shows it in the lineage. It never
-    receives a materialization event, because nothing materializes it.
+    receives a materialization event, because nothing materializes it; in a run, each write is
+    recorded as an observation of the spec's key instead.
+
+    `group_name`, `owners` and `tags` default to the asset definition's, so the quarantine sits
+    in its asset's group with the same owners; passed, they replace the definition's (`tags`
+    are merged over them). With an asset key, only what is passed is set.
     """
     info = read_schema(schema)
     carried: dict[str, Any] = {}
+    inherited: dict[str, Any] = {}
     if isinstance(asset, dg.AssetsDefinition):
         if partitions_def is not None:
             raise dg.DagsterInvariantViolationError(
@@ -145,6 +169,11 @@ def quarantine_spec(
         key = asset.key
         partitions_def = asset.partitions_def
         carried = _io_manager_metadata(asset.metadata_by_key.get(key, {}))
+        inherited = {
+            "group_name": asset.group_names_by_key.get(key),
+            "owners": asset.owners_by_key.get(key),
+            "tags": asset.tags_by_key.get(key),
+        }
     else:
         key = dg.AssetKey.from_coercible(asset)
     return dg.AssetSpec(
@@ -157,6 +186,9 @@ def quarantine_spec(
             _names.QUARANTINE_OF: key.to_user_string(),
         },
         partitions_def=partitions_def,
+        group_name=group_name or inherited.get("group_name"),
+        owners=owners if owners is not None else inherited.get("owners"),
+        tags={**(inherited.get("tags") or {}), **(tags or {})},
     )
 
 

@@ -30,6 +30,7 @@ import polars as pl
 from dagster._config import process_config
 from dagster._config.pythonic_config import ConfigurableResourceFactory
 from dagster._core.decorator_utils import get_valid_name_permutations
+from dagster._core.definitions.assets.graph.base_asset_graph import BaseAssetGraph
 from dagster._core.definitions.assets.job.asset_job import JobScopedAssetGraph
 from dagster._core.errors import DagsterInvalidPropertyError
 from dagster._core.events import AssetMaterializationPlannedData
@@ -56,6 +57,7 @@ __all__ = [
     "resource_config_of",
     "rule_function",
     "running_step",
+    "source_graph_has",
     "source_graph_materializable_keys",
     "source_graph_materializes",
     "step_output",
@@ -179,10 +181,25 @@ def source_graph_materializable_keys(step: StepExecutionContext) -> Set[dg.Asset
     `JobScopedAssetGraph` with its `source_asset_graph`, and
     `AssetGraph.materializable_asset_keys`. Since Dagster 1.13.0.
     """
+    return _source_asset_graph(step).materializable_asset_keys
+
+
+def source_graph_has(step: StepExecutionContext, asset_key: dg.AssetKey) -> bool:
+    """Whether the asset graph the running job was selected from has `asset_key` at all.
+
+    As `source_graph_materializes`, but true for an asset nothing materializes too, such as an
+    `AssetSpec` (a quarantine declared with `quarantine_spec`). Relies on the same private
+    `JobScopedAssetGraph.source_asset_graph`, and `AssetGraph.has`. Since Dagster 1.13.0.
+    """
+    return _source_asset_graph(step).has(asset_key)
+
+
+def _source_asset_graph(step: StepExecutionContext) -> BaseAssetGraph[Any]:
+    """The code location's asset graph (the one a selected job was built from), not the run's."""
     graph = step.job_def.asset_layer.asset_graph
     while isinstance(graph, JobScopedAssetGraph):
         graph = graph.source_asset_graph
-    return graph.materializable_asset_keys
+    return graph
 
 
 def planned_partitions(

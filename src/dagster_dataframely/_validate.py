@@ -30,7 +30,12 @@ from ._report import materialization_metadata
 from ._schema import SchemaInfo, read_schema
 from ._settings import Granularity, SchemaRules, Settings, resolve_settings
 from ._statistics import statistics_tables
-from .errors import ColumnSchemaError, NoValidRowsError, ValidationAbortError
+from .errors import (
+    ClearQuarantineError,
+    ColumnSchemaError,
+    NoValidRowsError,
+    ValidationAbortError,
+)
 
 AssetYield = TypeAliasType(
     "AssetYield", Iterator[dg.MaterializeResult[pl.DataFrame] | dg.AssetCheckResult]
@@ -52,6 +57,7 @@ def validation_results(
     statistics: bool | None = None,
     row_sample: int | None = None,
     partition_key: str | None = None,
+    clear_quarantine: bool = False,
 ) -> AssetYield:
     """Validate a frame and yield the asset's materialization and check results.
 
@@ -61,7 +67,9 @@ def validation_results(
     Settings, names and the frame's type are checked on the call, before anything is yielded.
 
     `partition_key` (`context.partition_key` of a partitioned asset) is named on every check
-    result, under `dy_partition`; None adds nothing.
+    result, under `dy_partition`; None adds nothing. With `clear_quarantine`, a run whose rows
+    are all valid also calls `quarantine_writer`, with no rows, so it replaces the quarantine
+    an earlier run left (of this partition) instead of leaving stale rows there.
     """
     settings = resolve_settings(
         check_granularity=check_granularity,
@@ -72,6 +80,8 @@ def validation_results(
     )
     info = read_schema(schema)
     require_frame(frame, none_skips=True)
+    if clear_quarantine and quarantine_writer is None:
+        raise ClearQuarantineError(valid_key.to_user_string())
     return run_validation(
         info,
         settings,
@@ -79,6 +89,7 @@ def validation_results(
         valid_key=valid_key,
         writer=quarantine_writer,
         partition_key=partition_key,
+        clear_quarantine=clear_quarantine,
     )
 
 
@@ -115,6 +126,7 @@ def run_validation(
     writer: QuarantineWriter | None,
     returned: dg.MaterializeResult[Any] | None = None,
     partition_key: str | None = None,
+    clear_quarantine: bool = False,
 ) -> AssetYield:
     """The six outcomes, with settings already resolved (at declaration, for `dd.asset`).
 
@@ -169,7 +181,9 @@ def run_validation(
             if settings.statistics
             else None
         )
-        address = writer(failures.quarantine_frame) if writer and failures.invalid_count else None
+        # With `clear_quarantine`, a clean run writes the (empty) quarantine frame too.
+        writes = failures.invalid_count or clear_quarantine
+        address = writer(failures.quarantine_frame) if writer and writes else None
         checks = list(results(failures, dg.AssetCheckSeverity.WARN))
         metadata = materialization_metadata(
             valid, failures, settings, address, statistics.result() if statistics else {}

@@ -11,6 +11,7 @@ from typing import Any
 
 __all__ = [
     "CheckNameCollisionError",
+    "ClearQuarantineError",
     "CollectionNotSupportedError",
     "ColumnSchemaError",
     "ConcurrentRunError",
@@ -461,3 +462,20 @@ class QuarantineIOManagerError(DagsterDataframelyError):
         self.problem = problem
         self.fix = fix
         super().__init__(f"QuarantineAwareIOManager cannot use {manager}: {problem}. {fix}")
+
+
+class ClearQuarantineError(DagsterDataframelyError):
+    """Raised when `clear_quarantine=True` is set on an asset that writes no quarantine.
+
+    Raised at decoration time by `dd.asset` without `quarantine=True`, and on the call by
+    `validation_results` without a `quarantine_writer`: there is nothing to clear, and a flag
+    that silently does nothing hides a mistake.
+    """
+
+    def __init__(self, asset: str) -> None:
+        self.asset = asset
+        super().__init__(
+            f"Asset {asset!r} sets `clear_quarantine=True` but writes no quarantine, so a clean "
+            f"run has nothing to clear. Set `quarantine=True` on `dd.asset` (or pass a "
+            f"`quarantine_writer` to `validation_results`), or remove `clear_quarantine=True`."
+        )
