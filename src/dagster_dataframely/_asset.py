@@ -57,7 +57,7 @@ def asset(
     /,
     *,
     quarantine: bool = False,
-    clear_quarantine: bool = False,
+    clear_quarantine: bool | None = None,
     check_granularity: Granularity | None = None,
     schema_rules: SchemaRules | None = None,
     max_failure_samples: int | None = None,
@@ -106,8 +106,8 @@ def asset(
 
     `clear_quarantine=True` (with `quarantine=True`) makes a run whose rows are all valid write
     an empty quarantine through the same writer, replacing what an earlier run of the same
-    partition (or of the asset) left there; by default a clean run leaves the quarantine as it
-    was. It raises `ClearQuarantineError` without `quarantine=True`.
+    partition (or of the asset) left there; None or False, the default, leaves the quarantine
+    of a clean run as it was. It raises `ClearQuarantineError` without `quarantine=True`.
     """
     settings = resolve_settings(
         check_granularity=check_granularity,
@@ -153,7 +153,7 @@ def asset(
             key,
             quarantine=quarantine,
             partitions_def=partitions_def,
-            clear_quarantine=clear_quarantine,
+            clear_quarantine=bool(clear_quarantine),
         )
         return dg.asset(
             compute,
