@@ -6,6 +6,7 @@ each evaluation, and the package names the partition on each result (`dy_partiti
 direct invocation (no event log) shows too.
 """
 
+import warnings
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -99,6 +100,22 @@ def test_wiring_check_specs_take_the_partitions() -> None:
 def test_dagster_says_partitioned_checks_are_a_preview() -> None:
     with pytest.warns(dg.PreviewWarning, match="partitions_def on an AssetCheckSpec"):
         wiring.check_specs(SmallOrders, asset="orders", partitions_def=DAYS)
+
+
+def test_declaring_and_running_a_partitioned_asset_raises_no_preview_warning() -> None:
+    # dd.asset chose the preview feature, not its user: a suite that turns warnings into errors
+    # must still declare and run a partitioned asset.
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", dg.PreviewWarning)
+
+        @dd.asset(SmallOrders, partitions_def=DAYS)
+        def orders() -> pl.DataFrame:
+            return CLEAN
+
+        result = dg.materialize([orders], partition_key="2026-01-02")
+
+    assert result.success
+    assert all(spec.partitions_def == DAYS for spec in orders.check_specs)
 
 
 def test_without_dagster_support_the_checks_stay_unpartitioned(

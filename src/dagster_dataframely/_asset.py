@@ -16,7 +16,7 @@ import dagster as dg
 import dataframely as dy
 import polars as pl
 
-from ._checks import check_specs
+from ._checks import asset_check_specs
 from ._columns import call_keeping_columns_tab, schema_metadata
 from ._quarantine import delegating_writer, validate_quarantine_key
 from ._quarantine_files import QuarantineWriter, file_writer
@@ -161,7 +161,7 @@ def asset(
             key_prefix=prefix or None,
             metadata={**(metadata or {}), **schema_metadata(schema)},
             description=description or own_docstring(schema) or inspect.getdoc(function),
-            check_specs=check_specs(
+            check_specs=asset_check_specs(
                 schema,
                 asset=key,
                 check_granularity=settings.check_granularity,
