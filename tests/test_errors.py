@@ -16,6 +16,7 @@ from dagster_dataframely.errors import (
     CollectionNotSupportedError,
     ColumnSchemaError,
     ConcurrentRunError,
+    CredentialsInUrlError,
     DagsterDataframelyError,
     InvalidColumnNameError,
     InvalidRuleNameError,
@@ -203,6 +204,15 @@ CASES = [
         fragments=("'orders'", "DAGSTER_DATAFRAMELY_QUARANTINE_DIR", "run"),
     ),
     Case(
+        CredentialsInUrlError,
+        ("the environment variable DAGSTER_DATAFRAMELY_QUARANTINE_DIR", "s3"),
+        attributes={
+            "given_as": "the environment variable DAGSTER_DATAFRAMELY_QUARANTINE_DIR",
+            "scheme": "s3",
+        },
+        fragments=("DAGSTER_DATAFRAMELY_QUARANTINE_DIR", "s3:// URL", "AWS_SECRET_ACCESS_KEY"),
+    ),
+    Case(
         QuarantineIOManagerError,
         ("DuckDBPandasIOManager (the io_manager argument)", "it cannot store Polars", "Use X."),
         attributes={
@@ -296,6 +306,10 @@ SIGNATURES: dict[type[DagsterDataframelyError], list[tuple[str, Any, Any]]] = {
         ("quarantine", POS, inspect.Parameter.empty),
     ],
     QuarantineDirError: [("asset", POS, inspect.Parameter.empty)],
+    CredentialsInUrlError: [
+        ("given_as", POS, inspect.Parameter.empty),
+        ("scheme", POS, inspect.Parameter.empty),
+    ],
     QuarantineIOManagerError: [
         (name, POS, inspect.Parameter.empty) for name in ("manager", "problem", "fix")
     ],

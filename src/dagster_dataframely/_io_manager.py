@@ -17,7 +17,8 @@ import polars as pl
 from pydantic import PrivateAttr
 
 from . import _names
-from ._quarantine_files import without_credentials
+from ._credentials import refuse_credentials, without_credentials
+from ._staged_writes import staged
 from ._upstream import (
     NestedResourceFactory,
     context_for_manager,
@@ -51,12 +52,25 @@ class QuarantineAwareIOManager(NestedResourceFactory):
     or a `quarantine_spec` declaring it; an asset of your own named `foo_quarantine` is
     ordinary. Each manager may be a `ConfigurableIOManager`, a `ConfigurableIOManagerFactory`
     (such as `DuckDBPolarsIOManager`) or a plain `dg.IOManager` / `@dg.io_manager`.
+
+    With `staged_writes=True`, a failed or killed write leaves the last good table and
+    quarantine as they were, with both managers: a parquet file is written beside the table
+    and renamed into place (on an object store, uploaded whole), and a DuckDB slice is
+    replaced in one transaction that also adds any column the frame brings. See the
+    Guarantees page for what each manager keeps without it. Only a `UPathIOManager` (such as
+    `PolarsParquetIOManager`) on a local disk or an object store and a `DuckDBIOManager` (such
+    as `DuckDBPolarsIOManager`) can be staged; any other manager is refused.
+
+    A manager whose configuration holds a URL with a user name or password in it
+    (`s3://KEY:SECRET@bucket`) is refused with `CredentialsInUrlError`, here and when the
+    resource is created, so the secret never reaches metadata, errors or logs.
     """
 
     io_manager: dg.ResourceDependency[Any]
     # Dagster recognizes a nested resource only by a bare `ResourceDependency` annotation, so
     # the optional one cannot be spelled `... | None`.
     quarantine_io_manager: dg.ResourceDependency[Any] = None  # type: ignore[assignment]
+    staged_writes: bool = False
 
     _resource_configs: dict[str, Mapping[str, Any]] = PrivateAttr(default_factory=dict)
     _passed_names: dict[str, str] = PrivateAttr(default_factory=dict)
@@ -74,6 +88,8 @@ class QuarantineAwareIOManager(NestedResourceFactory):
         }
         # Errors name the class the user wrote, not the manager a factory later builds.
         self._passed_names = {field: type(data[field]).__name__ for field in fields}
+        for field, config in self._resource_configs.items():
+            _refuse_credentials_in(config, f"{self._passed_names[field]} (the {field} argument)")
 
     def carry_over_to(self, rebuilt: Self) -> None:
         # Dagster rebuilds the resource with its nested resources already resolved, which
@@ -93,7 +109,14 @@ class QuarantineAwareIOManager(NestedResourceFactory):
     def _managed(self, field: str, manager: object) -> "_Managed":
         passed = self._passed_names.get(field, type(manager).__name__)
         config = self._resource_configs.get(field)
-        return _managed(f"{passed} (the {field} argument)", manager, config)
+        name = f"{passed} (the {field} argument)"
+        # Again now that Dagster has resolved the manager: an `EnvVar` is read only now.
+        if isinstance(manager, dg.ConfigurableResource):
+            _refuse_credentials_in(manager.model_dump(), name)
+        managed = _managed(name, manager, config)
+        if self.staged_writes:
+            managed.writer = staged(managed.manager, name)
+        return managed
 
 
 class _Managed:
@@ -103,6 +126,8 @@ class _Managed:
         self.name = name
         self.manager = manager
         self.config = config
+        # Who `handle_output` goes to: the manager itself, or a staged copy of it.
+        self.writer = manager
 
     def forward(self, context: Any, *, clear_logged_metadata: bool = False) -> Any:
         # The wrapped manager's own config, not the wrapper's; None for a manager passed as a
@@ -151,7 +176,7 @@ class QuarantineRouter(dg.IOManager):
         """Write through `target`, copy its metadata onto `context`, and return that metadata."""
         forwarded = target.forward(context, clear_logged_metadata=True)
         try:
-            write_through(target.manager, forwarded, obj)
+            write_through(target.writer, forwarded, obj)
         except Exception as error:
             error.add_note(f"The write went through {target.name}.")
             raise
@@ -205,6 +230,18 @@ def _address(logged: Mapping[str, Any], key: dg.AssetKey) -> str:
     if table is not None:
         return ".".join(str(getattr(table, "value", table)).rsplit(".", 2)[-2:])
     return key.to_user_string()
+
+
+def _refuse_credentials_in(config: object, name: str, key: str = "") -> None:
+    """Refuse every string in a manager's configuration that is a URL carrying credentials."""
+    if isinstance(config, str):
+        refuse_credentials(config, f"The {key or 'configuration'} of {name}")
+    elif isinstance(config, Mapping):
+        for inner, value in config.items():
+            _refuse_credentials_in(value, name, f"{key}.{inner}" if key else str(inner))
+    elif isinstance(config, list | tuple):
+        for value in config:
+            _refuse_credentials_in(value, name, key)
 
 
 def _managed(name: str, manager: object, config: Mapping[str, Any] | None) -> _Managed:

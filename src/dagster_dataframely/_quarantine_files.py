@@ -21,6 +21,7 @@ from typing_extensions import TypeAliasType
 from upath import UPath
 from upath.implementations.cloud import CloudPath
 
+from ._credentials import refuse_credentials, without_credentials
 from ._names import quarantine_key
 
 __all__ = ["QuarantineWriter", "file_writer", "quarantine_path"]
@@ -100,7 +101,14 @@ def quarantine_path(
     Returns
     -------
     The file's path. Its parent directories may not exist yet.
+
+    Raises
+    ------
+    CredentialsInUrlError
+        `quarantine_dir` is a URL with a user name or password in it, such as
+        `s3://KEY:SECRET@bucket/q`. The message does not repeat them.
     """
+    refuse_credentials(str(quarantine_dir), "the quarantine_dir given to quarantine_path")
     base = quarantine_dir if isinstance(quarantine_dir, UPath) else UPath(quarantine_dir)
     segments = _asset_segments(quarantine_key(key))
     if partition_key is not None:
@@ -132,9 +140,15 @@ def file_writer(
 
     Returns
     -------
-    A writer that takes the invalid rows and returns the file's path as a string. A URL is
-    returned without any user or password it was given.
+    A writer that takes the invalid rows and returns the file's path as a string.
+
+    Raises
+    ------
+    CredentialsInUrlError
+        `quarantine_dir` is a URL with a user name or password in it. The message does not
+        repeat them.
     """
+    refuse_credentials(str(quarantine_dir), "the quarantine_dir given to file_writer")
     path = quarantine_path(key, quarantine_dir, partition_key)
     shown = without_credentials(str(path))
 
@@ -228,14 +242,3 @@ def _write_remote(frame: pl.DataFrame, target: UPath) -> None:
         target.parent.mkdir(parents=True, exist_ok=True)
     with target.open("wb") as file:
         file.write(buffer.getvalue())
-
-
-def without_credentials(location: str) -> str:
-    """Remove a `user:password@` from a URL's authority, leaving any other string as it is."""
-    scheme, separator, rest = location.partition("://")
-    if not separator:
-        return location
-    authority = rest.split("/", 1)[0]
-    if "@" not in authority:
-        return location
-    return scheme + separator + rest[authority.rindex("@") + 1 :]

@@ -14,6 +14,7 @@ from typing import Generic, Literal, TypeVar, get_args
 
 from typing_extensions import TypeAliasType
 
+from dagster_dataframely._credentials import refuse_credentials
 from dagster_dataframely.errors import InvalidSettingError
 
 __all__ = [
@@ -252,6 +253,11 @@ def read_quarantine_dir() -> str | None:
     """Return `DAGSTER_DATAFRAMELY_QUARANTINE_DIR`, or `None` if it is unset.
 
     Raises:
+        CredentialsInUrlError: the variable is a URL with a user name or password in it.
         InvalidSettingError: the variable is set but empty or only whitespace.
     """
+    text = os.environ.get(_QUARANTINE_DIR.env_var)
+    if text is not None:
+        # Before parsing: the parser's error repeats the value it rejects.
+        refuse_credentials(text, f"the environment variable {_QUARANTINE_DIR.env_var}")
     return _from_env(_QUARANTINE_DIR)

@@ -49,8 +49,11 @@ __all__ = [
     "context_for_manager",
     "current_asset_context",
     "database_handled_types",
+    "db_io_manager_parts",
+    "db_io_manager_with",
     "failure_outcomes",
     "is_context_parameter",
+    "is_duckdb_io_manager",
     "output_context_for",
     "output_io_manager",
     "planned_partitions",
@@ -309,6 +312,49 @@ def database_handled_types(manager: dg.IOManager) -> tuple[type, ...] | None:
     if not isinstance(manager, DbIOManager):
         return None
     return tuple(manager._handlers_by_type)
+
+
+def is_duckdb_io_manager(manager: object) -> bool:
+    """Whether `manager` is the `DbIOManager` a `DuckDBIOManager` builds.
+
+    Relies on `DbIOManager` and its `_db_client` attribute, which
+    `DuckDBIOManager.create_io_manager` sets to a `dagster_duckdb.io_manager.DuckDbClient`.
+    Since Dagster 1.13.0 (dagster-duckdb 0.29.0). False when dagster-duckdb is not installed.
+    """
+    if not isinstance(manager, DbIOManager):
+        return False
+    try:
+        from dagster_duckdb.io_manager import DuckDbClient
+    except ImportError:
+        return False
+    return isinstance(manager._db_client, DuckDbClient)
+
+
+def db_io_manager_parts(manager: dg.IOManager) -> tuple[Any, Mapping[type, Any]]:
+    """The `DbClient` of a `DbIOManager` and its type handlers by the type each stores.
+
+    Relies on `DbIOManager._db_client` and `DbIOManager._handlers_by_type`, set in its
+    `__init__` and read by its `handle_output`. Since Dagster 1.13.0.
+    """
+    assert isinstance(manager, DbIOManager)
+    return manager._db_client, dict(manager._handlers_by_type)
+
+
+def db_io_manager_with(
+    manager: dg.IOManager, *, client: Any, handlers: Mapping[type, Any]
+) -> dg.IOManager:
+    """A copy of a `DbIOManager` that connects through `client` and stores with `handlers`.
+
+    `handle_output` of the copy connects with `client.connect`, calls
+    `client.ensure_schema_exists` and `client.delete_table_slice`, then the handler of the
+    output's type, exactly as the original does with its own; staged writes rely on that order.
+    Relies on the same two attributes as `db_io_manager_parts`. Since Dagster 1.13.0.
+    """
+    assert isinstance(manager, DbIOManager)
+    writer = copy.copy(manager)
+    writer._db_client = client
+    writer._handlers_by_type = dict(handlers)
+    return writer
 
 
 def upath_output_locations(manager: UPathIOManager, context: dg.OutputContext) -> list[UPath]:

@@ -15,6 +15,7 @@ __all__ = [
     "CollectionNotSupportedError",
     "ColumnSchemaError",
     "ConcurrentRunError",
+    "CredentialsInUrlError",
     "DagsterDataframelyError",
     "InvalidColumnNameError",
     "InvalidRuleNameError",
@@ -478,4 +479,25 @@ class ClearQuarantineError(DagsterDataframelyError):
             f"Asset {asset!r} sets `clear_quarantine=True` but writes no quarantine, so a clean "
             f"run has nothing to clear. Set `quarantine=True` on `dd.asset` (or pass a "
             f"`quarantine_writer` to `validation_results`), or remove `clear_quarantine=True`."
+        )
+
+
+class CredentialsInUrlError(DagsterDataframelyError):
+    """Raised when a directory is a URL with a user name or password written into it.
+
+    Whatever shows the location (metadata, an error, a log line) would show the secret, and
+    object stores read their credentials from the environment anyway. The message names where
+    the URL was given and its scheme, never the URL itself.
+    """
+
+    def __init__(self, given_as: str, scheme: str) -> None:
+        self.given_as = given_as
+        self.scheme = scheme
+        url = f"a {scheme}:// URL" if scheme else "a URL"
+        super().__init__(
+            f"{given_as} is {url} with a user name or password in it, which dagster-dataframely "
+            f"refuses so that no credential ever appears in metadata, errors or logs. Remove "
+            f"the `user:password@` part and give the credentials through the environment (for "
+            f"S3, AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY) or the IO manager's "
+            f"storage_options."
         )
