@@ -103,9 +103,7 @@ def test_the_quarantine_dir_variable_is_refused_at_declaration(
         def orders() -> pl.DataFrame:
             return pl.DataFrame({"order_id": ["a"], "amount": [-1.0]})
 
-    assert raised.value.given_as == (
-        "the environment variable DAGSTER_DATAFRAMELY_QUARANTINE_DIR"
-    )
+    assert raised.value.given_as == ("the environment variable DAGSTER_DATAFRAMELY_QUARANTINE_DIR")
     _assert_nothing_secret(str(raised.value))
 
 

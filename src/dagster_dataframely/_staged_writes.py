@@ -278,10 +278,15 @@ class _SliceReplacement:
             connection.begin()
             try:
                 yield connection
+                connection.commit()
             except BaseException:
-                connection.rollback()
+                # A commit that failed has rolled back already, and then a rollback raises.
+                with contextlib.suppress(Exception):
+                    connection.rollback()
+                # The client closes its connection only when the block ends without error; an
+                # open one would keep the database file locked for this process.
+                connection.close()
                 raise
-            connection.commit()
 
     def ensure_schema_exists(self, context: Any, table_slice: Any, connection: Any) -> None:
         self._client.ensure_schema_exists(context, table_slice, connection)
@@ -297,23 +302,26 @@ class _SliceReplacement:
     def get_table_name(self, table_slice: Any) -> str:
         return str(self._client.get_table_name(table_slice))
 
-    def handler(self) -> Any:
+    def handler(self) -> _FittedFrameHandler:
         """The manager's own Polars handler, given the fitted frame instead of the original."""
-        replacement = self
         handler = next(h for t, h in self._handlers.items() if issubclass(pl.DataFrame, t))
+        return _FittedFrameHandler(self, handler)
 
-        class FittedFrameHandler:
-            supported_types = [pl.DataFrame]
 
-            def handle_output(
-                self, context: Any, table_slice: Any, obj: Any, connection: Any
-            ) -> Any:
-                return handler.handle_output(context, table_slice, replacement.frame, connection)
+class _FittedFrameHandler:
+    """A `DbTypeHandler` that stores the replacement's fitted frame with the manager's handler."""
 
-            def load_input(self, context: Any, table_slice: Any, connection: Any) -> Any:
-                return handler.load_input(context, table_slice, connection)
+    def __init__(self, replacement: _SliceReplacement, handler: Any) -> None:
+        self._replacement = replacement
+        self._handler = handler
+        self.supported_types = [pl.DataFrame]
 
-        return FittedFrameHandler()
+    def handle_output(self, context: Any, table_slice: Any, obj: Any, connection: Any) -> Any:
+        frame = self._replacement.frame
+        return self._handler.handle_output(context, table_slice, frame, connection)
+
+    def load_input(self, context: Any, table_slice: Any, connection: Any) -> Any:
+        return self._handler.load_input(context, table_slice, connection)
 
 
 def _fit_to_table(connection: Any, table_slice: Any, frame: pl.DataFrame) -> pl.DataFrame:

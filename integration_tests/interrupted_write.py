@@ -1,0 +1,128 @@
+"""A materialization that stops dead in the middle of one write, for a test to kill it there.
+
+`python -m integration_tests.interrupted_write '<json>'` runs `orders` once (through
+`write_version`) with a hook that, when the chosen write is half done, touches a marker file
+and sleeps. The test waits for the marker, sends SIGKILL, and then reads what a killed run left
+behind. Where the write stops is fixed, so every kill lands at the same point:
+
+- parquet: half of the new file's bytes are written and flushed to the kernel (which keeps
+  them through the kill), the rest never are. Without staging that half file is the table.
+- DuckDB: the manager has deleted the slice and not yet inserted the new rows. Without a
+  transaction that delete is already committed.
+
+The same `write_version` writes the last good version in the test's own process first.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import os
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import dagster as dg
+import polars as pl
+from dagster_duckdb_polars import DuckDBPolarsIOManager
+from dagster_polars import PolarsParquetIOManager
+
+import dagster_dataframely as dd
+
+from .conftest import QUIET, UNPARTITIONED, orders_asset, orders_frame
+
+PARQUET, DUCKDB = "parquet", "duckdb"
+TABLE, QUARANTINE = "table", "quarantine"
+DAY = "2026-01-02"
+_FOREVER = 600.0
+
+
+def manager(kind: str, warehouse: Path, restricted: Path, *, staged: bool) -> object:
+    """The table manager on `warehouse`, the quarantine's on `restricted`."""
+    if kind == PARQUET:
+        table: object = PolarsParquetIOManager(base_dir=str(warehouse))
+        quarantine: object = PolarsParquetIOManager(base_dir=str(restricted))
+    else:
+        table = DuckDBPolarsIOManager(database=str(warehouse / "w.duckdb"))
+        quarantine = DuckDBPolarsIOManager(database=str(restricted / "q.duckdb"))
+    return dd.QuarantineAwareIOManager(
+        io_manager=table, quarantine_io_manager=quarantine, staged_writes=staged
+    )
+
+
+def version(tag: str, valid: int = 2, invalid: int = 1) -> pl.DataFrame:
+    """A version of the orders: ids tagged `tag`, `valid` good rows and `invalid` bad ones."""
+    return orders_frame(DAY, tag=tag, valid=valid, invalid=invalid)
+
+
+def write_version(
+    kind: str, warehouse: Path, restricted: Path, frame: pl.DataFrame, *, staged: bool
+) -> dg.ExecuteInProcessResult:
+    """Materialize `orders` returning `frame`; a failed run returns its result too."""
+    return dg.materialize(
+        [orders_asset({UNPARTITIONED: frame})],
+        resources={"io_manager": manager(kind, warehouse, restricted, staged=staged)},
+        run_config=QUIET,
+        raise_on_error=False,
+    )
+
+
+def _stop_parquet_write_half_way(under: Path, marker: Path) -> None:
+    """Every parquet write to a file below `under` writes half its bytes, then stops."""
+    write_parquet = pl.DataFrame.write_parquet
+
+    def half_then_stop(frame: pl.DataFrame, file: Any, *args: Any, **kwargs: Any) -> None:
+        name = str(getattr(file, "path", None) or getattr(file, "name", None) or file)
+        if not name.startswith(str(under)):
+            write_parquet(frame, file, *args, **kwargs)
+            return
+        whole = io.BytesIO()
+        write_parquet(frame, whole, *args, **kwargs)
+        data = whole.getvalue()
+        if hasattr(file, "write"):
+            file.write(data[: len(data) // 2])
+            file.flush()
+        else:
+            Path(name).write_bytes(data[: len(data) // 2])
+        _stop_here(marker)
+
+    pl.DataFrame.write_parquet = half_then_stop  # type: ignore[assignment,method-assign]
+
+
+def _stop_duckdb_write_after_the_delete(table: str, marker: Path) -> None:
+    """The slice replacement of `table` stops once the old rows are deleted."""
+    from dagster_duckdb.io_manager import DuckDbClient
+
+    delete = DuckDbClient.delete_table_slice
+
+    def delete_then_stop(context: Any, table_slice: Any, connection: Any) -> None:
+        delete(context, table_slice, connection)
+        if table_slice.table == table:
+            _stop_here(marker)
+
+    DuckDbClient.delete_table_slice = staticmethod(delete_then_stop)  # type: ignore[method-assign]
+
+
+def _stop_here(marker: Path) -> None:
+    marker.touch()
+    time.sleep(_FOREVER)  # the test kills the process long before this ends
+    os._exit(3)
+
+
+def main(arguments: dict[str, Any]) -> None:
+    kind, stop_in = arguments["kind"], arguments["stop_in"]
+    warehouse, restricted = Path(arguments["warehouse"]), Path(arguments["restricted"])
+    marker = Path(arguments["marker"])
+    if kind == PARQUET:
+        _stop_parquet_write_half_way(warehouse if stop_in == TABLE else restricted, marker)
+    else:
+        table = "orders" if stop_in == TABLE else "orders_quarantine"
+        _stop_duckdb_write_after_the_delete(table, marker)
+    second = version("second", valid=3, invalid=2)
+    write_version(kind, warehouse, restricted, second, staged=arguments["staged"])
+    sys.exit(4)  # the write was expected to stop; reaching here means the hook never fired
+
+
+if __name__ == "__main__":
+    main(json.loads(sys.argv[1]))

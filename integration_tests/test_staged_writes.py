@@ -1,0 +1,394 @@
+"""`QuarantineAwareIOManager(staged_writes=True)`: a failed or killed write keeps the last good one.
+
+Each test writes a first version in this process, then makes the second version's write fail
+in one of two ways, and reads what is left with Polars or DuckDB directly:
+
+- killed: a child process runs the second version and stops half way through one write
+  (`interrupted_write`); the test sends it SIGKILL there.
+- a full disk: the table or quarantine lives on a tmpfs of a few MiB that this test mounts and
+  fills, so the second version's write fails with ENOSPC.
+
+The same failures without the opt-in are here too, as evidence for what the Guarantees page says
+happens then: the killed or failed write leaves a table that cannot be read, or an empty one.
+"""
+
+import datetime as dt
+import errno
+import gc
+import json
+import os
+import secrets
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import dagster as dg
+import dataframely as dy
+import polars as pl
+import pytest
+from dagster_duckdb_polars import DuckDBPolarsIOManager
+from polars.testing import assert_frame_equal
+
+import dagster_dataframely as dd
+
+from .conftest import (
+    DAILY,
+    DAY_1,
+    DAY_2,
+    ORDERS_COLUMNS,
+    QUIET,
+    Orders,
+    assert_quarantine,
+    assert_table,
+    duckdb_frame,
+    files_under,
+    orders_frame,
+)
+from .interrupted_write import (
+    DUCKDB,
+    PARQUET,
+    QUARANTINE,
+    TABLE,
+    version,
+    write_version,
+)
+
+pytestmark = [pytest.mark.integration, pytest.mark.timeout(240)]
+
+ROOT = Path(__file__).resolve().parent.parent
+KINDS = [PARQUET, DUCKDB]
+WRITES = [TABLE, QUARANTINE]
+NEW_RULE = "dy_rule__below_limit"
+
+
+def stored(kind: str, write: str, warehouse: Path, restricted: Path) -> pl.DataFrame:
+    """The table or the quarantine as a reader finds it, sorted by id."""
+    if kind == PARQUET:
+        if write == TABLE:
+            return pl.read_parquet(warehouse / "orders.parquet").sort("order_id")
+        return pl.read_parquet(restricted / "orders_quarantine.parquet").sort("order_id")
+    if write == TABLE:
+        return duckdb_frame(warehouse / "w.duckdb", "public.orders")
+    return duckdb_frame(restricted / "q.duckdb", "public.orders_quarantine")
+
+
+def kill_mid_write(
+    kind: str, write: str, warehouse: Path, restricted: Path, tmp_path: Path, *, staged: bool
+) -> None:
+    """Run the second version in a child process and SIGKILL it half way through `write`."""
+    marker, log = tmp_path / "stopped", tmp_path / "child.log"
+    arguments = {
+        "kind": kind,
+        "stop_in": write,
+        "warehouse": str(warehouse),
+        "restricted": str(restricted),
+        "marker": str(marker),
+        "staged": staged,
+    }
+    with log.open("wb") as output:
+        child = subprocess.Popen(
+            [sys.executable, "-m", "integration_tests.interrupted_write", json.dumps(arguments)],
+            cwd=ROOT,
+            stdout=output,
+            stderr=subprocess.STDOUT,
+        )
+    try:
+        deadline = time.monotonic() + 120
+        while not marker.exists():
+            if child.poll() is not None:
+                pytest.fail(
+                    f"the child exited ({child.returncode}) before its write stopped:\n"
+                    f"{log.read_text()[-4000:]}"
+                )
+            if time.monotonic() > deadline:
+                pytest.fail(f"the child's write never stopped:\n{log.read_text()[-4000:]}")
+            time.sleep(0.05)
+        os.kill(child.pid, signal.SIGKILL)
+        assert child.wait(timeout=30) == -signal.SIGKILL
+    finally:
+        if child.poll() is None:
+            os.kill(child.pid, signal.SIGKILL)
+            child.wait(timeout=30)
+
+
+# Killed half way through a write.
+
+
+@pytest.mark.parametrize("write", WRITES)
+@pytest.mark.parametrize("kind", KINDS)
+def test_a_killed_staged_write_leaves_the_last_good_version(
+    warehouse: Path, restricted: Path, tmp_path: Path, kind: str, write: str
+) -> None:
+    first = version("first")
+    assert write_version(kind, warehouse, restricted, first, staged=True).success
+    before = stored(kind, write, warehouse, restricted)
+
+    kill_mid_write(kind, write, warehouse, restricted, tmp_path, staged=True)
+
+    assert_frame_equal(stored(kind, write, warehouse, restricted), before)
+    if write == TABLE:
+        assert_table(stored(kind, TABLE, warehouse, restricted), first)
+    else:
+        assert_quarantine(stored(kind, QUARANTINE, warehouse, restricted), first)
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_the_next_staged_write_after_a_kill_succeeds_and_leaves_nothing_behind(
+    warehouse: Path, restricted: Path, tmp_path: Path, kind: str
+) -> None:
+    assert write_version(kind, warehouse, restricted, version("first"), staged=True).success
+    kill_mid_write(kind, TABLE, warehouse, restricted, tmp_path, staged=True)
+    third = version("third", valid=4, invalid=2)
+
+    assert write_version(kind, warehouse, restricted, third, staged=True).success
+
+    assert_table(stored(kind, TABLE, warehouse, restricted), third)
+    assert_quarantine(stored(kind, QUARANTINE, warehouse, restricted), third)
+    if kind == PARQUET:
+        # The killed write's staging file is gone, so a scan of the directory works again.
+        assert files_under(warehouse) == {"orders.parquet"}
+        assert pl.scan_parquet(warehouse).collect().height == 4
+    else:
+        assert files_under(warehouse) == {"w.duckdb"}
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_without_staging_a_killed_write_destroys_the_last_good_table(
+    warehouse: Path, restricted: Path, tmp_path: Path, kind: str
+) -> None:
+    assert write_version(kind, warehouse, restricted, version("first"), staged=False).success
+
+    kill_mid_write(kind, TABLE, warehouse, restricted, tmp_path, staged=False)
+
+    if kind == PARQUET:
+        with pytest.raises(pl.exceptions.ComputeError):
+            pl.read_parquet(warehouse / "orders.parquet")
+    else:
+        assert stored(kind, TABLE, warehouse, restricted).height == 0
+
+
+# A full disk.
+
+
+@pytest.fixture
+def small_disk(tmp_path: Path) -> Iterator[Path]:
+    """A 4 MiB tmpfs mounted for this test alone, and unmounted after it."""
+    point = tmp_path / "small-disk"
+    point.mkdir()
+    if os.geteuid() != 0:
+        pytest.skip("mounting a tmpfs needs root; CI runs as root and runs this test")
+    mounted = subprocess.run(
+        ["mount", "-t", "tmpfs", "-o", "size=4m", "tmpfs", str(point)],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    if mounted.returncode != 0:
+        pytest.skip(f"this machine refuses to mount a tmpfs: {mounted.stderr.strip()}")
+    try:
+        yield point
+    finally:
+        subprocess.run(["umount", str(point)], check=True)
+
+
+def fill(disk: Path, leave: int) -> None:
+    """Fill `disk` to the last byte, then free `leave` bytes of it."""
+    filler = disk / "filler"
+    with filler.open("wb", buffering=0) as file:
+        chunk = b"\0" * 65536
+        while True:
+            try:
+                file.write(chunk)
+            except OSError as error:
+                if error.errno != errno.ENOSPC:
+                    raise
+                break
+    os.truncate(filler, max(0, filler.stat().st_size - leave))
+
+
+def big_version(rows: int) -> pl.DataFrame:
+    """`rows` valid orders and one invalid, each id 64 random hex digits: about 70 bytes a row
+    even compressed."""
+    frame = version("big", valid=rows, invalid=1)
+    ids = [secrets.token_hex(32) for _ in range(frame.height)]
+    return frame.with_columns(pl.Series("order_id", ids, dtype=pl.String))
+
+
+def _disks(kind: str, write: str, small_disk: Path, tmp_path: Path) -> tuple[Path, Path]:
+    """(warehouse, restricted): the one `write` goes to is on the small disk."""
+    on_small, elsewhere = small_disk / "store", tmp_path / "elsewhere"
+    on_small.mkdir()
+    elsewhere.mkdir()
+    return (on_small, elsewhere) if write == TABLE else (elsewhere, on_small)
+
+
+@pytest.mark.parametrize("write", WRITES)
+@pytest.mark.parametrize("kind", KINDS)
+def test_a_staged_write_to_a_full_disk_leaves_the_last_good_version(
+    small_disk: Path, tmp_path: Path, kind: str, write: str
+) -> None:
+    warehouse, restricted = _disks(kind, write, small_disk, tmp_path)
+    first = version("first")
+    assert write_version(kind, warehouse, restricted, first, staged=True).success
+    before = stored(kind, write, warehouse, restricted)
+    fill(small_disk, leave=64 * 1024)
+
+    # Every row invalid as well as valid goes to the quarantine, so both writes are large.
+    second = big_version(30_000)
+    if write == QUARANTINE:
+        second = second.with_columns(amount=-pl.col("amount") - 1)
+    result = write_version(kind, warehouse, restricted, second, staged=True)
+
+    assert not result.success
+    assert_frame_equal(stored(kind, write, warehouse, restricted), before)
+    if kind == PARQUET:
+        assert files_under(small_disk / "store") == {
+            "orders.parquet" if write == TABLE else "orders_quarantine.parquet"
+        }
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_without_staging_a_full_disk_destroys_the_last_good_table(
+    small_disk: Path, tmp_path: Path, kind: str
+) -> None:
+    warehouse, restricted = _disks(kind, TABLE, small_disk, tmp_path)
+    assert write_version(kind, warehouse, restricted, version("first"), staged=False).success
+    fill(small_disk, leave=64 * 1024)
+
+    result = write_version(kind, warehouse, restricted, big_version(30_000), staged=False)
+
+    assert not result.success
+    if kind == PARQUET:
+        with pytest.raises(pl.exceptions.ComputeError):
+            pl.read_parquet(warehouse / "orders.parquet")
+    else:
+        # DuckDbClient leaves its connection open when a write fails; it closes once collected.
+        del result
+        gc.collect()
+        assert stored(kind, TABLE, warehouse, restricted).height == 0
+
+
+# A DuckDB table whose schema changed between two runs.
+
+
+class OrdersWithNote(Orders):
+    """The suite's orders, plus a nullable column added later."""
+
+    note = dy.String(nullable=True)
+
+
+class OrdersWithRule(Orders):
+    """The suite's orders, plus a rule added later: an order under 1000."""
+
+    @dy.rule()
+    def below_limit(cls) -> pl.Expr:
+        return pl.col("amount") < 1000
+
+
+def _daily_orders(schema: type[dy.Schema], frames: dict[str, pl.DataFrame]) -> dg.AssetsDefinition:
+    @dd.asset(
+        schema,
+        quarantine=True,
+        name="orders",
+        partitions_def=DAILY,
+        metadata={"partition_expr": "day"},
+    )
+    def orders(context: dg.AssetExecutionContext) -> pl.DataFrame:
+        return frames[context.partition_key]
+
+    return orders
+
+
+def _duck_run(
+    asset: dg.AssetsDefinition, warehouse: Path, day: str, *, staged: bool
+) -> dg.ExecuteInProcessResult:
+    manager = dd.QuarantineAwareIOManager(
+        io_manager=DuckDBPolarsIOManager(database=str(warehouse / "w.duckdb")),
+        staged_writes=staged,
+    )
+    return dg.materialize(
+        [asset],
+        resources={"io_manager": manager},
+        run_config=QUIET,
+        partition_key=day,
+        raise_on_error=False,
+    )
+
+
+def _rows(warehouse: Path, table: str, day: str) -> pl.DataFrame:
+    # DuckDbClient leaves its connection open when a write fails, and this process cannot open
+    # the file read-only while it is; it closes once collected.
+    gc.collect()
+    return duckdb_frame(warehouse / "w.duckdb", table, day=dt.date.fromisoformat(day))
+
+
+STAGED = pytest.mark.parametrize("staged", [True, False], ids=["staged", "not-staged"])
+
+
+@STAGED
+def test_a_new_nullable_column_reaches_the_table(warehouse: Path, staged: bool) -> None:
+    frames = {DAY_1: orders_frame(DAY_1, tag="first"), DAY_2: orders_frame(DAY_2, tag="first")}
+    for day in (DAY_1, DAY_2):
+        assert _duck_run(_daily_orders(Orders, frames), warehouse, day, staged=staged).success
+    # No invalid rows, so the table's write is the only one that meets the new column.
+    second = orders_frame(DAY_2, tag="second", invalid=0)
+    noted = {DAY_2: second.with_columns(note=pl.lit("checked"))}
+
+    result = _duck_run(_daily_orders(OrdersWithNote, noted), warehouse, DAY_2, staged=staged)
+
+    assert_table(_rows(warehouse, "public.orders", DAY_1).select(ORDERS_COLUMNS), frames[DAY_1])
+    if staged:
+        assert result.success
+        rewritten = _rows(warehouse, "public.orders", DAY_2)
+        assert_table(rewritten, noted[DAY_2])
+        assert _rows(warehouse, "public.orders", DAY_1)["note"].to_list() == [None, None]
+    else:
+        # Without the opt-in the run fails, and the slice it was replacing is gone.
+        assert not result.success
+        assert _rows(warehouse, "public.orders", DAY_2).height == 0
+
+
+@STAGED
+def test_a_new_rule_column_reaches_the_quarantine(warehouse: Path, staged: bool) -> None:
+    frames = {DAY_1: orders_frame(DAY_1, tag="first"), DAY_2: orders_frame(DAY_2, tag="first")}
+    for day in (DAY_1, DAY_2):
+        assert _duck_run(_daily_orders(Orders, frames), warehouse, day, staged=staged).success
+    second = {DAY_2: orders_frame(DAY_2, tag="second", invalid=2)}
+    quarantine = "public.orders_quarantine"
+
+    result = _duck_run(_daily_orders(OrdersWithRule, second), warehouse, DAY_2, staged=staged)
+    again = _duck_run(_daily_orders(OrdersWithRule, second), warehouse, DAY_2, staged=staged)
+
+    kept = _rows(warehouse, quarantine, DAY_1).drop(NEW_RULE, strict=False)
+    assert_quarantine(kept, frames[DAY_1])
+    if staged:
+        assert result.success
+        assert again.success
+        rewritten = _rows(warehouse, quarantine, DAY_2)
+        assert_quarantine(rewritten, second[DAY_2])
+        assert rewritten[NEW_RULE].to_list() == ["valid", "valid"]
+        # The rule did not exist when the first day's rows were quarantined.
+        assert _rows(warehouse, quarantine, DAY_1)[NEW_RULE].to_list() == [None]
+        assert_table(_rows(warehouse, "public.orders", DAY_2), second[DAY_2])
+    else:
+        # Without the opt-in every later run with invalid rows fails, and the quarantine's
+        # slice is empty until someone drops the table by hand.
+        assert not result.success
+        assert not again.success
+        assert _rows(warehouse, quarantine, DAY_2).height == 0
+
+
+def test_a_dropped_rule_leaves_its_column_null_for_new_rows(warehouse: Path) -> None:
+    frames = {DAY_1: orders_frame(DAY_1, tag="first"), DAY_2: orders_frame(DAY_2, tag="first")}
+    for day in (DAY_1, DAY_2):
+        assert _duck_run(_daily_orders(OrdersWithRule, frames), warehouse, day, staged=True)
+    second = {DAY_2: orders_frame(DAY_2, tag="second", invalid=2)}
+
+    assert _duck_run(_daily_orders(Orders, second), warehouse, DAY_2, staged=True).success
+
+    quarantine = "public.orders_quarantine"
+    assert _rows(warehouse, quarantine, DAY_2)[NEW_RULE].to_list() == [None, None]
+    assert _rows(warehouse, quarantine, DAY_1)[NEW_RULE].to_list() == ["valid"]
