@@ -30,9 +30,11 @@ import dataframely as dy
 import polars as pl
 import pytest
 from dagster_duckdb_polars import DuckDBPolarsIOManager
+from dagster_polars import PolarsParquetIOManager
 from polars.testing import assert_frame_equal
 
 import dagster_dataframely as dd
+from dagster_dataframely.errors import QuarantineIOManagerError
 
 from .conftest import (
     DAILY,
@@ -40,11 +42,14 @@ from .conftest import (
     DAY_2,
     ORDERS_COLUMNS,
     QUIET,
+    UNPARTITIONED,
     Orders,
     assert_quarantine,
     assert_table,
     duckdb_frame,
     files_under,
+    materialization_metadata,
+    orders_asset,
     orders_frame,
 )
 from .interrupted_write import (
@@ -392,3 +397,88 @@ def test_a_dropped_rule_leaves_its_column_null_for_new_rows(warehouse: Path) -> 
     quarantine = "public.orders_quarantine"
     assert _rows(warehouse, quarantine, DAY_2)[NEW_RULE].to_list() == [None, None]
     assert _rows(warehouse, quarantine, DAY_1)[NEW_RULE].to_list() == ["valid"]
+
+
+# Staged writes store what the manager stores, and refuse what they cannot stage.
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_staged_writes_store_and_report_what_the_manager_does(tmp_path: Path, kind: str) -> None:
+    """The same files or tables, rows and metadata, partitioned, with and without the opt-in."""
+    frames = {DAY_1: orders_frame(DAY_1), DAY_2: orders_frame(DAY_2, invalid=2)}
+    seen: dict[bool, tuple[set[str], dict[str, object]]] = {}
+    for staged in (False, True):
+        root = tmp_path / ("staged" if staged else "plain")
+        warehouse, restricted = root / "w", root / "q"
+        root.mkdir()
+        manager = (
+            dd.QuarantineAwareIOManager(
+                io_manager=PolarsParquetIOManager(base_dir=str(warehouse)),
+                quarantine_io_manager=PolarsParquetIOManager(base_dir=str(restricted)),
+                staged_writes=staged,
+            )
+            if kind == PARQUET
+            else dd.QuarantineAwareIOManager(
+                io_manager=DuckDBPolarsIOManager(database=str(root / "w.duckdb")),
+                staged_writes=staged,
+            )
+        )
+        orders = _daily_orders(Orders, frames)
+        for day in (DAY_1, DAY_2):
+            result = dg.materialize(
+                [orders], resources={"io_manager": manager}, run_config=QUIET, partition_key=day
+            )
+        metadata = materialization_metadata(result, orders.key)
+        metadata = {k: v for k, v in metadata.items() if k not in {"table"}}  # a random sample
+        listing = files_under(root)
+        seen[staged] = (
+            listing,
+            {k: str(v).replace(str(root), "<root>") for k, v in metadata.items()},
+        )
+        if kind == PARQUET:
+            for day in (DAY_1, DAY_2):
+                assert_table(pl.read_parquet(warehouse / "orders" / f"{day}.parquet"), frames[day])
+                quarantine = pl.read_parquet(restricted / "orders_quarantine" / f"{day}.parquet")
+                assert_quarantine(quarantine, frames[day])
+        else:
+            for day in (DAY_1, DAY_2):
+                assert_table(_rows(root, "public.orders", day), frames[day])
+                assert_quarantine(_rows(root, "public.orders_quarantine", day), frames[day])
+
+    plain_files = {name.replace("plain/", "") for name in seen[False][0]}
+    staged_files = {name.replace("staged/", "") for name in seen[True][0]}
+    assert staged_files == plain_files  # no staging file left behind
+    assert seen[True][1] == seen[False][1]
+
+
+class MemoryIOManager(dg.IOManager):
+    """Stores in a dict: nothing outside it can make its writes atomic."""
+
+    def __init__(self) -> None:
+        self.values: dict[str, object] = {}
+
+    def handle_output(self, context: dg.OutputContext, obj: object) -> None:
+        self.values[context.asset_key.to_user_string()] = obj
+
+    def load_input(self, context: dg.InputContext) -> object:
+        return self.values[context.asset_key.to_user_string()]
+
+
+@pytest.mark.parametrize("argument", ["io_manager", "quarantine_io_manager"])
+def test_staged_writes_refuse_a_manager_they_cannot_stage(warehouse: Path, argument: str) -> None:
+    managers: dict[str, object] = {"io_manager": PolarsParquetIOManager(base_dir=str(warehouse))}
+    managers[argument] = MemoryIOManager()
+    orders = orders_asset({UNPARTITIONED: version("first")})
+
+    with pytest.raises(dg.DagsterResourceFunctionError) as raised:
+        dg.materialize(
+            [orders],
+            resources={"io_manager": dd.QuarantineAwareIOManager(**managers, staged_writes=True)},
+            run_config=QUIET,
+        )
+
+    error = raised.value.__cause__
+    assert isinstance(error, QuarantineIOManagerError)
+    assert error.manager == f"MemoryIOManager (the {argument} argument)"
+    assert "staged_writes=True" in error.problem
+    assert files_under(warehouse) == set()
