@@ -11,6 +11,10 @@ behind. Where the write stops is fixed, so every kill lands at the same point:
   transaction that delete is already committed.
 
 The same `write_version` writes the last good version in the test's own process first.
+
+With `"then": "continue"` the hook only touches the marker when the chosen write starts and
+lets it run on, so `benchmarks/killed_writes.py` can kill the process at a random moment of a
+real write and count what is left.
 """
 
 from __future__ import annotations
@@ -18,6 +22,7 @@ from __future__ import annotations
 import io
 import json
 import os
+import secrets
 import sys
 import time
 from pathlib import Path
@@ -56,6 +61,14 @@ def version(tag: str, valid: int = 2, invalid: int = 1) -> pl.DataFrame:
     return orders_frame(DAY, tag=tag, valid=valid, invalid=invalid)
 
 
+def big_version(rows: int) -> pl.DataFrame:
+    """`rows` valid orders and one invalid, each id 64 random hex digits, so the file is large
+    even compressed (about 70 bytes a row)."""
+    frame = version("big", valid=rows, invalid=1)
+    ids = [secrets.token_hex(32) for _ in range(frame.height)]
+    return frame.with_columns(pl.Series("order_id", ids, dtype=pl.String))
+
+
 def write_version(
     kind: str, warehouse: Path, restricted: Path, frame: pl.DataFrame, *, staged: bool
 ) -> dg.ExecuteInProcessResult:
@@ -68,7 +81,7 @@ def write_version(
     )
 
 
-def _stop_parquet_write_half_way(under: Path, marker: Path) -> None:
+def _stop_parquet_write_half_way(under: Path, marker: Path, *, stop: bool) -> None:
     """Every parquet write to a file below `under` writes half its bytes, then stops."""
     write_parquet = pl.DataFrame.write_parquet
 
@@ -76,6 +89,11 @@ def _stop_parquet_write_half_way(under: Path, marker: Path) -> None:
         name = str(getattr(file, "path", None) or getattr(file, "name", None) or file)
         if not name.startswith(str(under)):
             write_parquet(frame, file, *args, **kwargs)
+            return
+        if not stop:
+            marker.touch()
+            write_parquet(frame, file, *args, **kwargs)
+            _done(marker).touch()
             return
         whole = io.BytesIO()
         write_parquet(frame, whole, *args, **kwargs)
@@ -90,18 +108,40 @@ def _stop_parquet_write_half_way(under: Path, marker: Path) -> None:
     pl.DataFrame.write_parquet = half_then_stop  # type: ignore[assignment,method-assign]
 
 
-def _stop_duckdb_write_after_the_delete(table: str, marker: Path) -> None:
+def _stop_duckdb_write_after_the_delete(table: str, marker: Path, *, stop: bool) -> None:
     """The slice replacement of `table` stops once the old rows are deleted."""
     from dagster_duckdb.io_manager import DuckDbClient
 
     delete = DuckDbClient.delete_table_slice
 
     def delete_then_stop(context: Any, table_slice: Any, connection: Any) -> None:
+        if table_slice.table == table and not stop:
+            marker.touch()
         delete(context, table_slice, connection)
-        if table_slice.table == table:
+        if table_slice.table == table and stop:
             _stop_here(marker)
 
     DuckDbClient.delete_table_slice = staticmethod(delete_then_stop)  # type: ignore[method-assign]
+    if stop:
+        return
+    from dagster_duckdb_polars import DuckDBPolarsTypeHandler
+
+    insert = DuckDBPolarsTypeHandler.handle_output
+
+    def insert_then_mark(
+        handler: Any, context: Any, table_slice: Any, obj: Any, connection: Any
+    ) -> Any:
+        stored = insert(handler, context, table_slice, obj, connection)
+        if table_slice.table == table:
+            _done(marker).touch()
+        return stored
+
+    DuckDBPolarsTypeHandler.handle_output = insert_then_mark  # type: ignore[method-assign]
+
+
+def _done(marker: Path) -> Path:
+    """Touched when a write that was let run on has handed its rows over (`"continue"`)."""
+    return marker.with_name(marker.name + ".done")
 
 
 def _stop_here(marker: Path) -> None:
@@ -114,14 +154,18 @@ def main(arguments: dict[str, Any]) -> None:
     kind, stop_in = arguments["kind"], arguments["stop_in"]
     warehouse, restricted = Path(arguments["warehouse"]), Path(arguments["restricted"])
     marker = Path(arguments["marker"])
+    stop = arguments.get("then", "stop") == "stop"
     if kind == PARQUET:
-        _stop_parquet_write_half_way(warehouse if stop_in == TABLE else restricted, marker)
+        under = warehouse if stop_in == TABLE else restricted
+        _stop_parquet_write_half_way(under, marker, stop=stop)
     else:
         table = "orders" if stop_in == TABLE else "orders_quarantine"
-        _stop_duckdb_write_after_the_delete(table, marker)
-    second = version("second", valid=3, invalid=2)
-    write_version(kind, warehouse, restricted, second, staged=arguments["staged"])
-    sys.exit(4)  # the write was expected to stop; reaching here means the hook never fired
+        _stop_duckdb_write_after_the_delete(table, marker, stop=stop)
+    second = big_version(arguments["rows"]) if "rows" in arguments else version("second", 3, 2)
+    result = write_version(kind, warehouse, restricted, second, staged=arguments["staged"])
+    if stop:
+        sys.exit(4)  # the write was expected to stop; reaching here means the hook never fired
+    sys.exit(0 if result.success else 5)
 
 
 if __name__ == "__main__":

@@ -17,13 +17,13 @@ import errno
 import gc
 import json
 import os
-import secrets
 import signal
 import subprocess
 import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import dagster as dg
 import dataframely as dy
@@ -32,6 +32,7 @@ import pytest
 from dagster_duckdb_polars import DuckDBPolarsIOManager
 from dagster_polars import PolarsParquetIOManager
 from polars.testing import assert_frame_equal
+from upath import UPath
 
 import dagster_dataframely as dd
 from dagster_dataframely.errors import QuarantineIOManagerError
@@ -57,6 +58,7 @@ from .interrupted_write import (
     PARQUET,
     QUARANTINE,
     TABLE,
+    big_version,
     version,
     write_version,
 )
@@ -212,14 +214,6 @@ def fill(disk: Path, leave: int) -> None:
                     raise
                 break
     os.truncate(filler, max(0, filler.stat().st_size - leave))
-
-
-def big_version(rows: int) -> pl.DataFrame:
-    """`rows` valid orders and one invalid, each id 64 random hex digits: about 70 bytes a row
-    even compressed."""
-    frame = version("big", valid=rows, invalid=1)
-    ids = [secrets.token_hex(32) for _ in range(frame.height)]
-    return frame.with_columns(pl.Series("order_id", ids, dtype=pl.String))
 
 
 def _disks(kind: str, write: str, small_disk: Path, tmp_path: Path) -> tuple[Path, Path]:
@@ -482,3 +476,42 @@ def test_staged_writes_refuse_a_manager_they_cannot_stage(warehouse: Path, argum
     assert error.manager == f"MemoryIOManager (the {argument} argument)"
     assert "staged_writes=True" in error.problem
     assert files_under(warehouse) == set()
+
+
+class DatasetIOManager(dg.UPathIOManager):
+    """Writes each output as a directory of parquet files, as a dataset or Delta table does."""
+
+    extension = ".dataset"
+
+    def dump_to_path(self, context: dg.OutputContext, obj: pl.DataFrame, path: Any) -> None:
+        path.mkdir(parents=True, exist_ok=True)
+        obj.write_parquet(path / "part-0.parquet")
+
+    def load_from_path(self, context: dg.InputContext, path: Any) -> pl.DataFrame:
+        return pl.read_parquet(path / "part-0.parquet")
+
+
+def test_a_manager_that_writes_a_directory_fails_the_staged_write_and_keeps_the_old_one(
+    warehouse: Path,
+) -> None:
+    frames = {UNPARTITIONED: version("first")}
+    orders = orders_asset(frames)
+
+    def run(staged: bool) -> dg.ExecuteInProcessResult:
+        manager = DatasetIOManager(base_path=UPath(warehouse))
+        wrapper = dd.QuarantineAwareIOManager(io_manager=manager, staged_writes=staged)
+        return dg.materialize(
+            [orders], resources={"io_manager": wrapper}, run_config=QUIET, raise_on_error=False
+        )
+
+    assert run(staged=False).success
+    before = files_under(warehouse)
+    frames[UNPARTITIONED] = version("second", valid=3)
+
+    result = run(staged=True)
+
+    assert not result.success
+    (failure,) = [event for event in result.all_events if event.is_step_failure]
+    assert "stages one file per table, but the IO manager wrote a directory" in str(failure)
+    assert files_under(warehouse) == before
+    assert_table(pl.read_parquet(warehouse / "orders.dataset" / "part-0.parquet"), version("first"))
