@@ -1,16 +1,25 @@
-"""The private Dagster access behind `database_handled_types`, pinned on a real database manager.
+"""The private Dagster accesses about database managers, pinned on a real one.
 
-The rest of its characterization tests are in `tests/test_upstream.py`; this one needs
-`dagster-duckdb-polars`, which the unit suite does not import.
+`database_handled_types`, and the `DbIOManager` parts staged writes replace. The rest of the
+characterization tests are in `tests/test_upstream.py`; these need `dagster-duckdb-polars`,
+which the unit suite does not import.
 """
 
 from pathlib import Path
+from typing import Any
 
 import dagster as dg
 import polars as pl
+import pytest
 from dagster_duckdb_polars import DuckDBPolarsIOManager
+from dagster_polars import PolarsParquetIOManager
 
-from dagster_dataframely._upstream import database_handled_types
+from dagster_dataframely._upstream import (
+    database_handled_types,
+    db_io_manager_parts,
+    db_io_manager_with,
+    is_duckdb_io_manager,
+)
 
 
 def test_database_handled_types_reads_a_database_managers_handlers(tmp_path: Path) -> None:
@@ -23,3 +32,57 @@ def test_database_handled_types_reads_a_database_managers_handlers(tmp_path: Pat
         "DuckDBPolarsIOManager no longer builds a dagster._core.storage.db_io_manager.DbIOManager "
         f"whose _handlers_by_type is keyed by the handled types: read {handled}."
     )
+
+
+# The parts of a DbIOManager that staged writes replace.
+
+
+def _built(resource: dg.ConfigurableIOManagerFactory[Any]) -> dg.IOManager:
+    with dg.build_init_resource_context() as context:
+        return resource.create_io_manager(context)
+
+
+@pytest.fixture
+def duckdb_manager(tmp_path: Any) -> dg.IOManager:
+    return _built(DuckDBPolarsIOManager(database=str(tmp_path / "w.duckdb")))
+
+
+def test_a_duckdb_io_manager_is_recognized(duckdb_manager: dg.IOManager, tmp_path: Any) -> None:
+    assert is_duckdb_io_manager(duckdb_manager)
+    assert not is_duckdb_io_manager(PolarsParquetIOManager(base_dir=str(tmp_path)))
+    assert not is_duckdb_io_manager(object())
+
+
+def test_db_io_manager_parts_are_its_client_and_polars_handler(
+    duckdb_manager: dg.IOManager,
+) -> None:
+    client, handlers = db_io_manager_parts(duckdb_manager)
+    # `DbIOManager.handle_output` calls exactly these on its client.
+    for method in ("connect", "ensure_schema_exists", "delete_table_slice", "get_table_name"):
+        assert callable(getattr(client, method)), method
+    assert list(handlers) == [pl.DataFrame]
+
+
+def test_a_db_io_manager_copy_writes_through_the_parts_it_is_given(
+    duckdb_manager: dg.IOManager, tmp_path: Any
+) -> None:
+    client, handlers = db_io_manager_parts(duckdb_manager)
+    calls: list[str] = []
+
+    class Recording:
+        def __getattr__(self, name: str) -> Any:
+            calls.append(name)
+            return getattr(client, name)
+
+    writer = db_io_manager_with(duckdb_manager, client=Recording(), handlers=handlers)
+    writer.handle_output(
+        dg.build_output_context(
+            asset_key=dg.AssetKey("t"),
+            resource_config={"database": str(tmp_path / "w.duckdb"), "connection_config": {}},
+        ),
+        pl.DataFrame({"a": [1]}),
+    )
+
+    assert calls[:3] == ["connect", "ensure_schema_exists", "delete_table_slice"]
+    # The original keeps its own client.
+    assert db_io_manager_parts(duckdb_manager)[0] is client

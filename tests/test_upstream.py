@@ -19,8 +19,6 @@ import dagster as dg
 import dataframely as dy
 import polars as pl
 import pytest
-from dagster_duckdb_polars import DuckDBPolarsIOManager
-from dagster_polars import PolarsParquetIOManager
 from pydantic import PrivateAttr
 from upath import UPath
 
@@ -32,11 +30,8 @@ from dagster_dataframely._upstream import (
     context_for_manager,
     current_asset_context,
     database_handled_types,
-    db_io_manager_parts,
-    db_io_manager_with,
     failure_outcomes,
     is_context_parameter,
-    is_duckdb_io_manager,
     output_context_for,
     output_io_manager,
     planned_partitions,
@@ -602,57 +597,3 @@ def test_no_module_but_the_seam_reaches_a_private_name_by_string() -> None:
             ):
                 found.append(f"{path.name}:{node.lineno} {node.func.id}(..., {name.value!r})")
     assert not found, f"private names reached outside _upstream.py: {found}"
-
-
-# --- the parts of a DbIOManager that staged writes replace ---------------------------------
-
-
-def _built(resource: dg.ConfigurableIOManagerFactory[Any]) -> dg.IOManager:
-    with dg.build_init_resource_context() as context:
-        return resource.create_io_manager(context)
-
-
-@pytest.fixture
-def duckdb_manager(tmp_path: Any) -> dg.IOManager:
-    return _built(DuckDBPolarsIOManager(database=str(tmp_path / "w.duckdb")))
-
-
-def test_a_duckdb_io_manager_is_recognized(duckdb_manager: dg.IOManager, tmp_path: Any) -> None:
-    assert is_duckdb_io_manager(duckdb_manager)
-    assert not is_duckdb_io_manager(PolarsParquetIOManager(base_dir=str(tmp_path)))
-    assert not is_duckdb_io_manager(object())
-
-
-def test_db_io_manager_parts_are_its_client_and_polars_handler(
-    duckdb_manager: dg.IOManager,
-) -> None:
-    client, handlers = db_io_manager_parts(duckdb_manager)
-    # `DbIOManager.handle_output` calls exactly these on its client.
-    for method in ("connect", "ensure_schema_exists", "delete_table_slice", "get_table_name"):
-        assert callable(getattr(client, method)), method
-    assert list(handlers) == [pl.DataFrame]
-
-
-def test_a_db_io_manager_copy_writes_through_the_parts_it_is_given(
-    duckdb_manager: dg.IOManager, tmp_path: Any
-) -> None:
-    client, handlers = db_io_manager_parts(duckdb_manager)
-    calls: list[str] = []
-
-    class Recording:
-        def __getattr__(self, name: str) -> Any:
-            calls.append(name)
-            return getattr(client, name)
-
-    writer = db_io_manager_with(duckdb_manager, client=Recording(), handlers=handlers)
-    writer.handle_output(
-        dg.build_output_context(
-            asset_key=dg.AssetKey("t"),
-            resource_config={"database": str(tmp_path / "w.duckdb"), "connection_config": {}},
-        ),
-        pl.DataFrame({"a": [1]}),
-    )
-
-    assert calls[:3] == ["connect", "ensure_schema_exists", "delete_table_slice"]
-    # The original keeps its own client.
-    assert db_io_manager_parts(duckdb_manager)[0] is client
