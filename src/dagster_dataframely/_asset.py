@@ -17,6 +17,7 @@ import dataframely as dy
 import polars as pl
 
 from ._checks import asset_check_specs
+from ._code_version import schema_version
 from ._columns import call_keeping_columns_tab, schema_metadata
 from ._quarantine import delegating_writer, validate_quarantine_key
 from ._quarantine_files import QuarantineWriter, file_writer
@@ -102,7 +103,8 @@ def asset(
     one in `value`, or None to skip. Valid rows go to the asset's IO manager; with
     `quarantine=True` invalid rows go to `<name>_quarantine` through the same manager, and
     without it any invalid row fails the run and nothing is written. Every other keyword is
-    `@dg.asset`'s, passed on unchanged.
+    `@dg.asset`'s, passed on unchanged, except that a `code_version` left unset becomes
+    `dd.wiring.schema_version(schema)`, so a schema change marks the asset changed.
 
     `clear_quarantine=True` (with `quarantine=True`) makes a run whose rows are all valid write
     an empty quarantine through the same writer, replacing what an earlier run of the same
@@ -134,7 +136,7 @@ def asset(
         "freshness_policy": freshness_policy,
         "backfill_policy": backfill_policy,
         "retry_policy": retry_policy,
-        "code_version": code_version,
+        "code_version": code_version if code_version is not None else schema_version(schema),
         "owners": owners,
         "kinds": kinds,
         "pool": pool,

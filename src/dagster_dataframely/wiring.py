@@ -1,6 +1,7 @@
 """The parts `dd.asset` is assembled from, for wiring a schema into an asset by hand."""
 
 from ._checks import check_specs
+from ._code_version import schema_version
 from ._columns import schema_metadata, table_schema
 from ._names import check_name
 from ._quarantine import (
@@ -22,6 +23,7 @@ __all__ = [
     "quarantine_frame",
     "quarantine_path",
     "schema_metadata",
+    "schema_version",
     "table_schema",
     "validate_quarantine_key",
     "validation_results",
