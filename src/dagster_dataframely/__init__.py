@@ -4,7 +4,7 @@
 the returned frame and writes the invalid rows to a quarantine beside the table.
 """
 
-from . import errors, wiring
+from . import errors, testing, wiring
 from ._asset import asset
 from ._io_manager import QuarantineAwareIOManager
 from ._quarantine import quarantine_spec
@@ -17,5 +17,6 @@ __all__ = [
     "asset",
     "errors",
     "quarantine_spec",
+    "testing",
     "wiring",
 ]

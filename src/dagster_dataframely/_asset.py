@@ -20,6 +20,7 @@ from ._checks import asset_check_specs
 from ._code_version import schema_version
 from ._columns import call_keeping_columns_tab, schema_metadata
 from ._quarantine import delegating_writer, validate_quarantine_key
+from ._quarantine_capture import capturing_writer
 from ._quarantine_files import QuarantineWriter, file_writer
 from ._schema import SchemaInfo, own_docstring, read_schema
 from ._settings import Granularity, SchemaRules, Settings, read_quarantine_dir, resolve_settings
@@ -256,11 +257,15 @@ def _resolved_parameters(
 def _writer(
     context: Any, key: dg.AssetKey, partitions_def: dg.PartitionsDefinition[str] | None
 ) -> QuarantineWriter:
-    """The asset's own IO manager in a run; a parquet file under the quarantine dir in a call."""
+    """The asset's own IO manager in a run; in a call, a parquet file under the quarantine dir,
+    or memory inside `capturing_quarantine()` (the test helper's)."""
     try:
         return delegating_writer(context)
     except DagsterInvalidPropertyError:
         partition_key = _call_partition_key(context, partitions_def)
+        captured = capturing_writer(key, partition_key)
+        if captured is not None:
+            return captured
 
         def write_file(frame: pl.DataFrame) -> str:
             directory = read_quarantine_dir()  # read only when invalid rows need writing

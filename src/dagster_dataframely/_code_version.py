@@ -85,9 +85,9 @@ def _rule_text(rule: RuleInfo) -> str:
     """
     try:
         expression = rule.rule.expr
-    except Exception as error:  # noqa: BLE001 - the rule reports its own error when it runs
+    except Exception as error:  # the rule reports its own error when it runs
         return f"unbuildable: {type(error).__name__}"
     try:
         return expression.meta.serialize(format="json")
-    except Exception:  # noqa: BLE001 - e.g. a Python UDF Polars cannot serialize as JSON
+    except Exception:  # e.g. a Python UDF, which Polars cannot serialize as JSON
         return str(expression)
