@@ -161,9 +161,7 @@ def test_inputs_partition_key_and_resources_reach_the_function() -> None:
     assert call.table["order_id"].to_list() == ["a@2026-01-02", "c@2026-01-02"]
     assert call.table["amount"].to_list() == [1.0, 2.0]
     assert call.materialization is not None
-    assert (
-        value(call.materialization.metadata[ADDRESS]) == "memory://orders_quarantine/2026-01-02"
-    )
+    assert value(call.materialization.metadata[ADDRESS]) == "memory://orders_quarantine/2026-01-02"
 
 
 def test_a_plain_asset_that_returns_its_value_is_refused_with_a_clear_error() -> None:
@@ -171,7 +169,7 @@ def test_a_plain_asset_that_returns_its_value_is_refused_with_a_clear_error() ->
     def plain() -> pl.DataFrame:
         return CLEAN
 
-    with pytest.raises(dg.DagsterInvariantViolationError, match="dd.asset"):
+    with pytest.raises(dg.DagsterInvariantViolationError, match=r"dd\.asset"):
         dd.testing.call_asset(plain)
 
 

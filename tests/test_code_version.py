@@ -125,7 +125,7 @@ def test_another_process_with_another_hash_seed_computes_the_same_version(hash_s
         "import dagster_dataframely as dd\n"
         "print(dd.wiring.schema_version(OrderLines))\n"
     )
-    completed = subprocess.run(  # noqa: S603 - the interpreter running this suite
+    completed = subprocess.run(  # the interpreter running this suite
         [sys.executable, "-c", script],
         cwd=ROOT,
         env={**os.environ, "PYTHONHASHSEED": hash_seed},

@@ -43,7 +43,7 @@ def test_the_example_runs_on_its_own(source: str, tmp_path: Path) -> None:
         for k, v in os.environ.items()
         if not k.startswith("DAGSTER_DATAFRAMELY_") and k != "DAGSTER_HOME"
     }
-    completed = subprocess.run(  # noqa: S603 - the interpreter running this suite
+    completed = subprocess.run(  # the interpreter running this suite
         [sys.executable, "example.py"],
         cwd=tmp_path,
         env=environment,
