@@ -9,6 +9,7 @@ from ._asset import asset
 from ._io_manager import QuarantineAwareIOManager
 from ._quarantine import quarantine_spec
 from ._settings import Granularity, SchemaRules
+from ._table_checks import table_checks
 
 __all__ = [
     "Granularity",
@@ -17,6 +18,7 @@ __all__ = [
     "asset",
     "errors",
     "quarantine_spec",
+    "table_checks",
     "testing",
     "wiring",
 ]

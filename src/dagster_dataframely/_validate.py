@@ -258,10 +258,10 @@ def check_results(
     )
     info = read_schema(schema)
     require_frame(frame, none_skips=False)
-    return _check_results(info, settings, frame, asset_key, severity, partition_key)
+    return resolved_check_results(info, settings, frame, asset_key, severity, partition_key)
 
 
-def _check_results(
+def resolved_check_results(
     info: SchemaInfo,
     settings: Settings,
     frame: Frame,
@@ -269,6 +269,7 @@ def _check_results(
     severity: dg.AssetCheckSeverity,
     partition_key: str | None,
 ) -> Iterator[dg.AssetCheckResult]:
+    """`check_results` with the schema read and the settings resolved (at declaration)."""
     yield from _column_schema_gate(info, frame, asset_key, partition_key)
     # Only the failure side is collected (once, by Dataframely): there are no rows to write.
     _, failure = info.schema.filter(frame.lazy(), cast=False)
