@@ -150,24 +150,31 @@ def _write_by_sql(database: Path) -> pl.DataFrame:
     return duckdb_frame(database, "analytics.orders")
 
 
-def test_a_table_written_by_sql_is_checked_through_the_duckdb_io_manager(
-    warehouse: Path,
-) -> None:
-    database = warehouse / "warehouse.duckdb"
-    before = _write_by_sql(database)
+def _check_sql_table(database: Path, *, lazy: bool) -> dg.ExecuteInProcessResult:
+    """Run only the checks of `analytics.orders`, an external asset read by DuckDB's manager."""
     external = dg.AssetSpec(["analytics", "orders"]).with_io_manager_key("warehouse")
-    checks = dd.table_checks(Orders, external, severity=ERROR, lazy=False)
-
-    result = dg.materialize(
+    checks = dd.table_checks(Orders, external, severity=ERROR, lazy=lazy)
+    return dg.materialize(
         [external, checks],
         resources={"warehouse": DuckDBPolarsIOManager(database=str(database))},
         selection=dg.AssetSelection.checks(checks),
         instance=shared_instance(),
         run_config=QUIET,
+        raise_on_error=False,
     )
 
+
+def test_a_table_written_by_sql_is_checked_through_the_duckdb_io_manager(
+    warehouse: Path,
+) -> None:
+    database = warehouse / "warehouse.duckdb"
+    before = _write_by_sql(database)
+
+    result = _check_sql_table(database, lazy=False)
+
+    assert result.success
     evaluations = _checks(result)
-    assert {e.asset_key for e in evaluations.values()} == {external.key}
+    assert {e.asset_key for e in evaluations.values()} == {dg.AssetKey(["analytics", "orders"])}
     assert evaluations[COLUMNS].passed
     failed = evaluations[AMOUNT_MIN]
     assert (failed.passed, failed.severity) == (False, ERROR)
@@ -181,20 +188,11 @@ def test_duckdb_cannot_load_a_lazy_frame_so_lazy_false_is_needed(warehouse: Path
     """What the docs tell a DuckDB user: its manager loads only `pl.DataFrame`."""
     database = warehouse / "warehouse.duckdb"
     _write_by_sql(database)
-    external = dg.AssetSpec(["analytics", "orders"]).with_io_manager_key("warehouse")
-    checks = dd.table_checks(Orders, external, severity=ERROR)
 
-    result = dg.materialize(
-        [external, checks],
-        resources={"warehouse": DuckDBPolarsIOManager(database=str(database))},
-        selection=dg.AssetSelection.checks(checks),
-        instance=shared_instance(),
-        run_config=QUIET,
-        raise_on_error=False,
-    )
+    result = _check_sql_table(database, lazy=True)
 
     assert not result.success
-    failure = result.failure_data_for_node(checks.node_def.name)
+    failure = result.failure_data_for_node("analytics__orders__dataframely_checks")
     assert failure is not None
     assert failure.error is not None
     assert failure.error.cause is not None
