@@ -226,3 +226,18 @@ def test_concurrent_calls_each_get_their_own_quarantine() -> None:
     for i, call in enumerate(calls):
         assert call.quarantine is not None
         assert call.quarantine["order_id"].to_list() == [f"bad{i}"]
+
+
+def test_a_clean_call_of_an_asset_that_clears_its_quarantine_shows_the_empty_frame() -> None:
+    @dd.asset(SmallOrders, quarantine=True, clear_quarantine=True)
+    def orders() -> pl.DataFrame:
+        return CLEAN
+
+    call = dd.testing.call_asset(orders)
+
+    assert call.error is None
+    assert call.quarantine is not None
+    assert call.quarantine.height == 0
+    assert call.quarantine.columns[: len(SmallOrders.column_names())] == (
+        SmallOrders.column_names()
+    )

@@ -41,7 +41,9 @@ class AssetCall:
         yielded before it failed, such as the failing `dy_schema__columns`.
     quarantine
         The invalid rows as a writer receives them (the schema's columns, then one rule
-        column per rule), or None when nothing was quarantined.
+        column per rule), or None when nothing was quarantined. An empty frame when the asset
+        has `clear_quarantine=True` and every row was valid: what a run writes to replace
+        the old quarantine.
     error
         The `ColumnSchemaError`, `ValidationAbortError` or `NoValidRowsError` the call
         raised, or None when it succeeded.

@@ -49,6 +49,11 @@ def capturing_quarantine() -> Iterator[CapturedQuarantine]:
         _SINK.reset(token)
 
 
+def is_capturing() -> bool:
+    """Whether a direct invocation here would keep its quarantine in memory."""
+    return _SINK.get() is not None
+
+
 def capturing_writer(key: dg.AssetKey, partition_key: str | None) -> QuarantineWriter | None:
     """A writer into the active capture, or None outside `capturing_quarantine()`.
 
