@@ -4,6 +4,7 @@ These tests store the table with Dagster's own `FilesystemIOManager`; the integr
 runs the same checks through `PolarsParquetIOManager` and `DuckDBPolarsIOManager`.
 """
 
+import warnings
 from pathlib import Path
 from typing import Any
 
@@ -93,6 +94,14 @@ def test_partitions_come_from_the_definition_or_with_a_key() -> None:
         assert {spec.partitions_def for spec in checks.check_specs} == {DAYS}
     with pytest.raises(dg.DagsterInvariantViolationError, match="partitions_def"):
         dd.table_checks(SmallOrders, _stored(CLEAN), severity=WARN, partitions_def=DAYS)
+
+
+def test_partitioned_checks_are_declared_without_dagster_s_preview_warning() -> None:
+    # As for dd.asset: the partitions come from the asset, the user did not ask for the preview.
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        checks = dd.table_checks(SmallOrders, _stored(CLEAN, partitions_def=DAYS), severity=WARN)
+    assert {spec.partitions_def for spec in checks.check_specs} == {DAYS}
 
 
 def test_bad_settings_fail_at_declaration() -> None:

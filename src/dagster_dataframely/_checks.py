@@ -110,17 +110,7 @@ def check_specs(
         unpartitioned whatever this is.
     """
     granularity, schema_rule_checks = resolve_check_naming(check_granularity, schema_rules)
-    return specs_for(read_schema(schema), asset, granularity, schema_rule_checks, partitions_def)
-
-
-def specs_for(
-    info: SchemaInfo,
-    asset: str | dg.AssetKey,
-    granularity: Granularity,
-    schema_rules: SchemaRules,
-    partitions_def: dg.PartitionsDefinition[str] | None = None,
-) -> list[dg.AssetCheckSpec]:
-    """`check_specs` with the schema read and the naming resolved."""
+    info = read_schema(schema)
     partitioned: dict[str, Any] = (
         {"partitions_def": partitions_def}
         if PARTITIONED_CHECKS and partitions_def is not None
@@ -137,7 +127,7 @@ def specs_for(
     ]
     specs += [
         dg.AssetCheckSpec(group.name, asset=asset, description=group.description, **partitioned)
-        for group in check_groups(info, granularity, schema_rules)
+        for group in check_groups(info, granularity, schema_rule_checks)
     ]
     return specs
 

@@ -14,7 +14,7 @@ import dagster as dg
 import dataframely as dy
 import polars as pl
 
-from ._checks import specs_for
+from ._checks import asset_check_specs
 from ._schema import read_schema
 from ._settings import Granularity, SchemaRules, resolve_settings
 from ._validate import resolved_check_results
@@ -62,7 +62,7 @@ def table_checks(
     *,
     severity: dg.AssetCheckSeverity,
     lazy: bool = True,
-    partitions_def: dg.PartitionsDefinition | None = None,
+    partitions_def: dg.PartitionsDefinition[str] | None = None,
     check_granularity: Granularity | None = None,
     schema_rules: SchemaRules | None = None,
     max_failure_samples: int | None = None,
@@ -94,9 +94,9 @@ def table_checks(
         (False), for managers that load only eager frames, such as `DuckDBPolarsIOManager`.
     partitions_def
         The asset's partitions, when `asset` is a key. A definition or spec brings its own.
-        With partitions the checks are partitioned too (a Dagster preview feature, as for
-        `dd.asset`), each run checks the partition it runs for, and each result names it under
-        `dy_partition`.
+        With partitions the checks are partitioned too, exactly as `dd.asset` partitions its
+        own (Dagster's preview feature, without its warning), each run checks the partition it
+        runs for, and each result names it under `dy_partition`.
     check_granularity, schema_rules, max_failure_samples
         As for `dd.asset`; None falls back to the environment, then the default.
     name
@@ -121,7 +121,13 @@ def table_checks(
     )
     info = read_schema(schema)
     key, partitions = _target(asset, partitions_def)
-    specs = specs_for(info, key, settings.check_granularity, settings.schema_rules, partitions)
+    specs = asset_check_specs(
+        schema,
+        asset=key,
+        check_granularity=settings.check_granularity,
+        schema_rules=settings.schema_rules,
+        partitions_def=partitions,
+    )
 
     def check_table(
         context: dg.AssetCheckExecutionContext, table: pl.DataFrame | pl.LazyFrame
@@ -146,8 +152,8 @@ def table_checks(
 
 def _target(
     asset: dg.AssetsDefinition | dg.AssetSpec | dg.AssetKey | str | Sequence[str],
-    partitions_def: dg.PartitionsDefinition | None,
-) -> tuple[dg.AssetKey, dg.PartitionsDefinition | None]:
+    partitions_def: dg.PartitionsDefinition[str] | None,
+) -> tuple[dg.AssetKey, dg.PartitionsDefinition[str] | None]:
     """The asset's key and partitions, from a definition, a spec or a key."""
     if isinstance(asset, dg.AssetsDefinition | dg.AssetSpec):
         if partitions_def is not None:
