@@ -9,6 +9,7 @@ from ._asset import asset
 from ._io_manager import QuarantineAwareIOManager
 from ._quarantine import quarantine_spec
 from ._settings import Granularity, SchemaRules
+from ._version import __version__ as __version__
 
 __all__ = [
     "Granularity",
