@@ -34,3 +34,9 @@ def test_the_license_file_is_the_license_the_metadata_names() -> None:
     assert project["license"] == metadata["License-Expression"] == "MIT"
     assert project["license-files"] == ["LICENSE"]
     assert (ROOT / "LICENSE").read_text().startswith("MIT License\n")
+
+
+def test_the_readme_installs_the_wheel_of_this_version() -> None:
+    readme = (ROOT / "README.md").read_text()
+
+    assert f"pip install dist/dataframely_dagster-{dd.__version__}-py3-none-any.whl" in readme
