@@ -54,7 +54,7 @@ SHOTS_VENV := .venv-screenshots
 
 screenshots: | $(UV)
 	UV_PROJECT_ENVIRONMENT=$(SHOTS_VENV) $(DEMO_SYNC) --group screenshots --python $(PYTHON)
-	PYTHONPATH=examples $(SHOTS_VENV)/bin/python scripts/screenshots.py
+	$(SHOTS_VENV)/bin/python scripts/screenshots.py
 # --- end of the demo and the UI ----------------------------------------------------------------
 
 test: $(SYNCED)  ## Run the whole test suite: unit tests and the integration suite.
