@@ -207,6 +207,15 @@ def _around(
     return {"x": max(left, 0), "y": max(top, 0), "width": end_x - left, "height": end_y - top}
 
 
+def _to_the_top(locator: Locator) -> None:
+    """Scroll `locator` to the top of the window before measuring what lies below it.
+
+    The UI scrolls inside its own panel, so what lies below the window cannot be photographed.
+    """
+    locator.evaluate("element => element.scrollIntoView({block: 'start'})")
+    locator.page.wait_for_timeout(500)
+
+
 def _row(page: Page, key: str) -> Locator:
     """The metadata table's row for `key` (the innermost row, not a table around it)."""
     return page.locator("tr").filter(has=page.get_by_text(key, exact=True)).last
@@ -220,6 +229,7 @@ def _lineage(page: Page) -> FloatRect:
 
 def _columns(page: Page) -> FloatRect:
     heading = page.get_by_text("Columns", exact=True).first
+    _to_the_top(heading)
     table = page.locator("table").filter(has=page.get_by_text("Column name", exact=True)).last
     return _around(_box(heading), _box(table))
 
@@ -239,10 +249,7 @@ def _failing_check(page: Page) -> FloatRect:
 
 def _materialization(first: str, last: str) -> Callable[[Page], FloatRect]:
     def crop(page: Page) -> FloatRect:
-        # The UI scrolls inside its own panel, so a row below the window cannot be photographed:
-        # bring the first row to the top of the window first.
-        _row(page, first).evaluate("row => row.scrollIntoView({block: 'start'})")
-        page.wait_for_timeout(500)
+        _to_the_top(_row(page, first))
         return _around(_box(_row(page, first)), _box(_row(page, last)))
 
     return crop
@@ -261,11 +268,12 @@ SHOTS = [
     ),
     Shot(
         "columns-tab.png",
-        "marketplace_lines' Columns: the schema's types, descriptions and column metadata",
+        "marketplace_lines' Columns: types, constraints, descriptions, column metadata and the "
+        "schema-level rules",
         "/assets/marketplace_lines",
         "customer_email",
         _columns,
-        height=1300,
+        height=1400,
     ),
     Shot(
         "check-list.png",
