@@ -175,6 +175,10 @@ def _photograph(url: str, shots: list[Shot]) -> None:
                 page.get_by_text(shot.ready, exact=True).first.wait_for(timeout=120_000)
                 page.wait_for_load_state("networkidle", timeout=120_000)
                 _dismiss_the_welcome_dialog(page)
+                # A node or panel still fetching its status says "Loading..." in place of it.
+                page.get_by_text(re.compile(r"^Loading")).first.wait_for(
+                    state="hidden", timeout=120_000
+                )
                 page.wait_for_timeout(1_500)  # the lineage graph zooms to fit; tables settle
                 page.screenshot(path=IMAGES / shot.name, clip=shot.crop(page))
         finally:
@@ -258,8 +262,8 @@ def _materialization(first: str, last: str) -> Callable[[Page], FloatRect]:
 SHOTS = [
     Shot(
         "quarantine-lineage.png",
-        "marketplace_lines' lineage: the quarantine node (dashed: nothing materializes it) fed "
-        "by marketplace_lines and read by quarantine_triage",
+        "marketplace_lines' lineage: the quarantine node in the same group (dashed: nothing "
+        "materializes it) fed by marketplace_lines and read by quarantine_triage",
         "/assets/marketplace_lines?view=lineage",
         "quarantine_triage",
         _lineage,
