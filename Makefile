@@ -1,6 +1,8 @@
 # Two commands for a new user: `make demo` and `make test`.
-# Both build the virtual environment from uv.lock on first use; nothing else is needed but
-# python3 (3.11+) and make.
+# Both build their virtual environment from uv.lock on first use; nothing else is needed but
+# python3 (3.11+) and make. `make test` (and every development target) uses .venv with all the
+# development tools; `make demo` and `make ui` use .venv-demo, which has only the library, the
+# demo's IO managers and the Dagster UI.
 
 PYTHON ?= python3
 UV_VERSION := 0.13.9
@@ -14,14 +16,46 @@ export UV_PROJECT_ENVIRONMENT := $(VENV)
 
 .PHONY: demo ui test unit unit-on integration lint typecheck check benchmark clean
 
-demo: $(SYNCED)  ## Materialize the example pipeline and print what happened.
-	PYTHONPATH=examples $(VENV)/bin/python -m dagster_dataframely_demo.demo
+# --- the demo and the UI (issue 12) -----------------------------------------------------------
+# `make demo` materializes into the Dagster instance that `make ui` opens: .demo/dagster_home,
+# telemetry off. Running either again keeps the run history (the demo overwrites its tables and
+# quarantines under .demo/, and adds runs). Only `make demo-reset` and `make clean` delete it.
+.PHONY: demo-reset screenshots
 
-ui: $(SYNCED)  ## Open the example code location in the Dagster UI (http://127.0.0.1:3000).
-	mkdir -p .demo/dagster_home
-	printf 'telemetry:\n  enabled: false\n' > .demo/dagster_home/dagster.yaml
-	DAGSTER_HOME=$(CURDIR)/.demo/dagster_home PYTHONPATH=examples \
-		$(VENV)/bin/dagster dev -h 127.0.0.1 -p 3000 -m dagster_dataframely_demo.definitions
+DEMO_VENV := .venv-demo
+DEMO_SYNCED := $(DEMO_VENV)/.synced-from-lock
+DEMO_HOME := $(CURDIR)/.demo/dagster_home
+DEMO_ENV := DAGSTER_HOME=$(DEMO_HOME) PYTHONPATH=examples
+
+demo: $(DEMO_SYNCED) $(DEMO_HOME)/dagster.yaml  ## Materialize the example pipeline; print what happened.
+	$(DEMO_ENV) $(DEMO_VENV)/bin/python -m dagster_dataframely_demo.demo
+
+ui: $(DEMO_SYNCED) $(DEMO_HOME)/dagster.yaml  ## The demo's runs in the Dagster UI (http://127.0.0.1:3000).
+	$(DEMO_ENV) $(DEMO_VENV)/bin/dagster dev -h 127.0.0.1 -p 3000 -m dagster_dataframely_demo.definitions
+
+demo-reset:  ## Delete the demo's tables, quarantines and its whole run history (.demo/).
+	rm -rf .demo
+
+$(DEMO_HOME)/dagster.yaml:
+	mkdir -p $(@D)
+	printf 'telemetry:\n  enabled: false\n' > $@
+
+# What a user of the library installs with both extras (the demo's IO managers), plus the
+# `demo` dependency group (dagster-webserver); none of the development tools.
+DEMO_SYNC := $(UV) sync --frozen --no-default-groups --extra parquet --extra duckdb
+
+$(DEMO_SYNCED): uv.lock pyproject.toml src/dagster_dataframely/_version.py | $(UV)
+	UV_PROJECT_ENVIRONMENT=$(DEMO_VENV) $(DEMO_SYNC) --group demo --python $(PYTHON)
+	touch $@
+
+# `make screenshots` (not in CI): photographs the demo in the Dagster UI into docs/images/ with
+# Debian's chromium (`apt-get install chromium`) driven by Playwright.
+SHOTS_VENV := .venv-screenshots
+
+screenshots: | $(UV)
+	UV_PROJECT_ENVIRONMENT=$(SHOTS_VENV) $(DEMO_SYNC) --group screenshots --python $(PYTHON)
+	$(SHOTS_VENV)/bin/python scripts/screenshots.py
+# --- end of the demo and the UI ----------------------------------------------------------------
 
 test: $(SYNCED)  ## Run the whole test suite: unit tests and the integration suite.
 	DAGSTER_DATAFRAMELY_TEST_COLLECT_ALL=1 $(VENV)/bin/pytest
@@ -49,6 +83,19 @@ typecheck: $(SYNCED)
 
 check: lint typecheck test
 
+# --- packaging (issue 12) ----------------------------------------------------------------------
+.PHONY: dist wheel-test
+
+dist: | $(UV)  ## Build the wheel and the sdist into dist/.
+	rm -rf dist
+	$(UV) build --out-dir dist
+
+# Installs the built wheel, not the checkout, into a fresh virtual environment and runs the demo
+# from it; checks what the wheel and the sdist contain.
+wheel-test: dist $(SYNCED)
+	$(VENV)/bin/python scripts/check_dist.py dist
+# --- end packaging -----------------------------------------------------------------------------
+
 benchmark: $(SYNCED)  ## Print timings (not tests): declaring assets, then validating 1M/5M rows.
 	$(VENV)/bin/python -m benchmarks.definition_time
 	$(VENV)/bin/python -m benchmarks.validation
@@ -57,12 +104,12 @@ $(UV):
 	$(PYTHON) -m venv $(TOOLS)
 	$(TOOLS)/bin/python -m pip install --quiet --disable-pip-version-check uv==$(UV_VERSION)
 
-$(SYNCED): uv.lock pyproject.toml | $(UV)
+$(SYNCED): uv.lock pyproject.toml src/dagster_dataframely/_version.py | $(UV)
 	$(UV) sync --frozen --python $(PYTHON)
 	touch $@
 
-clean:
-	rm -rf $(TOOLS) $(VENV) .venv-* .demo
+clean:  ## Delete every environment, dist/ and the demo with its run history.
+	rm -rf $(TOOLS) $(VENV) .venv-* .demo dist
 
 # --- The lowest and the newest supported versions (docs/compatibility.md) --------------------
 # Each set is a committed, fully pinned requirements file, so a run is reproducible:

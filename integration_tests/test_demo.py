@@ -2,9 +2,15 @@
 
 It stores with `PolarsParquetIOManager` and `DuckDBPolarsIOManager`, so it lives here, beside
 the other tests of those managers, and not in the unit suite.
+
+`make demo` and `make ui` share one Dagster instance, whose history the demo adds to: the demo
+runs in-process on the instance at `$DAGSTER_HOME` and `make ui` opens the same home, so a user
+who runs the demo and then opens the UI sees its runs, checks and quarantine there, and running
+the demo again adds runs instead of deleting the ones the UI showed.
 """
 
 import importlib
+import subprocess
 from collections.abc import Iterator
 from pathlib import Path
 from types import ModuleType
@@ -14,8 +20,11 @@ import polars as pl
 import pytest
 
 from dagster_dataframely_demo import definitions
+from dagster_dataframely_demo import demo as demo_script_module
 
 from .conftest import QUIET, materialization_metadata, shared_instance
+
+ROOT = Path(__file__).resolve().parents[1]
 
 
 @pytest.fixture
@@ -54,3 +63,79 @@ def test_the_demo_code_location_loads_and_materializes(demo: ModuleType) -> None
     assert sunday.get_asset_materialization_events() == []
     assert all(check.passed for check in sunday.get_asset_check_evaluations())
     assert not (warehouse / "daily_orders" / "2026-01-04.parquet").exists()
+
+
+@pytest.fixture
+def demo_script(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[ModuleType]:
+    """The demo's script, re-imported to write under `tmp_path`, its home inside, as in `.demo/`."""
+    home = tmp_path / "demo" / "dagster_home"
+    home.mkdir(parents=True)
+    (home / "dagster.yaml").write_text("telemetry:\n  enabled: false\n")
+    monkeypatch.setenv("DAGSTER_HOME", str(home))
+    monkeypatch.setenv("DAGSTER_DATAFRAMELY_DEMO_DIR", str(tmp_path / "demo"))
+    importlib.reload(definitions)
+    yield importlib.reload(demo_script_module)
+    monkeypatch.delenv("DAGSTER_DATAFRAMELY_DEMO_DIR")
+    importlib.reload(definitions)
+    importlib.reload(demo_script_module)
+
+
+@dg.asset
+def launched_from_the_ui() -> None:
+    """Stands for a run the user started in the UI before running the demo again."""
+
+
+def test_the_demo_adds_its_runs_to_the_history_the_ui_shows(
+    demo_script: ModuleType, capsys: pytest.CaptureFixture[str]
+) -> None:
+    runs_per_demo = 1 + len(demo_script.daily.get_partition_keys())
+    with dg.DagsterInstance.get() as instance:
+        earlier = dg.materialize([launched_from_the_ui], instance=instance).run_id
+
+    demo_script.main()
+
+    with dg.DagsterInstance.get() as instance:
+        records = instance.get_run_records()
+        assert len(records) == 1 + runs_per_demo
+        assert instance.get_run_by_id(earlier) is not None
+        assert all(record.dagster_run.is_success for record in records)
+        marketplace = dg.AssetKey("marketplace_lines")
+        assert len(instance.fetch_materializations(marketplace, limit=10).records) == 1
+        failing_checks = {
+            event.dagster_event.event_specific_data.check_name
+            for record in records
+            for event in instance.all_logs(
+                record.dagster_run.run_id, of_type=dg.DagsterEventType.ASSET_CHECK_EVALUATION
+            )
+            if event.dagster_event is not None
+            and event.dagster_event.event_specific_data.asset_key == marketplace
+            and not event.dagster_event.event_specific_data.passed
+        }
+        assert "dy_rule__primary_key" in failing_checks
+    printed = capsys.readouterr().out
+    assert f"now holds {1 + runs_per_demo} runs" in printed
+    assert "make ui" in printed
+
+
+def test_make_demo_and_make_ui_use_one_dagster_home_with_telemetry_off() -> None:
+    planned = subprocess.run(
+        ["make", "--dry-run", "--always-make", "demo", "ui"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout.replace("\\\n\t", " ")
+
+    home = f"DAGSTER_HOME={ROOT / '.demo' / 'dagster_home'} "
+    (demo_line,) = [
+        line for line in planned.splitlines() if "dagster_dataframely_demo.demo" in line
+    ]
+    (ui_line,) = [line for line in planned.splitlines() if " dev " in line]
+    assert home in demo_line
+    assert " .venv-demo/bin/python -m dagster_dataframely_demo.demo" in demo_line
+    assert home in ui_line
+    assert " .venv-demo/bin/dagster dev -h 127.0.0.1 " in ui_line
+    assert "telemetry:\\n  enabled: false" in planned
+    assert (
+        "sync --frozen --no-default-groups --extra parquet --extra duckdb --group demo" in planned
+    )

@@ -1,10 +1,12 @@
 """`make demo`: materialize the example code location once and say what happened, per asset.
 
-Runs in-process on an ephemeral Dagster instance; the tables, the quarantines and the DuckDB file
-stay under `.demo/` for you to open afterwards (or browse with `make ui`).
+Runs in-process on the Dagster instance at `$DAGSTER_HOME`, which `make demo` and `make ui` both
+set to `.demo/dagster_home`: the UI shows these runs, checks and quarantines, and each run of the
+demo adds to that history instead of replacing it. The tables, the quarantines and the DuckDB file
+stay under `.demo/` for you to open afterwards; each run overwrites them.
 """
 
-import shutil
+import os
 from collections import defaultdict
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -33,9 +35,8 @@ class Summary:
 
 
 def main() -> None:
-    shutil.rmtree(DEMO_DIR, ignore_errors=True)
-    WAREHOUSE.mkdir(parents=True)
-    instance = dg.DagsterInstance.ephemeral()
+    WAREHOUSE.mkdir(parents=True, exist_ok=True)
+    instance = _instance()
     assets = list(defs.assets or [])
     plain = [a for a in assets if getattr(a, "partitions_def", None) is None]
     partitioned = [a for a in assets if getattr(a, "partitions_def", None) is not None]
@@ -54,6 +55,24 @@ def main() -> None:
     for run in runs:
         _read(run, summaries)
     _print(summaries, failed=sum(not run.success for run in runs))
+    _print_where_the_runs_are(instance)
+
+
+def _instance() -> dg.DagsterInstance:
+    """The instance at `$DAGSTER_HOME`, which keeps the runs for the UI; else a throwaway one."""
+    if os.environ.get("DAGSTER_HOME"):
+        return dg.DagsterInstance.get()
+    return dg.DagsterInstance.ephemeral()
+
+
+def _print_where_the_runs_are(instance: dg.DagsterInstance) -> None:
+    if instance.is_ephemeral:
+        print("DAGSTER_HOME is not set, so these runs were not kept: `make demo` keeps them.")
+        return
+    runs = instance.get_runs_count()
+    print(f"The Dagster instance at {os.environ['DAGSTER_HOME']} now holds {runs} runs.")
+    print("See them, their checks and the quarantine in the Dagster UI: make ui")
+    print("Start over with an empty history: make demo-reset")
 
 
 def _read(run: dg.ExecuteInProcessResult, summaries: dict[dg.AssetKey, Summary]) -> None:
@@ -119,7 +138,6 @@ def _print(summaries: dict[dg.AssetKey, Summary], failed: int) -> None:
         if summary.quarantine:
             print(f"  quarantine        {summary.quarantine}")
         print()
-    print("Open the same code location in the Dagster UI: make ui")
 
 
 if __name__ == "__main__":

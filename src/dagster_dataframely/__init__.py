@@ -10,6 +10,7 @@ from ._io_manager import QuarantineAwareIOManager
 from ._quarantine import quarantine_spec
 from ._settings import Granularity, SchemaRules
 from ._table_checks import table_checks
+from ._version import __version__ as __version__
 
 __all__ = [
     "Granularity",
