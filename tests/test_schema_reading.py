@@ -158,6 +158,23 @@ def test_a_check_key_with_a_bad_character_raises() -> None:
         read_schema(BadKey)
 
 
+def test_a_name_ending_in_a_newline_is_refused() -> None:
+    # `$` matches before a trailing newline, so an anchored `re.match` let these through.
+    class TrailingNewline(dy.Schema):
+        sku = dy.String(check={"is_lower\n": lambda c: c == c.str.to_lowercase()})
+
+    with pytest.raises(errors.InvalidRuleNameError) as rule_info:
+        read_schema(TrailingNewline)
+    assert rule_info.value.rules == ["sku|check__is_lower\n"]
+
+    class AliasedNewline(dy.Schema):
+        amount = dy.Float64(alias="amount\n")
+
+    with pytest.raises(errors.InvalidColumnNameError) as column_info:
+        read_schema(AliasedNewline)
+    assert column_info.value.columns == ["amount\n"]
+
+
 def test_collection_is_refused() -> None:
     with pytest.raises(errors.CollectionNotSupportedError, match="Shop"):
         read_schema(Shop)

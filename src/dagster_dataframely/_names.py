@@ -14,8 +14,11 @@ import dagster as dg
 RESERVED_PREFIX = "dy_"
 """Columns may not start with this: checks and rule columns live in this namespace."""
 
-DAGSTER_NAME = re.compile(r"^[A-Za-z0-9_]+$")
-"""What Dagster allows in an asset check name (an op output name)."""
+DAGSTER_NAME = re.compile(r"[A-Za-z0-9_]+")
+"""What Dagster allows in an asset check name (an op output name).
+
+Match it with `fullmatch`: with `match` and a `$` anchor, a name ending in a newline passes.
+"""
 
 COLUMN_RULE_SEPARATOR = "|"
 """Dataframely names a column's rule `<column>|<rule>`."""

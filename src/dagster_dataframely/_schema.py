@@ -136,13 +136,13 @@ def _validate_column_names(schema_name: str, columns: Mapping[str, dy.Column]) -
     reserved = [c for c in columns if c.startswith(_names.RESERVED_PREFIX)]
     if reserved:
         raise ReservedColumnError(schema_name, reserved)
-    invalid = [c for c in columns if not _names.DAGSTER_NAME.match(c)]
+    invalid = [c for c in columns if not _names.DAGSTER_NAME.fullmatch(c)]
     if invalid:
         raise InvalidColumnNameError(schema_name, invalid)
 
 
 def _validate_rule_names(schema_name: str, rules: tuple[RuleInfo, ...]) -> None:
-    invalid = [r.name for r in rules if not _names.DAGSTER_NAME.match(r.check_name)]
+    invalid = [r.name for r in rules if not _names.DAGSTER_NAME.fullmatch(r.check_name)]
     if invalid:
         raise InvalidRuleNameError(schema_name, invalid)
     seen: dict[str, str] = {}
