@@ -68,10 +68,28 @@ class Colliding(dy.Schema):
         return pl.col("amount") < 1_000
 
 
+class TooWideDecimal(dy.Schema):
+    order_id = dy.String()
+    amount = dy.Decimal(76)
+
+
 SCHEMA_ERRORS = {
     "reserved": (Reserved, errors.ReservedColumnError, {"columns": ["dy_note"]}),
     "invalid-name": (Unnameable, errors.InvalidColumnNameError, {"columns": ["order id"]}),
     "collision": (Colliding, errors.CheckNameCollisionError, {"name": "dy_rule__amount__min"}),
+    "decimal-76": (
+        TooWideDecimal,
+        errors.UnsupportedDtypeError,
+        {
+            "problems": [
+                {
+                    "column": "amount",
+                    "dtype": "Decimal(precision=76, scale=0)",
+                    "reason": "precision must be between 1 and 38",
+                }
+            ]
+        },
+    ),
 }
 
 
@@ -202,6 +220,41 @@ def test_a_returned_result_the_decorator_cannot_use_fails_before_the_gate(
     if field is not None:
         assert raised.value.field == field  # type: ignore[attr-defined]
         assert field in str(raised.value)
+
+
+@pytest.mark.parametrize(
+    ("value", "value_type", "conversion"),
+    [
+        (lambda: CLEAN.to_arrow(), "pyarrow.Table", "pl.from_arrow"),
+        (lambda: CLEAN.to_dicts(), "list", "pl.from_pandas"),
+        (lambda: CLEAN["amount"], "polars.Series", "value="),
+    ],
+    ids=["arrow-table", "list", "polars-series"],
+)
+def test_a_result_holding_something_else_than_a_frame_says_what_it_holds(
+    value: Callable[[], object],
+    value_type: str,
+    conversion: str,
+    materialize: Materialize,
+    asset_context: AssetContext,
+) -> None:
+    # A pandas frame was reported as "holds no frame"; the message now names what `value`
+    # holds, whose module tells a pandas or Arrow frame from a Polars one.
+    @dd.asset(SmallOrders)
+    def orders() -> dg.MaterializeResult[Any]:
+        return dg.MaterializeResult(value=value())
+
+    with pytest.raises(errors.MaterializeResultValueError) as raised:
+        list(orders(asset_context()))
+    assert raised.value.value_type == value_type
+    message = str(raised.value)
+    assert f"holds a {value_type}, not a Polars frame" in message
+    assert "holds no frame" not in message
+    assert conversion in message
+
+    result = materialize([orders], raise_on_error=False)
+    assert step_error(result) == "MaterializeResultValueError"
+    assert run_tables(result, "orders") == []
 
 
 # --- the failure policy --------------------------------------------------------------------------

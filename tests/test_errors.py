@@ -24,13 +24,16 @@ from dagster_dataframely.errors import (
     MaterializeResultFieldError,
     MaterializeResultValueError,
     NoValidRowsError,
+    PartitionKeyTooLongError,
     QuarantineDirError,
+    QuarantineDirProtocolError,
     QuarantineIOManagerError,
     QuarantineKeyCollisionError,
     QuarantineStorageCollisionError,
     QuarantineStorageError,
     ReservedColumnError,
     UnsafePathKeyError,
+    UnsupportedDtypeError,
     ValidationAbortError,
 )
 
@@ -125,8 +128,54 @@ CASES = [
     Case(
         MaterializeResultValueError,
         ("sales/orders",),
-        attributes={"asset": "sales/orders"},
-        fragments=("'sales/orders'", "value=", "context.add_asset_metadata", "schema_metadata"),
+        attributes={"asset": "sales/orders", "value_type": None},
+        fragments=(
+            "'sales/orders'",
+            "holds no frame",
+            "value=",
+            "context.add_asset_metadata",
+            "schema_metadata",
+        ),
+    ),
+    Case(
+        MaterializeResultValueError,
+        ("orders",),
+        {"value_type": "pandas.DataFrame"},
+        attributes={"asset": "orders", "value_type": "pandas.DataFrame"},
+        fragments=(
+            "'orders'",
+            "holds a pandas.DataFrame, not a Polars frame",
+            "pl.from_pandas",
+            "value=",
+        ),
+    ),
+    Case(
+        UnsupportedDtypeError,
+        (
+            "Orders",
+            [
+                {
+                    "column": "amount",
+                    "dtype": "Decimal(precision=76, scale=0)",
+                    "reason": "precision must be between 1 and 38",
+                }
+            ],
+        ),
+        attributes={
+            "schema_name": "Orders",
+            "problems": [
+                {
+                    "column": "amount",
+                    "dtype": "Decimal(precision=76, scale=0)",
+                    "reason": "precision must be between 1 and 38",
+                }
+            ],
+        },
+        fragments=(
+            "'Orders'",
+            "'amount': Decimal(precision=76, scale=0) (precision must be between 1 and 38)",
+            "at most 38 digits",
+        ),
     ),
     Case(
         MaterializeResultFieldError,
@@ -213,6 +262,18 @@ CASES = [
         fragments=("DAGSTER_DATAFRAMELY_QUARANTINE_DIR", "s3:// URL", "AWS_SECRET_ACCESS_KEY"),
     ),
     Case(
+        QuarantineDirProtocolError,
+        ("http",),
+        attributes={"protocol": "http"},
+        fragments=("'http'", "cannot write", "local directory", "s3://"),
+    ),
+    Case(
+        PartitionKeyTooLongError,
+        ("k" * 300, "k" * 300 + ".parquet", 255),
+        attributes={"partition_key": "k" * 300, "name": "k" * 300 + ".parquet", "limit": 255},
+        fragments=("'" + "k" * 300 + "'", "308 bytes", "at most 255 bytes", "shorter"),
+    ),
+    Case(
         QuarantineIOManagerError,
         ("DuckDBPandasIOManager (the io_manager argument)", "it cannot store Polars", "Use X."),
         attributes={
@@ -285,7 +346,15 @@ SIGNATURES: dict[type[DagsterDataframelyError], list[tuple[str, Any, Any]]] = {
         ("env_var", KW, inspect.Parameter.empty),
         ("takes_argument", KW, True),
     ],
-    MaterializeResultValueError: [("asset", POS, inspect.Parameter.empty)],
+    MaterializeResultValueError: [("asset", POS, inspect.Parameter.empty), ("value_type", KW, None)],
+    UnsupportedDtypeError: [
+        ("schema_name", POS, inspect.Parameter.empty),
+        ("problems", POS, inspect.Parameter.empty),
+    ],
+    QuarantineDirProtocolError: [("protocol", POS, inspect.Parameter.empty)],
+    PartitionKeyTooLongError: [
+        (name, POS, inspect.Parameter.empty) for name in ("partition_key", "name", "limit")
+    ],
     MaterializeResultFieldError: [
         ("asset", POS, inspect.Parameter.empty),
         ("field", POS, inspect.Parameter.empty),

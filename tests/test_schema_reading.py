@@ -175,6 +175,20 @@ def test_a_name_ending_in_a_newline_is_refused() -> None:
     assert column_info.value.columns == ["amount\n"]
 
 
+def test_a_dtype_polars_cannot_hold_is_refused_naming_each_column() -> None:
+    # Dataframely declares these; Polars refuses any frame with them, so no run could pass.
+    class TooWide(dy.Schema):
+        amount = dy.Decimal(76)
+        prices = dy.List(dy.Decimal(40, 2))
+        widest = dy.Decimal(38, 2)
+
+    with pytest.raises(errors.UnsupportedDtypeError) as info:
+        read_schema(TooWide)
+    assert [problem["column"] for problem in info.value.problems] == ["amount", "prices"]
+    assert "'amount': Decimal(precision=76, scale=0)" in str(info.value)
+    assert "38" in str(info.value)
+
+
 def test_collection_is_refused() -> None:
     with pytest.raises(errors.CollectionNotSupportedError, match="Shop"):
         read_schema(Shop)

@@ -30,7 +30,7 @@ from ._upstream import (
     is_context_parameter,
     running_step,
 )
-from ._validate import AssetYield, run_validation
+from ._validate import AssetYield, run_validation, type_name
 from .errors import (
     ClearQuarantineError,
     MaterializeResultFieldError,
@@ -336,11 +336,13 @@ def _unwrap(
             raise MaterializeResultFieldError(asset_name, "asset_key")
         if returned.check_results:
             raise MaterializeResultFieldError(asset_name, "check_results")
-        if not isinstance(returned.value, pl.DataFrame | pl.LazyFrame):
+        if returned.value is None:
             raise MaterializeResultValueError(asset_name)
+        if not isinstance(returned.value, pl.DataFrame | pl.LazyFrame):
+            raise MaterializeResultValueError(asset_name, value_type=type_name(returned.value))
         return returned.value, returned
     raise dg.DagsterInvariantViolationError(
-        f"Asset '{asset_name}' returned a {type(returned).__name__}. A dd.asset function returns "
+        f"Asset '{asset_name}' returned a {type_name(returned)}. A dd.asset function returns "
         "a pl.DataFrame, a pl.LazyFrame, a dg.MaterializeResult with one of those as `value`, "
         "or None to skip."
     )

@@ -24,6 +24,7 @@ from .errors import (
     InvalidColumnNameError,
     InvalidRuleNameError,
     ReservedColumnError,
+    UnsupportedDtypeError,
 )
 
 PRIMARY_KEY_RULE = "primary_key"
@@ -112,6 +113,7 @@ def _read(schema: type[dy.Schema]) -> SchemaInfo:
     name = schema.__name__
     columns = schema.columns()
     _validate_column_names(name, columns)
+    _validate_column_dtypes(name, columns)
     rules = tuple(
         _rule_info(schema, columns, rule_name, rule)
         for rule_name, rule in validation_rules(schema).items()
@@ -139,6 +141,25 @@ def _validate_column_names(schema_name: str, columns: Mapping[str, dy.Column]) -
     invalid = [c for c in columns if not _names.DAGSTER_NAME.fullmatch(c)]
     if invalid:
         raise InvalidColumnNameError(schema_name, invalid)
+
+
+def _validate_column_dtypes(schema_name: str, columns: Mapping[str, dy.Column]) -> None:
+    """Refuse a dtype Polars cannot build, such as a `Decimal` wider than 38 digits.
+
+    Dataframely declares it without complaint, so the first sign would otherwise be a
+    column-schema failure on every run. Building an empty Series asks Polars itself, so every
+    limit it has (nested dtypes included) is checked, not only the ones known here.
+    """
+    problems = []
+    for column_name, column in columns.items():
+        try:
+            pl.Series(column_name, [], dtype=column.dtype)
+        except pl.exceptions.PolarsError as refused:
+            problems.append(
+                {"column": column_name, "dtype": str(column.dtype), "reason": str(refused)}
+            )
+    if problems:
+        raise UnsupportedDtypeError(schema_name, problems)
 
 
 def _validate_rule_names(schema_name: str, rules: tuple[RuleInfo, ...]) -> None:

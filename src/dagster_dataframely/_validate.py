@@ -102,9 +102,18 @@ def require_frame(value: object, *, none_skips: bool) -> None:
         if none_skips
         else "a pl.DataFrame or a pl.LazyFrame"
     )
-    raise dg.DagsterInvariantViolationError(
-        f"`frame` must be {expected}, got {type(value).__name__}."
-    )
+    raise dg.DagsterInvariantViolationError(f"`frame` must be {expected}, got {type_name(value)}.")
+
+
+def type_name(value: object) -> str:
+    """Name a value's type with its top-level package: `pandas.DataFrame`, not `DataFrame`.
+
+    The bare class name cannot tell a pandas or Arrow frame from a Polars one, which is the
+    very mistake the message reports; a builtin keeps its plain name (`dict`).
+    """
+    cls = type(value)
+    package = cls.__module__.partition(".")[0]
+    return cls.__qualname__ if package == "builtins" else f"{package}.{cls.__qualname__}"
 
 
 def _column_schema_gate(

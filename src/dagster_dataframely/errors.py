@@ -23,13 +23,16 @@ __all__ = [
     "MaterializeResultFieldError",
     "MaterializeResultValueError",
     "NoValidRowsError",
+    "PartitionKeyTooLongError",
     "QuarantineDirError",
+    "QuarantineDirProtocolError",
     "QuarantineIOManagerError",
     "QuarantineKeyCollisionError",
     "QuarantineStorageCollisionError",
     "QuarantineStorageError",
     "ReservedColumnError",
     "UnsafePathKeyError",
+    "UnsupportedDtypeError",
     "ValidationAbortError",
 ]
 
@@ -186,6 +189,29 @@ class CheckNameCollisionError(DagsterDataframelyError):
         )
 
 
+class UnsupportedDtypeError(DagsterDataframelyError):
+    """Raised when a schema declares a column with a dtype Polars cannot hold.
+
+    Dataframely accepts such a declaration (`dy.Decimal(76)`, a precision beyond Polars' 38
+    digits), but no frame can ever have that dtype, so every run would fail the column-schema
+    check. Refusing it where the schema is declared points at the line to change.
+    """
+
+    def __init__(self, schema_name: str, problems: Sequence[Mapping[str, str]]) -> None:
+        self.schema_name = schema_name
+        self.problems = [dict(problem) for problem in problems]
+        listing = _bulleted(
+            f"{problem['column']!r}: {problem['dtype']} ({problem['reason']})"
+            for problem in self.problems
+        )
+        super().__init__(
+            f"Schema {schema_name!r} declares columns with a dtype Polars cannot hold, so no "
+            f"frame could ever match them:{listing}\n"
+            f"Declare each of these columns with a dtype Polars supports; a `dy.Decimal` takes "
+            f"a precision of at most 38 digits."
+        )
+
+
 class InvalidSettingError(DagsterDataframelyError):
     """Raised when a setting resolves to a value it does not accept.
 
@@ -232,20 +258,31 @@ class InvalidSettingError(DagsterDataframelyError):
 
 
 class MaterializeResultValueError(DagsterDataframelyError):
-    """Raised when a returned `dg.MaterializeResult` carries no frame in `value`.
+    """Raised when a returned `dg.MaterializeResult` carries no Polars frame in `value`.
 
     Without a frame there is nothing to validate, so this comes before the column-schema
-    check.
+    check. `value_type` names what `value` held instead, such as `pandas.DataFrame`; it is
+    None when `value` was None.
     """
 
-    def __init__(self, asset: str) -> None:
+    def __init__(self, asset: str, *, value_type: str | None = None) -> None:
         self.asset = asset
+        self.value_type = value_type
+        if value_type is None:
+            held = "holds no frame"
+            convert = ""
+        else:
+            held = f"holds a {value_type}, not a Polars frame"
+            convert = (
+                " (convert it in the asset body, for example with `pl.from_pandas(...)` for a "
+                "pandas frame or `pl.from_arrow(...)` for an Arrow table)"
+            )
         super().__init__(
-            f"Asset {asset!r} returned a `dg.MaterializeResult` whose `value` holds no frame, "
-            f"so there is nothing to validate. Put the frame in `value=`; or return the frame "
-            f"itself and attach metadata with `context.add_asset_metadata`; or, for an asset "
-            f"that should not be validated, use a plain `@dg.asset` with "
-            f"`dd.wiring.schema_metadata`."
+            f"Asset {asset!r} returned a `dg.MaterializeResult` whose `value` {held}, so "
+            f"there is nothing to validate. Put a `pl.DataFrame` or `pl.LazyFrame` in "
+            f"`value=`{convert}; or return the frame itself and attach metadata with "
+            f"`context.add_asset_metadata`; or, for an asset that should not be validated, "
+            f"use a plain `@dg.asset` with `dd.wiring.schema_metadata`."
         )
 
 
@@ -500,4 +537,45 @@ class CredentialsInUrlError(DagsterDataframelyError):
             f"the `user:password@` part and give the credentials through the environment (for "
             f"S3, AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY) or the IO manager's "
             f"storage_options."
+        )
+
+
+class QuarantineDirProtocolError(DagsterDataframelyError):
+    """Raised when the quarantine directory is a URL whose filesystem cannot write files.
+
+    fsspec reads `http://` and `https://` URLs but cannot write to them, and answers a write
+    with a bare `NotImplementedError`. Raised before anything is written when the protocol is
+    known to be read-only, otherwise when the write is refused.
+    """
+
+    def __init__(self, protocol: str) -> None:
+        self.protocol = protocol
+        super().__init__(
+            f"The quarantine directory is a URL with the protocol {protocol!r}, and fsspec's "
+            f"filesystem for {protocol!r} cannot write files, so the invalid rows have nowhere "
+            f"to go. Set "
+            f"the quarantine directory to a local directory or to a URL of a store fsspec "
+            f"can write to, such as s3://, gs://, az:// or memory://."
+        )
+
+
+class PartitionKeyTooLongError(DagsterDataframelyError):
+    """Raised when a partition key would make a quarantine file name too long to create.
+
+    A local filesystem refuses a file or directory name over 255 bytes with a bare `OSError`
+    ("File name too long"). The name is the escaped partition key plus `.parquet`, so this is
+    raised before anything is written.
+    """
+
+    def __init__(self, partition_key: str, name: str, limit: int) -> None:
+        self.partition_key = str(partition_key)
+        self.name = name
+        self.limit = limit
+        size = len(name.encode())
+        super().__init__(
+            f"The partition key {self.partition_key!r} makes the quarantine path segment "
+            f"{name!r}, which is {size} bytes long, but a local filesystem takes at most "
+            f"{limit} bytes in one file or directory name. Use shorter partition keys (each "
+            f"segment of the key, escaped, plus `.parquet` for the last, within {limit} bytes "
+            f"of UTF-8), or write the quarantine to an object store such as s3://."
         )
