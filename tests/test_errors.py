@@ -346,7 +346,10 @@ SIGNATURES: dict[type[DagsterDataframelyError], list[tuple[str, Any, Any]]] = {
         ("env_var", KW, inspect.Parameter.empty),
         ("takes_argument", KW, True),
     ],
-    MaterializeResultValueError: [("asset", POS, inspect.Parameter.empty), ("value_type", KW, None)],
+    MaterializeResultValueError: [
+        ("asset", POS, inspect.Parameter.empty),
+        ("value_type", KW, None),
+    ],
     UnsupportedDtypeError: [
         ("schema_name", POS, inspect.Parameter.empty),
         ("problems", POS, inspect.Parameter.empty),

@@ -5,8 +5,11 @@ from __future__ import annotations
 import datetime as dt
 import ntpath
 import os
+import signal
 import socket
 import string
+import subprocess
+import sys
 from decimal import Decimal
 from pathlib import Path, PurePosixPath, PureWindowsPath
 from typing import Any
@@ -21,8 +24,14 @@ from hypothesis import strategies as st
 from polars.testing import assert_frame_equal
 from upath import UPath
 
+from dagster_dataframely import errors
 from dagster_dataframely._names import quarantine_key
-from dagster_dataframely._quarantine_files import file_writer, quarantine_path
+from dagster_dataframely._quarantine_files import (
+    NAME_MAX,
+    file_writer,
+    quarantine_path,
+    staging_directory,
+)
 
 ORDERS = dg.AssetKey(["orders"])
 PREFIXED = dg.AssetKey(["sales", "eu", "orders"])
@@ -552,3 +561,118 @@ def test_windows_separators_are_not_special_on_posix() -> None:
     # The escaped form is the same on every platform.
     path = quarantine_path(ORDERS, "/q", "a\\b")
     assert PurePosixPath(str(path)).name == "a%5Cb.parquet"
+
+
+# --- what a crash, a long key or a read-only URL leave behind -----------------------------------
+
+_KILLED_MID_WRITE = """
+import os, signal, sys
+
+import dagster as dg
+import polars as pl
+
+from dagster_dataframely._quarantine_files import file_writer
+
+write_parquet = pl.DataFrame.write_parquet
+
+
+def write_then_die(frame, file, *args, **kwargs):
+    write_parquet(frame, file, *args, **kwargs)  # the new rows are in the temporary file...
+    file.flush()
+    os.kill(os.getpid(), signal.SIGKILL)  # ...and the process dies before the rename
+
+
+pl.DataFrame.write_parquet = write_then_die
+file_writer(dg.AssetKey(["orders"]), sys.argv[1], "2026-01-02")(pl.DataFrame({"x": [9, 9]}))
+"""
+
+
+def test_a_write_killed_mid_way_leaves_nothing_a_directory_scan_sees(tmp_path: Path) -> None:
+    root = tmp_path / "quarantine"
+    good = pl.DataFrame({"x": [1, 2, 3]})
+    written = Path(file_writer(ORDERS, root, "2026-01-02")(good))
+
+    killed = subprocess.run(
+        [sys.executable, "-c", _KILLED_MID_WRITE, str(root)],
+        capture_output=True,
+        timeout=300,
+        check=False,
+    )
+    assert killed.returncode == -signal.SIGKILL, killed.stderr.decode()
+
+    # A scan of the directory, or of the asset's part of it, reads the last good rows...
+    assert_frame_equal(pl.scan_parquet(root).collect(), good)
+    assert_frame_equal(pl.scan_parquet(written.parent).collect(), good)
+    assert_frame_equal(pl.read_parquet(written), good)
+    assert sorted(p.name for p in root.rglob("*")) == ["2026-01-02.parquet", "orders_quarantine"]
+    # ...though the killed write did leave its temporary file: outside the directory.
+    staging = staging_directory(root)
+    assert staging is not None
+    (leftover,) = staging.iterdir()
+    assert leftover.name.startswith(".dy-quarantine-")
+    assert leftover.stat().st_size > 0
+
+
+def test_where_no_staging_directory_can_be_made_the_write_stages_beside_the_file(
+    tmp_path: Path,
+) -> None:
+    root = tmp_path / "quarantine"
+    staging = staging_directory(root)
+    assert staging is not None
+    staging.write_bytes(b"a file where the staging directory would go")
+    written = file_writer(ORDERS, root, "eu")(pl.DataFrame({"x": [1]}))
+    assert_frame_equal(pl.read_parquet(written), pl.DataFrame({"x": [1]}))
+    assert _siblings(Path(written)) == ["eu.parquet"]
+
+
+def test_a_filesystem_root_has_no_staging_directory() -> None:
+    assert staging_directory(Path("/")) is None
+    assert staging_directory(Path("/q")) == Path("/.q.dy-staging")
+
+
+@pytest.mark.parametrize(
+    "partition_key",
+    [
+        "k" * (NAME_MAX - len(".parquet") + 1),
+        "é" * 124,  # 248 bytes of UTF-8, 256 with `.parquet`
+        "d" * 256 + "/2026",  # a directory segment
+        dg.MultiPartitionKey({"day": "2026-01-02", "region": "r" * 300}),
+        "\\" * 85,  # 170 characters, escaped to 510 bytes
+    ],
+    ids=["ascii", "utf-8", "directory", "multi-partition", "escaped"],
+)
+def test_a_partition_key_too_long_for_a_file_name_is_refused_before_writing(
+    tmp_path: Path, partition_key: str
+) -> None:
+    with pytest.raises(errors.PartitionKeyTooLongError) as raised:
+        file_writer(ORDERS, tmp_path / "quarantine", partition_key)
+    assert raised.value.partition_key == str(partition_key)
+    assert raised.value.limit == NAME_MAX
+    assert len(raised.value.name.encode()) > NAME_MAX
+    assert "255 bytes" in str(raised.value)
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_the_longest_partition_key_that_fits_is_written(tmp_path: Path) -> None:
+    longest = "k" * (NAME_MAX - len(".parquet"))
+    written = file_writer(ORDERS, tmp_path, longest)(pl.DataFrame({"x": [1]}))
+    assert Path(written).name == longest + ".parquet"
+
+
+def test_an_object_store_takes_a_partition_key_longer_than_a_file_name() -> None:
+    directory = "memory://dagster-dataframely-tests/long-keys"
+    written = file_writer(ORDERS, directory, "k" * 300)(pl.DataFrame({"x": [1]}))
+    assert written.endswith("k" * 300 + ".parquet")
+
+
+@pytest.mark.usefixtures("no_network")
+@pytest.mark.parametrize("protocol", ["http", "https"])
+def test_a_read_only_url_fails_with_an_error_naming_the_protocol(protocol: str) -> None:
+    write = file_writer(ORDERS, f"{protocol}://127.0.0.1:9/quarantine", "eu")
+    with pytest.raises(errors.QuarantineDirProtocolError) as raised:
+        write(pl.DataFrame({"x": [1]}))
+    assert raised.value.protocol == protocol
+    assert f"{protocol!r}" in str(raised.value)
+    assert "s3://" in str(raised.value)
+    assert isinstance(raised.value.__cause__, NotImplementedError)
+    assert any("orders_quarantine/eu.parquet" in note for note in raised.value.__notes__)

@@ -23,6 +23,7 @@ from upath.implementations.cloud import CloudPath
 
 from ._credentials import refuse_credentials, without_credentials
 from ._names import quarantine_key
+from .errors import PartitionKeyTooLongError, QuarantineDirProtocolError
 
 __all__ = ["QuarantineWriter", "file_writer", "quarantine_path"]
 
@@ -30,6 +31,12 @@ QuarantineWriter = TypeAliasType("QuarantineWriter", Callable[[pl.DataFrame], st
 """Takes the invalid rows, stores them, and returns where they went as a string."""
 
 EXTENSION = ".parquet"
+
+TEMPORARY_PREFIX = ".dy-quarantine-"
+STAGING_SUFFIX = ".dy-staging"
+
+NAME_MAX = 255
+"""The most bytes a local filesystem (ext4, XFS, APFS, NTFS...) takes in one file name."""
 
 _HEX_DIGITS = frozenset(string.hexdigits)
 _LOCAL_PROTOCOLS = frozenset({"", "file", "local"})
@@ -109,7 +116,7 @@ def quarantine_path(
         `s3://KEY:SECRET@bucket/q`. The message does not repeat them.
     """
     refuse_credentials(str(quarantine_dir), "the quarantine_dir given to quarantine_path")
-    base = quarantine_dir if isinstance(quarantine_dir, UPath) else UPath(quarantine_dir)
+    base = _as_upath(quarantine_dir)
     segments = _asset_segments(quarantine_key(key))
     if partition_key is not None:
         segments.extend(_partition_segments(partition_key))
@@ -125,13 +132,16 @@ def file_writer(
     """Return a writer that writes the invalid rows to a parquet file under `quarantine_dir`.
 
     The file is at `quarantine_path(key, quarantine_dir, partition_key)`, and each call
-    replaces it whole. A local file is written to a temporary file beside it, flushed to disk
-    and then renamed over the old one, so a failed write leaves the previous file intact. A
+    replaces it whole. A local file is written to a temporary file, flushed to disk and then
+    renamed over the old one, so a failed write leaves the previous file intact. The temporary
+    file is staged in a hidden directory beside `quarantine_dir`, `.<its name>.dy-staging`, so a
+    process killed mid-write leaves nothing in `quarantine_dir` for `pl.scan_parquet` to trip
+    over; where that directory cannot be created on the same filesystem, beside the file. A
     remote file is serialised in memory first and uploaded as one object, so a frame that
     cannot be written never reaches the store. Parent directories are created as needed,
     except on object stores, which have none.
 
-    If the write fails, the original exception propagates with a note naming the file.
+    If the write fails, the exception propagates with a note naming the file.
 
     Parameters
     ----------
@@ -147,15 +157,25 @@ def file_writer(
     CredentialsInUrlError
         `quarantine_dir` is a URL with a user name or password in it. The message does not
         repeat them.
+    PartitionKeyTooLongError
+        For a local directory, when an escaped segment of `partition_key` (with `.parquet`, for
+        the last) is longer than a file name can be; raised here, before anything is written.
+    QuarantineDirProtocolError
+        From the writer, when the filesystem of the directory's protocol cannot write files
+        (`http://`, `https://`).
     """
     refuse_credentials(str(quarantine_dir), "the quarantine_dir given to file_writer")
-    path = quarantine_path(key, quarantine_dir, partition_key)
+    base = _as_upath(quarantine_dir)
+    path = quarantine_path(key, base, partition_key)
     shown = without_credentials(str(path))
+    local = path.protocol in _LOCAL_PROTOCOLS
+    if local and partition_key is not None:
+        _refuse_long_names(partition_key)
 
     def write(invalid: pl.DataFrame) -> str:
         try:
-            if path.protocol in _LOCAL_PROTOCOLS:
-                _write_local(invalid, Path(path.path))
+            if local:
+                _write_local(invalid, Path(path.path), Path(base.path))
             else:
                 _write_remote(invalid, path)
         except Exception as exc:
@@ -164,6 +184,10 @@ def file_writer(
         return shown
 
     return write
+
+
+def _as_upath(directory: UPath | Path | str) -> UPath:
+    return directory if isinstance(directory, UPath) else UPath(directory)
 
 
 def _asset_segments(key: dg.AssetKey) -> list[str]:
@@ -210,12 +234,27 @@ def _escape_segment(raw: str) -> str:
     return segment
 
 
-def _write_local(frame: pl.DataFrame, target: Path) -> None:
-    """Write `frame` to `target` so that `target` is either the old file or the new one."""
+def _refuse_long_names(partition_key: str) -> None:
+    """Raise `PartitionKeyTooLongError` for a partition segment no local file name can hold."""
+    *directories, file = _partition_segments(partition_key)
+    for name in (*directories, file + EXTENSION):
+        if len(name.encode()) > NAME_MAX:
+            raise PartitionKeyTooLongError(partition_key, name, NAME_MAX)
+
+
+def _write_local(frame: pl.DataFrame, target: Path, root: Path) -> None:
+    """Write `frame` to `target` so that `target` is either the old file or the new one.
+
+    The temporary file goes to `staging_directory(root)`, outside the quarantine directory
+    `root`: any other file below a directory breaks `pl.scan_parquet(<directory>)`, and a
+    killed process leaves its temporary file behind. Where the staging directory cannot be
+    used, the temporary file goes beside `target`.
+    """
     target.parent.mkdir(parents=True, exist_ok=True)
+    directory = _temporary_directory(root, beside=target.parent)
     # A short name, so it fits wherever `target`'s name fits. Mode 0o666 lets the umask decide
     # the permissions, as a plain write would.
-    temporary = target.with_name(f".dy-quarantine-{secrets.token_hex(8)}.tmp")
+    temporary = directory / f"{TEMPORARY_PREFIX}{secrets.token_hex(8)}.tmp"
     flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_BINARY", 0)
     descriptor = os.open(temporary, flags, 0o666)
     try:
@@ -229,6 +268,35 @@ def _write_local(frame: pl.DataFrame, target: Path) -> None:
         raise
 
 
+def staging_directory(root: Path) -> Path | None:
+    """Return the hidden directory beside `root` where local writes stage their files.
+
+    `<parent>/.<root name>.dy-staging`; None when `root` is a filesystem root, which has no
+    beside.
+    """
+    absolute = Path(os.path.abspath(root))
+    if absolute.parent == absolute:
+        return None
+    return absolute.parent / f".{absolute.name}{STAGING_SUFFIX}"
+
+
+def _temporary_directory(root: Path, *, beside: Path) -> Path:
+    """The staging directory of `root` if a file there can be renamed to `beside`, else `beside`.
+
+    A rename is atomic only within one filesystem, and the parent of `root` may be on
+    another (`root` a mount point) or not writable.
+    """
+    staging = staging_directory(root)
+    if staging is None:
+        return beside
+    try:
+        staging.mkdir(exist_ok=True)
+        same_filesystem = staging.stat().st_dev == beside.stat().st_dev
+    except OSError:
+        return beside
+    return staging if same_filesystem else beside
+
+
 def _write_remote(frame: pl.DataFrame, target: UPath) -> None:
     """Serialise `frame`, then upload it, so a frame that fails to serialise uploads nothing."""
     # fsspec uploads whatever was buffered when a file opened for writing is closed, even on
@@ -236,9 +304,12 @@ def _write_remote(frame: pl.DataFrame, target: UPath) -> None:
     # part of a file.
     buffer = io.BytesIO()
     frame.write_parquet(buffer)
-    if not isinstance(target, CloudPath):
-        # On an object store a "directory" is only a key prefix, and fsspec's `mkdir` there
-        # can create a bucket.
-        target.parent.mkdir(parents=True, exist_ok=True)
-    with target.open("wb") as file:
-        file.write(buffer.getvalue())
+    try:
+        if not isinstance(target, CloudPath):
+            # On an object store a "directory" is only a key prefix, and fsspec's `mkdir` there
+            # can create a bucket.
+            target.parent.mkdir(parents=True, exist_ok=True)
+        with target.open("wb") as file:
+            file.write(buffer.getvalue())
+    except NotImplementedError as refused:  # a read-only filesystem, such as HTTP's
+        raise QuarantineDirProtocolError(target.protocol) from refused

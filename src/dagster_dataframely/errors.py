@@ -544,8 +544,7 @@ class QuarantineDirProtocolError(DagsterDataframelyError):
     """Raised when the quarantine directory is a URL whose filesystem cannot write files.
 
     fsspec reads `http://` and `https://` URLs but cannot write to them, and answers a write
-    with a bare `NotImplementedError`. Raised before anything is written when the protocol is
-    known to be read-only, otherwise when the write is refused.
+    with a bare `NotImplementedError`; this takes its place, when the write is refused.
     """
 
     def __init__(self, protocol: str) -> None:
