@@ -3,20 +3,26 @@
 For random small frames over tiny value domains (so duplicate keys, nulls, out-of-range values and
 broken group rules are frequent), `validation_results` must put every input row either in the
 table or in the quarantine, exactly as Dataframely's own `Schema.filter` splits them, and pick the
-outcome the counts call for.
+outcome the counts call for. The frame comes as a `DataFrame` or through a plan Polars cannot
+share between two outputs: a non-deterministic step, a pyarrow dataset, or an IO plugin source
+whose rows change from one read to the next. Whatever the plan, it must run exactly once.
 """
 
 from __future__ import annotations
 
 import math
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
 from typing import Any
 
 import dagster as dg
 import dataframely as dy
 import polars as pl
+import pyarrow.dataset
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from polars.io.plugins import register_io_source
 from polars.testing import assert_frame_equal
 
 from dagster_dataframely import errors, wiring
@@ -76,6 +82,73 @@ class Writer:
         return "memory://mixed_quarantine"
 
 
+class ChangingSource:
+    """An IO plugin source that counts its reads, and whose rows change after the first read.
+
+    The first read yields the frame; every later one yields other quantities, like a table
+    rewritten between two reads. A plan that runs once sees only the first.
+    """
+
+    def __init__(self, frame: pl.DataFrame) -> None:
+        self.frame = frame
+        self.reads = 0
+
+    def scan(self) -> pl.LazyFrame:
+        return register_io_source(self._read, schema=self.frame.schema)
+
+    def _read(
+        self,
+        with_columns: list[str] | None,
+        predicate: pl.Expr | None,
+        n_rows: int | None,
+        batch_size: int | None,
+    ) -> Iterator[pl.DataFrame]:
+        self.reads += 1
+        rows = self.frame
+        if self.reads > 1:
+            rows = rows.with_columns((pl.col("qty") + self.reads).alias("qty"))
+        if with_columns is not None:
+            rows = rows.select(with_columns)
+        if predicate is not None:
+            rows = rows.filter(predicate)
+        if n_rows is not None:
+            rows = rows.head(n_rows)
+        yield from rows.iter_slices(batch_size or 7)
+
+
+@dataclass(frozen=True)
+class Plan:
+    """How the asset hands its frame over, and which columns that leaves as they were."""
+
+    name: str
+    build: Callable[[pl.DataFrame], pl.DataFrame | pl.LazyFrame | ChangingSource] = field(
+        repr=False
+    )
+    changes: str | None = None
+    """The one column whose values the plan draws anew each time it runs, if any."""
+
+
+PLANS = [
+    Plan("DataFrame", lambda frame: frame),
+    Plan("LazyFrame", lambda frame: frame.lazy()),
+    Plan("shuffled column", lambda f: f.lazy().with_columns(pl.col("qty").shuffle()), "qty"),
+    Plan(
+        "sampled column",
+        lambda f: f.lazy().with_columns(pl.col("code").sample(fraction=1.0, with_replacement=True)),
+        "code",
+    ),
+    Plan(
+        "shuffled rows",
+        lambda f: f.lazy().select(pl.struct(pl.all()).shuffle().alias("row")).unnest("row"),
+    ),
+    Plan(
+        "pyarrow dataset",
+        lambda f: pl.scan_pyarrow_dataset(pyarrow.dataset.dataset(f.to_arrow())),
+    ),
+    Plan("changing IO plugin source", ChangingSource),
+]
+
+
 def _canonical(frame: pl.DataFrame) -> pl.DataFrame:
     """The rows in one order, so two frames compare as multisets of rows."""
     return frame.sort(frame.columns, nulls_last=True)
@@ -118,53 +191,64 @@ def test_the_schema_has_every_rule_kind() -> None:
     assert "dy_rule__code__nullability" not in rules
 
 
-@settings(max_examples=150, deadline=None)
-@given(frame=FRAMES, lazy=st.booleans(), with_writer=st.booleans())
-def test_every_row_is_written_once_where_dataframely_puts_it(
-    frame: pl.DataFrame, lazy: bool, with_writer: bool
-) -> None:
-    reference = Mixed.filter(frame, cast=False)
-    expected_valid = reference.result
-    expected_invalid = reference.failure.details()
-    rules = expected_invalid.columns[len(COLUMNS) :]
-    expected_quarantine = expected_invalid.select(
+def _quarantine_of(invalid: dy.FailureInfo) -> pl.DataFrame:
+    """What the writer must receive for Dataframely's invalid rows: rule columns by check name."""
+    details = invalid.details()
+    rules = details.columns[len(COLUMNS) :]
+    return details.select(
         *COLUMNS,
         *(pl.col(rule).cast(pl.String).alias(wiring.check_name(rule)) for rule in rules),
     )
-    invalid = expected_invalid.height
 
+
+@settings(max_examples=300, deadline=None)
+@given(frame=FRAMES, plan=st.sampled_from(PLANS), with_writer=st.booleans())
+def test_every_row_is_written_once_where_dataframely_puts_it(
+    frame: pl.DataFrame, plan: Plan, with_writer: bool
+) -> None:
+    built = plan.build(frame)
+    given_frame = built.scan() if isinstance(built, ChangingSource) else built
     writer = Writer() if with_writer else None
-    events, raised = _run(frame.lazy() if lazy else frame, writer)
+    events, raised = _run(given_frame, writer)
     tables = [e.value for e in events if isinstance(e, dg.MaterializeResult)]
+    if isinstance(built, ChangingSource):
+        assert built.reads == 1
 
-    if writer is None:
+    if writer is None and raised is not None:
         # No quarantine: any invalid row aborts before the table is written.
-        if invalid:
-            assert isinstance(raised, errors.ValidationAbortError)
-            assert tables == []
-            return
-        assert raised is None
-        (valid,) = tables
-        _assert_same_rows(valid, frame)
+        assert isinstance(raised, errors.ValidationAbortError)
+        assert raised.invalid_count > 0
+        assert tables == []
+        if plan.changes is None:
+            assert len(Mixed.filter(frame, cast=False).failure) == raised.invalid_count
         return
 
-    quarantined = pl.concat(writer.frames) if writer.frames else expected_quarantine.clear()
-    assert len(writer.frames) == (1 if invalid else 0)
-    if invalid and invalid == frame.height:
+    quarantined = pl.concat(writer.frames) if writer and writer.frames else None
+    assert len(writer.frames if writer else []) == (0 if quarantined is None else 1)
+    if isinstance(raised, errors.NoValidRowsError):
         # Every row invalid: all of them reached the writer, then the run failed.
-        assert isinstance(raised, errors.NoValidRowsError)
         assert tables == []
-        valid = expected_valid.clear()
+        assert quarantined is not None
+        valid = frame.clear()
     else:
         assert raised is None
         (valid,) = tables
+    # The rows the plan produced, the one time it ran: the table's and the quarantine's.
+    produced = valid if quarantined is None else pl.concat([valid, quarantined.select(COLUMNS)])
 
-    # The split is Dataframely's, row for row and rule for rule...
-    _assert_same_rows(valid, expected_valid)
-    _assert_same_rows(quarantined.select(expected_quarantine.columns), expected_quarantine)
-    # ...and together the two sides are the input: nothing lost, nothing written twice.
-    assert valid.height + quarantined.height == frame.height
-    _assert_same_rows(pl.concat([valid, quarantined.select(COLUMNS)]), frame)
+    # Nothing lost, nothing written twice: every column the plan does not draw anew is the
+    # input's, row for row (and every column is, for a plan that changes none).
+    kept = [column for column in COLUMNS if column != plan.changes]
+    _assert_same_rows(produced.select(kept), frame.select(kept))
+    # The split is Dataframely's split of those rows, row for row and rule for rule.
+    reference = Mixed.filter(produced, cast=False)
+    _assert_same_rows(valid, reference.result)
+    if quarantined is None:
+        assert len(reference.failure) == 0
+    else:
+        expected = _quarantine_of(reference.failure)
+        _assert_same_rows(quarantined.select(expected.columns), expected)
+        assert isinstance(raised, errors.NoValidRowsError) == (valid.height == 0)
 
 
 @pytest.mark.parametrize("lazy", [False, True], ids=["DataFrame", "LazyFrame"])

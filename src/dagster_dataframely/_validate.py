@@ -1,9 +1,9 @@
 """`validation_results`: a frame in, the six outcomes of the failure policy out.
 
-One gate (the column schema, read from `collect_schema()` so the plan does not run), one
-`Schema.filter` collected in one streaming `collect_all`, then at most one quarantine write before
-the table's materialization is yielded. Everything reported afterwards is computed from what
-that single collect returned.
+One gate (the column schema, read from `collect_schema()` so the plan does not run), the
+user's plan run once, one `Schema.filter` over its rows collected in one streaming
+`collect_all`, then at most one quarantine write before the table's materialization is yielded.
+Everything reported afterwards is computed from what that single collect returned.
 """
 
 from __future__ import annotations
@@ -15,6 +15,7 @@ from typing import Any
 import dagster as dg
 import dataframely as dy
 import polars as pl
+from dataframely.filter_result import FilterResult
 from typing_extensions import TypeAliasType
 
 from . import _names
@@ -162,7 +163,7 @@ def run_validation(
         return
 
     yield from _column_schema_gate(info, frame, valid_key, partition_key)
-    collected = info.schema.filter(frame.lazy(), cast=False).collect_all(engine="streaming")
+    collected = split_rows(info, frame)
     valid: pl.DataFrame = collected.result
     failures = Failures.from_failure_info(info, collected.failure)
     if failures.invalid_count:
@@ -206,6 +207,22 @@ def run_validation(
         data_version=returned.data_version if returned is not None else None,
     )
     yield from checks
+
+
+def split_rows(info: SchemaInfo, frame: Frame) -> FilterResult[Any]:
+    """Dataframely's split of `frame` into valid and invalid rows, running the user's plan once.
+
+    `Schema.filter` returns two plans over one input, and `collect_all` runs the input once
+    only where Polars can prove the two share it. It cannot for a non-deterministic step
+    (`shuffle`, `sample`), an IO plugin source or a pyarrow dataset, and a source whose data
+    changes between two reads is never safe to read twice: each side then sees other rows, so
+    rows land in both the table and the quarantine, or in neither. So a `LazyFrame` is
+    collected first, alone, on the streaming engine, and the split runs over its rows; a
+    `DataFrame` already is rows. Both sides of the split come from one `collect_all`, which
+    also shares the rule evaluation between them.
+    """
+    rows = frame if isinstance(frame, pl.DataFrame) else frame.collect(engine="streaming")
+    return info.schema.filter(rows.lazy(), cast=False).collect_all(engine="streaming")
 
 
 def column_problems(info: SchemaInfo, frame: Frame) -> list[dict[str, str]]:
@@ -280,7 +297,9 @@ def resolved_check_results(
 ) -> Iterator[dg.AssetCheckResult]:
     """`check_results` with the schema read and the settings resolved (at declaration)."""
     yield from _column_schema_gate(info, frame, asset_key, partition_key)
-    # Only the failure side is collected (once, by Dataframely): there are no rows to write.
+    # Only the failure side is collected, in one query over a plan that holds the input once,
+    # so the user's plan runs once without the rows being collected first: a check over a
+    # large stored table holds only the invalid rows in memory.
     _, failure = info.schema.filter(frame.lazy(), cast=False)
     yield from check_results_for(
         check_groups(info, settings.check_granularity, settings.schema_rules),
