@@ -815,6 +815,36 @@ def test_a_failing_run_leaves_the_last_good_table_unchanged(
     assert_frame_equal(pl.read_parquet(table), CLEAN)
 
 
+def test_a_frame_with_no_rows_is_written_and_only_none_keeps_the_last_table(
+    materialize: Materialize, warehouse: Path
+) -> None:
+    # The spec's "every row valid: written" holds for zero rows too: nothing failed, so the
+    # empty table replaces the last one. Only invalid rows (`NoValidRowsError`) or `None`
+    # (a skip) leave the last table in place.
+    source: dict[str, pl.DataFrame | None] = {"frame": CLEAN}
+
+    @dd.asset(SmallOrders, quarantine=True)
+    def orders() -> pl.DataFrame | None:
+        return source["frame"]
+
+    materialize([orders])
+    table = warehouse / "orders.parquet"
+
+    source["frame"] = None
+    skipped = materialize([orders])
+    assert run_tables(skipped, "orders") == []
+    assert_frame_equal(pl.read_parquet(table), CLEAN)
+
+    source["frame"] = CLEAN.clear()
+    emptied = materialize([orders])
+    (materialization,) = run_tables(emptied, "orders")
+    assert value(materialization.metadata["dagster/row_count"]) == 0
+    assert all(check.passed for check in run_checks(emptied).values())
+    assert run_tables(emptied, "orders_quarantine") == []
+    assert not (warehouse / "orders_quarantine.parquet").exists()
+    assert_frame_equal(pl.read_parquet(table), CLEAN.clear())
+
+
 def test_a_run_raises_the_packages_error_when_asked_to(materialize: Materialize) -> None:
     @dd.asset(SmallOrders)
     def orders() -> pl.DataFrame:
