@@ -218,8 +218,8 @@ def split_rows(info: SchemaInfo, frame: Frame) -> FilterResult[Any]:
     changes between two reads is never safe to read twice: each side then sees other rows, so
     rows land in both the table and the quarantine, or in neither. So a `LazyFrame` is
     collected first, alone, on the streaming engine, and the split runs over its rows; a
-    `DataFrame` already is rows. Both sides of the split come from one `collect_all`, which
-    also shares the rule evaluation between them.
+    `DataFrame` already is rows. Both sides then come from one `collect_all` over fixed rows,
+    so a (deterministic) rule gives a row the same outcome on either side.
     """
     rows = frame if isinstance(frame, pl.DataFrame) else frame.collect(engine="streaming")
     return info.schema.filter(rows.lazy(), cast=False).collect_all(engine="streaming")
