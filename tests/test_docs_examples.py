@@ -124,7 +124,7 @@ def test_a_fence_inside_an_admonition_is_collected() -> None:
 def test_example_runs_on_its_own(example: Example, tmp_path: Path) -> None:
     script = tmp_path / "example.py"
     script.write_text(example.source, encoding="utf-8")
-    completed = subprocess.run(  # noqa: S603 - the interpreter running this suite
+    completed = subprocess.run(
         [sys.executable, script.name],
         cwd=tmp_path,
         env=_environment(),

@@ -13,13 +13,14 @@ import inspect
 import pkgutil
 import tomllib
 from pathlib import Path
-from typing import Any, Self
+from typing import Any, Literal, Self
 
 import dagster as dg
 import dataframely as dy
 import polars as pl
 import pytest
 from pydantic import PrivateAttr
+from typing_extensions import TypeAliasType
 from upath import UPath
 
 import dagster_dataframely as dd
@@ -30,6 +31,7 @@ from dagster_dataframely._upstream import (
     context_for_manager,
     current_asset_context,
     database_handled_types,
+    document_type_alias,
     failure_outcomes,
     is_context_parameter,
     output_context_for,
@@ -597,3 +599,20 @@ def test_no_module_but_the_seam_reaches_a_private_name_by_string() -> None:
             ):
                 found.append(f"{path.name}:{node.lineno} {node.func.id}(..., {name.value!r})")
     assert not found, f"private names reached outside _upstream.py: {found}"
+
+
+def test_a_type_alias_refuses_a_docstring_the_ordinary_way() -> None:
+    """The reason for `document_type_alias`: `alias.__doc__ = ...` raises on the backport."""
+    alias = TypeAliasType("Alias", Literal["a", "b"])
+    with pytest.raises(AttributeError):
+        alias.__doc__ = "mine"  # type: ignore[misc]
+
+
+def test_document_type_alias_gives_the_alias_its_own_docstring() -> None:
+    alias = TypeAliasType("Alias", Literal["a", "b"])
+    document_type_alias(alias, "Pick a or b.")
+    assert inspect.getdoc(alias) == "Pick a or b."
+    # Still a working alias: its value and name are untouched, and it still forms a union.
+    assert alias.__value__ == Literal["a", "b"]
+    assert alias.__name__ == "Alias"
+    assert alias | None == alias | None

@@ -100,17 +100,164 @@ def asset(
 ) -> Callable[[AssetFunction], dg.AssetsDefinition]:
     """Turn the decorated function into an asset that validates the frame it returns.
 
-    The function returns a `pl.DataFrame`, a `pl.LazyFrame`, a `dg.MaterializeResult` holding
-    one in `value`, or None to skip. Valid rows go to the asset's IO manager; with
-    `quarantine=True` invalid rows go to `<name>_quarantine` through the same manager, and
-    without it any invalid row fails the run and nothing is written. Every other keyword is
-    `@dg.asset`'s, passed on unchanged, except that a `code_version` left unset becomes
-    `dd.wiring.schema_version(schema)`, so a schema change marks the asset changed.
+    The decorated function returns a `pl.DataFrame` or `pl.LazyFrame`, a `dg.MaterializeResult`
+    whose `value` is one of those, or `None` to skip. A run checks the frame's columns and dtypes
+    against `schema`, filters it with `Schema.filter`, writes the valid rows through the asset's
+    IO manager and, with `quarantine=True`, the invalid rows to `<name>_quarantine` through the
+    same manager, then reports one asset check per rule. The schema's Columns tab and check
+    specs exist as soon as the module is imported.
 
     `clear_quarantine=True` (with `quarantine=True`) makes a run whose rows are all valid write
     an empty quarantine through the same writer, replacing what an earlier run of the same
     partition (or of the asset) left there; None or False, the default, leaves the quarantine
-    of a clean run as it was. It raises `ClearQuarantineError` without `quarantine=True`.
+    of a clean run as it was.
+
+    Every keyword parameter from `name` on is `@dg.asset`'s, passed to it unchanged unless its
+    description below says otherwise. Six `@dg.asset` parameters are not accepted:
+    `check_specs` (they come from the schema), `key` (use `key_prefix` and `name`),
+    `output_required`, `dagster_type`, `is_virtual` and `io_manager_def` (use `resource_defs`).
+
+    Parameters
+    ----------
+    schema
+        The Dataframely schema the returned frame must match: a `dy.Schema` subclass, never a
+        `dy.Collection`. Positional only.
+    quarantine
+        Whether a run writes the valid rows when some rows fail. With `True`, the run writes
+        the invalid rows to the quarantine, under the asset key `<name>_quarantine`, and fails
+        with `QuarantineKeyCollisionError` if another asset already materializes that key. With
+        `False`, any invalid row fails the run with `ValidationAbortError`, and the asset writes
+        nothing. `True` also adds a `context` parameter to the asset, whether or not the
+        decorated function declares one.
+    clear_quarantine
+        With `True` (and `quarantine=True`), a run whose rows are all valid writes an empty
+        quarantine, so that no stale invalid rows of an earlier run stay beside a clean table.
+        `None` or `False` leaves the quarantine of a clean run as it was.
+    check_granularity
+        How many asset checks report the schema's rules: one per rule at `rule`, one per column
+        with rules at `column`, and one for the schema at `schema`. Changing it on an asset that
+        has already run starts a new check history. `None` uses
+        `DAGSTER_DATAFRAMELY_CHECK_GRANULARITY` if set, else `rule`.
+    schema_rules
+        Which checks report the schema-level rules at `column` granularity: `collapsed` into one
+        check, `dy_schema__rules`, or `per_rule`, one check each. `None` uses
+        `DAGSTER_DATAFRAMELY_SCHEMA_RULES` if set, else `collapsed`.
+    max_failure_samples
+        A rule's check metadata has at most this many rows that failed it, under
+        `dy_failed_sample`; `0` turns the samples off. **A run writes the rows to the Dagster
+        event log unredacted.** `dy.Config.set_max_failure_examples` does not change this
+        number. `None` uses `DAGSTER_DATAFRAMELY_MAX_FAILURE_SAMPLES` if set, else `5`.
+    statistics
+        Whether the materialization metadata has statistics of the written rows, one table per
+        dtype group. They are the main cost a run adds to the filter. `None` uses
+        `DAGSTER_DATAFRAMELY_STATISTICS` if set, else `True`.
+    row_sample
+        The materialization metadata has at most this many valid rows, and this many invalid
+        rows; `0` turns both samples off. **A run writes the rows to the Dagster event log
+        unredacted.** `None` uses `DAGSTER_DATAFRAMELY_ROW_SAMPLE` if set, else `5`.
+    name
+        The asset's name, the last part of its key. `None` uses the function's name.
+    key_prefix
+        Passed to `@dg.asset` unchanged. The quarantine's asset key has the same prefix.
+    ins
+        Passed to `@dg.asset` unchanged: how upstream assets map to the function's parameters.
+    deps
+        Passed to `@dg.asset` unchanged: upstream assets the function does not read as inputs.
+    metadata
+        Definition metadata, passed to `@dg.asset`. The schema's `dagster/column_schema` entry
+        replaces a key of the same name.
+    tags
+        Passed to `@dg.asset` unchanged.
+    description
+        The asset's description. `None` uses the schema's own docstring (not an inherited one),
+        or the decorated function's docstring if the schema has none.
+    config_schema
+        Passed to `@dg.asset` unchanged. Only a mapping is accepted.
+    required_resource_keys
+        Passed to `@dg.asset` unchanged.
+    resource_defs
+        Passed to `@dg.asset` unchanged; bind an IO manager here instead of `io_manager_def`.
+    hooks
+        Passed to `@dg.asset` unchanged.
+    io_manager_key
+        Passed to `@dg.asset` unchanged. In a run, the invalid rows go to the same IO manager.
+    partitions_def
+        Passed to `@dg.asset` unchanged. The quarantine is written under the same partition
+        key, and each partition's frame is validated on its own.
+    op_tags
+        Passed to `@dg.asset` unchanged.
+    group_name
+        Passed to `@dg.asset` unchanged.
+    automation_condition
+        Passed to `@dg.asset` unchanged. It applies to the asset, not to its quarantine, which
+        has no materialization.
+    freshness_policy
+        Passed to `@dg.asset` unchanged.
+    backfill_policy
+        Passed to `@dg.asset` unchanged.
+    retry_policy
+        Passed to `@dg.asset` unchanged.
+    code_version
+        Passed to `@dg.asset`. `None` uses `dd.wiring.schema_version(schema)`, so a change of
+        the schema marks the asset changed.
+    owners
+        Passed to `@dg.asset` unchanged.
+    kinds
+        Passed to `@dg.asset` unchanged.
+    pool
+        Passed to `@dg.asset` unchanged.
+
+    Returns
+    -------
+    Callable[[AssetFunction], dg.AssetsDefinition]
+        A decorator that returns a `dg.AssetsDefinition` with the schema's check specs and a
+        Columns tab filled from the schema.
+
+    Raises
+    ------
+    CollectionNotSupportedError
+        `schema` is a `dy.Collection`.
+    ClearQuarantineError
+        `clear_quarantine=True` without `quarantine=True`: there is nothing to clear.
+    ReservedColumnError
+        A column name is in the reserved `dy_` namespace.
+    InvalidColumnNameError
+        A column name has a character Dagster does not allow in an asset check name.
+    InvalidRuleNameError
+        A `check=` key has a character Dagster does not allow in an asset check name.
+    CheckNameCollisionError
+        Two rules produce the same asset check name.
+    InvalidSettingError
+        A setting's argument or environment variable has a value the setting does not allow,
+        or `DAGSTER_DATAFRAMELY_QUARANTINE_DIR` is set but empty.
+
+    Examples
+    --------
+    At the default `rule` granularity, the asset has one check per rule, plus the
+    column-schema check:
+
+    ```python
+    import dataframely as dy
+    import polars as pl
+
+    import dagster_dataframely as dd
+
+
+    class Orders(dy.Schema):
+        order_id = dy.String(primary_key=True)
+        amount = dy.Float64(nullable=False, min=0.0)
+
+
+    @dd.asset(Orders, quarantine=True)
+    def orders(raw_orders: pl.DataFrame) -> pl.DataFrame:
+        return raw_orders.select("order_id", "amount")
+
+
+    print([spec.name for spec in orders.check_specs])
+    ```
+
+    The check specs exist before the asset first runs, so the catalog lists every check before
+    its first result.
     """
     settings = resolve_settings(
         check_granularity=check_granularity,

@@ -103,11 +103,57 @@ def check_specs(
 
     Parameters
     ----------
+    schema
+        The schema whose rules the checks report.
+    asset
+        The key of the asset the checks belong to.
+    check_granularity
+        How many checks report the schema's rules: `rule`, `column` or `schema`. Changing it on
+        an asset that has already run starts a new check history. `None` uses
+        `DAGSTER_DATAFRAMELY_CHECK_GRANULARITY` if set, else `rule`.
+    schema_rules
+        Which checks report the schema-level rules at `column` granularity: `collapsed` or
+        `per_rule`. `None` uses `DAGSTER_DATAFRAMELY_SCHEMA_RULES` if set, else `collapsed`.
     partitions_def
         The asset's partitions. Every spec gets them, so the catalog shows each check's status
         per partition and each evaluation records its partition. Dagster accepts partitions on
         a check spec from 1.13.0 (as a preview feature); on a Dagster without it, the specs are
         unpartitioned whatever this is.
+
+    Returns
+    -------
+    list[dg.AssetCheckSpec]
+        The column-schema check's spec first, then one spec per check.
+
+    Raises
+    ------
+    InvalidSettingError
+        A setting's argument or environment variable has a value the setting does not allow.
+    ReservedColumnError
+        A column name is in the reserved `dy_` namespace.
+    InvalidColumnNameError
+        A column name has a character Dagster does not allow in an asset check name.
+    InvalidRuleNameError
+        A `check=` key has a character Dagster does not allow in an asset check name.
+    CheckNameCollisionError
+        Two rules produce the same asset check name.
+
+    Examples
+    --------
+    ```python
+    import dataframely as dy
+
+    import dagster_dataframely as dd
+
+
+    class Orders(dy.Schema):
+        order_id = dy.String(primary_key=True)
+        amount = dy.Float64(min=0.0)
+
+
+    specs = dd.wiring.check_specs(Orders, asset="orders", check_granularity="column")
+    print([spec.name for spec in specs])
+    ```
     """
     granularity, schema_rule_checks = resolve_check_naming(check_granularity, schema_rules)
     info = read_schema(schema)

@@ -21,6 +21,27 @@ def table_schema(schema: type[dy.Schema]) -> dg.TableSchema:
     constraint: Dataframely checks it as one schema-level rule, so marking each key column unique
     would claim a constraint that nothing checks for a composite key. Each `@dy.rule` is a table
     constraint beside it, by its rule name.
+
+    Parameters
+    ----------
+    schema
+        The schema to show.
+
+    Returns
+    -------
+    dg.TableSchema
+        A table schema with the columns in the schema's order.
+
+    Raises
+    ------
+    ReservedColumnError
+        A column name is in the reserved `dy_` namespace.
+    InvalidColumnNameError
+        A column name has a character Dagster does not allow in an asset check name.
+    InvalidRuleNameError
+        A `check=` key has a character Dagster does not allow in an asset check name.
+    CheckNameCollisionError
+        Two rules produce the same asset check name.
     """
     return _table_schema(read_schema(schema))
 
@@ -63,6 +84,52 @@ def schema_metadata(schema: type[dy.Schema]) -> dict[str, dg.TableSchema]:
     latest materialization's column schema after a run, and an IO manager may record its own
     (`PolarsParquetIOManager` does, from the frame), so a hand-wired asset also passes it to
     `context.add_asset_metadata(...)` as the first line of its function, as `dd.asset` does.
+
+    Parameters
+    ----------
+    schema
+        The schema to show.
+
+    Returns
+    -------
+    dict[str, dg.TableSchema]
+        A one-entry mapping from `dagster/column_schema` to `table_schema(schema)`, to merge
+        into `@dg.asset(metadata=...)` and to pass to `context.add_asset_metadata`.
+
+    Raises
+    ------
+    ReservedColumnError
+        A column name is in the reserved `dy_` namespace.
+    InvalidColumnNameError
+        A column name has a character Dagster does not allow in an asset check name.
+    InvalidRuleNameError
+        A `check=` key has a character Dagster does not allow in an asset check name.
+    CheckNameCollisionError
+        Two rules produce the same asset check name.
+
+    Examples
+    --------
+    ```python
+    import dagster as dg
+    import dataframely as dy
+    import polars as pl
+
+    import dagster_dataframely as dd
+
+
+    class Orders(dy.Schema):
+        order_id = dy.String(primary_key=True, description="The order's public id.")
+        amount = dy.Float64(min=0.0)
+
+
+    @dg.asset(metadata={"owner": "sales", **dd.wiring.schema_metadata(Orders)})
+    def orders() -> pl.DataFrame:
+        return Orders.create_empty()
+
+
+    for column in orders.metadata_by_key[orders.key]["dagster/column_schema"].columns:
+        print(column.name, column.type, column.constraints.other)
+    ```
     """
     return {_names.COLUMN_SCHEMA: table_schema(schema)}
 

@@ -31,27 +31,14 @@ from .errors import QuarantineIOManagerError
 class QuarantineAwareIOManager(NestedResourceFactory):
     """Wrap your IO manager so quarantines can live somewhere else, and say where they went.
 
-    ```python
-    dg.Definitions(
-        assets=[orders, dd.quarantine_spec(Orders, orders)],
-        resources={
-            "io_manager": dd.QuarantineAwareIOManager(
-                io_manager=PolarsParquetIOManager(base_dir="s3://lake/warehouse"),
-                quarantine_io_manager=PolarsParquetIOManager(base_dir="s3://restricted/q"),
-            )
-        },
-    )
-    ```
-
-    Ordinary outputs and inputs reach `io_manager` with the same context and value, and its
-    metadata appears on the materialization unchanged. A quarantine goes to
-    `quarantine_io_manager` when set, else to `io_manager`, and the table's
+    Bind it where the `io_manager` resource was. Ordinary outputs and inputs reach `io_manager`
+    with the same context and value, and its metadata appears on the materialization unchanged.
+    A quarantine goes to `quarantine_io_manager` when set, else to `io_manager`, and the table's
     `dataframely/quarantine_address` becomes the location written (a path, a URI, or a
-    `schema.table`) instead of the asset key. A key is a quarantine only when the mapping
-    `<name>` → `<name>_quarantine` and the definitions agree: the step of `<name>` writing it,
-    or a `quarantine_spec` declaring it; an asset of your own named `foo_quarantine` is
-    ordinary. Each manager may be a `ConfigurableIOManager`, a `ConfigurableIOManagerFactory`
-    (such as `DuckDBPolarsIOManager`) or a plain `dg.IOManager` / `@dg.io_manager`.
+    `schema.table`, never with credentials) instead of the asset key. A key is a quarantine only
+    when the mapping `<name>` → `<name>_quarantine` and the definitions agree: the step of
+    `<name>` writing it, or a `quarantine_spec` declaring it; an asset of your own named
+    `foo_quarantine` is ordinary.
 
     With `staged_writes=True`, a failed or killed write leaves the last good table and
     quarantine as they were, with both managers: a parquet file is written beside the table
@@ -64,6 +51,65 @@ class QuarantineAwareIOManager(NestedResourceFactory):
     A manager whose configuration holds a URL with a user name or password in it
     (`s3://KEY:SECRET@bucket`) is refused with `CredentialsInUrlError`, here and when the
     resource is created, so the secret never reaches metadata, errors or logs.
+
+    Attributes
+    ----------
+    io_manager
+        The IO manager that stores your tables and every other output and input: a
+        `ConfigurableIOManager`, a `ConfigurableIOManagerFactory` (such as
+        `DuckDBPolarsIOManager`) or a plain `dg.IOManager` / `@dg.io_manager`.
+    quarantine_io_manager
+        The IO manager that stores the quarantines and loads a `quarantine_spec` input, of the
+        same kinds. `None` stores them with `io_manager`.
+    staged_writes
+        Whether every write goes through a staging step, so that a failed or killed write
+        leaves the previous table and quarantine in place. `False` by default.
+
+    Raises
+    ------
+    QuarantineIOManagerError
+        When the resource starts: a manager is not an IO manager, cannot store a
+        `pl.DataFrame`, is itself a `QuarantineAwareIOManager`, or cannot be staged.
+    CredentialsInUrlError
+        A manager's configuration holds a URL with a user name or password in it.
+
+    Examples
+    --------
+    ```python
+    import tempfile
+
+    import dagster as dg
+    import dataframely as dy
+    import polars as pl
+    from dagster_polars import PolarsParquetIOManager
+
+    import dagster_dataframely as dd
+
+
+    class Orders(dy.Schema):
+        order_id = dy.String(primary_key=True)
+        amount = dy.Float64(min=0.0)
+
+
+    @dd.asset(Orders, quarantine=True)
+    def orders() -> pl.DataFrame:
+        return pl.DataFrame({"order_id": ["A-1", "A-2"], "amount": [12.5, -3.0]})
+
+
+    restricted = tempfile.mkdtemp()
+    result = dg.materialize(
+        [orders, dd.quarantine_spec(Orders, orders)],
+        resources={
+            "io_manager": dd.QuarantineAwareIOManager(
+                io_manager=PolarsParquetIOManager(base_dir=tempfile.mkdtemp()),
+                quarantine_io_manager=PolarsParquetIOManager(base_dir=restricted),
+            )
+        },
+    )
+    (table,) = result.asset_materializations_for_node("orders")
+    print(table.metadata["dataframely/quarantine_address"].value)
+    assert pl.read_parquet(f"{restricted}/orders_quarantine.parquet").height == 1
+    ```
     """
 
     io_manager: dg.ResourceDependency[Any]

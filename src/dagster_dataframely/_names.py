@@ -65,7 +65,19 @@ def check_name(rule_name: str) -> str:
     """Return the asset check name for the Dataframely rule named `rule_name`.
 
     The same name labels the rule's column in the quarantine, so a user can go from a failed
-    check to the rows that failed it. `amount|min` becomes `dy_rule__amount__min`.
+    check to the rows that failed it.
+
+    Parameters
+    ----------
+    rule_name
+        The rule's name as Dataframely reports it: `<column>|<rule>` for a column rule, the
+        method's name for a `@dy.rule()`, `primary_key` for the primary key.
+
+    Returns
+    -------
+    str
+        `dy_rule__` followed by `rule_name` with `|` replaced by `__`: `amount|min` becomes
+        `dy_rule__amount__min`.
     """
     return _RULE_CHECK_PREFIX + rule_name.replace(COLUMN_RULE_SEPARATOR, "__")
 

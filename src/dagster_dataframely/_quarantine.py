@@ -35,8 +35,52 @@ def quarantine_frame(schema: type[dy.Schema], failure: FailureInfo) -> pl.DataFr
     """Return the invalid rows as a writer receives them, with one rule column per rule.
 
     For an asset that runs `Schema.filter` itself and wants to write the same quarantine frame
-    `dd.asset` would: the schema's columns, then a `String` column per rule named by
-    `check_name`, holding `valid`, `invalid` or `unknown`.
+    `dd.asset` would.
+
+    Parameters
+    ----------
+    schema
+        The schema whose `filter` produced `failure`.
+    failure
+        The failure side of `schema.filter(frame, cast=False)`.
+
+    Returns
+    -------
+    pl.DataFrame
+        The original columns in their own order, then a `String` rule column for every rule,
+        named by `check_name`. A rule column's value is `valid`, `invalid` or `unknown`.
+
+    Raises
+    ------
+    ReservedColumnError
+        A column name is in the reserved `dy_` namespace.
+    InvalidColumnNameError
+        A column name has a character Dagster does not allow in an asset check name.
+    InvalidRuleNameError
+        A `check=` key has a character Dagster does not allow in an asset check name.
+    CheckNameCollisionError
+        Two rules produce the same asset check name.
+
+    Examples
+    --------
+    ```python
+    import dataframely as dy
+    import polars as pl
+
+    import dagster_dataframely as dd
+
+
+    class Orders(dy.Schema):
+        order_id = dy.String(primary_key=True)
+        amount = dy.Float64(min=0.0)
+
+
+    frame = pl.DataFrame({"order_id": ["A-1", "A-2"], "amount": [12.5, -3.0]})
+    _, failure = Orders.filter(frame, cast=False)
+    quarantine = dd.wiring.quarantine_frame(Orders, failure)
+    print(quarantine)
+    assert quarantine["dy_rule__amount__min"].to_list() == ["invalid"]
+    ```
     """
     return Failures.from_failure_info(read_schema(schema), failure).quarantine_frame
 
@@ -47,15 +91,42 @@ def delegating_writer(context: dg.AssetExecutionContext) -> QuarantineWriter:
     The manager receives a copy of the step's output context with only the asset key changed to
     `<name>_quarantine`, so it stores the rows as it stores any asset of that key: partition key,
     definition metadata (a database manager's `partition_expr`) and resource config all carry
-    over. Whatever metadata the manager records for this write is discarded, because the
-    quarantine has no materialization; the writer returns the quarantine key as the address.
+    over. `PolarsParquetIOManager` writes a parquet file beside the table, and
+    `DuckDBPolarsIOManager` a table beside it. Whatever metadata the manager records for this
+    write is discarded, because the quarantine has no materialization.
     When the quarantine is in the asset graph (`quarantine_spec`), each write is logged as an
     observation of its key instead: row count, address, partition and run.
-    Under direct invocation there is no step, and this raises `DagsterInvalidPropertyError`.
 
     In a run it first checks, before anything is written, that the quarantine has a place of
     its own (`QuarantineStorageError`, `UnsafePathKeyError`) and that no other run is writing
     the same partition of the asset (`ConcurrentRunError`).
+
+    Parameters
+    ----------
+    context
+        The running asset's context. Its asset definition must have exactly one asset, as a
+        `@dg.asset` does.
+
+    Returns
+    -------
+    QuarantineWriter
+        A writer that takes the invalid rows and returns the quarantine's address: the
+        location `QuarantineAwareIOManager` reports, else the quarantine's asset key as a
+        string.
+
+    Raises
+    ------
+    dagster._core.errors.DagsterInvalidPropertyError
+        There is no step, which means a direct invocation. Use `file_writer` there.
+    dg.DagsterInvariantViolationError
+        The context's asset definition has more than one asset.
+    QuarantineStorageError
+        The IO manager would store the quarantine where the table goes, outside its own base
+        directory, or by step output rather than by asset key.
+    UnsafePathKeyError
+        A path-based IO manager cannot hold the asset or partition key as a path as it is.
+    ConcurrentRunError
+        Another run is writing the same partition of the asset.
     """
     step = running_step(context)
     assets_def = context.assets_def
@@ -112,8 +183,21 @@ def validate_quarantine_key(context: dg.AssetExecutionContext) -> None:
     For a partitioned asset, an asset whose key extends the quarantine's
     (`["orders_quarantine", "p1"]`) is refused too: a path-based manager would write it among
     the quarantine's partition files. The code location's graph is checked, not the run's: a
-    run of a selection collides with an asset it does not run. Under direct invocation there is
-    no code location to check, so this does nothing.
+    run of a selection collides with an asset it does not run. Call it at the start of a
+    hand-wired asset's function when the asset writes a quarantine, as `dd.asset` does. Under
+    direct invocation there is no code location to check, so this does nothing.
+
+    Parameters
+    ----------
+    context
+        The running asset's context.
+
+    Raises
+    ------
+    QuarantineKeyCollisionError
+        Another asset in the code location materializes `<name>_quarantine`.
+    QuarantineStorageCollisionError
+        The asset is partitioned and another asset's key extends the quarantine's key.
     """
     try:
         step = running_step(context)
@@ -149,13 +233,75 @@ def quarantine_spec(
     """Return an asset spec that puts an asset's quarantine in the asset graph.
 
     The rows are written by the asset's own step whether or not this spec exists; the spec lets
-    a downstream asset declare the quarantine as an input and shows it in the lineage. It never
-    receives a materialization event, because nothing materializes it; in a run, each write is
-    recorded as an observation of the spec's key instead.
+    a downstream asset declare the quarantine as an input and shows it in the lineage, with its
+    own Columns tab (the schema's columns without constraints, then one `String` column per
+    rule). It never receives a materialization event, because nothing materializes it; in a
+    run, each write is recorded as an observation of the spec's key instead. A downstream asset
+    reading it should also declare `deps=[asset]`, so that it runs after the step that writes
+    the rows.
 
-    `group_name`, `owners` and `tags` default to the asset definition's, so the quarantine sits
-    in its asset's group with the same owners; passed, they replace the definition's (`tags`
-    are merged over them). With an asset key, only what is passed is set.
+    Parameters
+    ----------
+    schema
+        The schema the asset validates against; it gives the spec's Columns tab.
+    asset
+        The asset the invalid rows came from, as its definition or its asset key. Pass a key
+        only for an asset you cannot import. A definition also gives the spec its partitions
+        and the definition metadata its IO manager reads (such as `partition_expr`).
+    partitions_def
+        The quarantine's partitions, when `asset` is a key.
+    group_name
+        The spec's group. `None` uses the asset definition's, so the quarantine sits in its
+        asset's group; with an asset key, no group is set.
+    owners
+        The spec's owners. `None` uses the asset definition's; with an asset key, none.
+    tags
+        The spec's tags, merged over the asset definition's (with an asset key, only these).
+
+    Returns
+    -------
+    dg.AssetSpec
+        A spec keyed `<name>_quarantine` that depends on `asset`, to pass to
+        `dg.Definitions(assets=[...])`.
+
+    Raises
+    ------
+    ReservedColumnError
+        A column name is in the reserved `dy_` namespace.
+    InvalidColumnNameError
+        A column name has a character Dagster does not allow in an asset check name.
+    InvalidRuleNameError
+        A `check=` key has a character Dagster does not allow in an asset check name.
+    CheckNameCollisionError
+        Two rules produce the same asset check name.
+    dg.DagsterInvariantViolationError
+        `asset` is a definition and the call also passes `partitions_def`.
+
+    Examples
+    --------
+    ```python
+    import dataframely as dy
+    import polars as pl
+
+    import dagster_dataframely as dd
+
+
+    class Orders(dy.Schema):
+        order_id = dy.String(primary_key=True)
+        amount = dy.Float64(nullable=False, min=0.0)
+
+
+    @dd.asset(Orders, quarantine=True)
+    def orders(raw_orders: pl.DataFrame) -> pl.DataFrame:
+        return raw_orders.select("order_id", "amount")
+
+
+    spec = dd.quarantine_spec(Orders, orders)
+    print(spec.key)  # AssetKey(['orders_quarantine'])
+    ```
+
+    Pass the spec, not its key, to `dg.Definitions(assets=[...])` with `orders`. A downstream
+    asset can then declare `orders_quarantine` as an input.
     """
     info = read_schema(schema)
     carried: dict[str, Any] = {}

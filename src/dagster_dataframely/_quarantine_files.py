@@ -23,12 +23,21 @@ from upath.implementations.cloud import CloudPath
 
 from ._credentials import refuse_credentials, without_credentials
 from ._names import quarantine_key
+from ._upstream import document_type_alias
 from .errors import PartitionKeyTooLongError, QuarantineDirProtocolError
 
 __all__ = ["QuarantineWriter", "file_writer", "quarantine_path"]
 
 QuarantineWriter = TypeAliasType("QuarantineWriter", Callable[[pl.DataFrame], str])
-"""Takes the invalid rows, stores them, and returns where they went as a string."""
+document_type_alias(
+    QuarantineWriter,
+    """A function that stores an asset's invalid rows and returns where they went.
+
+`validation_results` calls it at most once per run, with the frame `quarantine_frame`
+returns, before the table is written. It returns the quarantine address, a string rather than
+a path because it may name a database table. `delegating_writer` (in a run) and `file_writer`
+(in a direct call) make one; any callable of this shape will do.""",
+)
 
 EXTENSION = ".parquet"
 
@@ -107,13 +116,28 @@ def quarantine_path(
 
     Returns
     -------
-    The file's path. Its parent directories may not exist yet.
+    UPath
+        The file's path. Its parent directories may not exist yet.
 
     Raises
     ------
     CredentialsInUrlError
         `quarantine_dir` is a URL with a user name or password in it, such as
         `s3://KEY:SECRET@bucket/q`. The message does not repeat them.
+
+    Examples
+    --------
+    ```python
+    import dagster as dg
+
+    import dagster_dataframely as dd
+
+    path = dd.wiring.quarantine_path(
+        dg.AssetKey(["sales", "orders"]), "s3://lake/quarantine", "2026-01-02"
+    )
+    print(path)
+    assert str(path) == "s3://lake/quarantine/sales/orders_quarantine/2026-01-02.parquet"
+    ```
     """
     refuse_credentials(str(quarantine_dir), "the quarantine_dir given to quarantine_path")
     base = _as_upath(quarantine_dir)
@@ -147,10 +171,16 @@ def file_writer(
     ----------
     key
         The asset key of the asset whose rows failed validation, not the quarantine's key.
+    quarantine_dir
+        A local directory or a `UPath` URL such as `s3://bucket/prefix`, as for
+        `quarantine_path`.
+    partition_key
+        The partition of the run, if the asset is partitioned, as for `quarantine_path`.
 
     Returns
     -------
-    A writer that takes the invalid rows and returns the file's path as a string.
+    QuarantineWriter
+        A writer that takes the invalid rows and returns the file's path as a string.
 
     Raises
     ------

@@ -15,6 +15,7 @@ from typing import Generic, Literal, TypeVar, get_args
 from typing_extensions import TypeAliasType
 
 from dagster_dataframely._credentials import refuse_credentials
+from dagster_dataframely._upstream import document_type_alias
 from dagster_dataframely.errors import InvalidSettingError
 
 __all__ = [
@@ -30,7 +31,31 @@ __all__ = [
 ]
 
 Granularity = TypeAliasType("Granularity", Literal["rule", "column", "schema"])
+document_type_alias(
+    Granularity,
+    """How many asset checks report a schema's rules: `"rule"`, `"column"` or `"schema"`.
+
+- `"rule"` (the default): one check per rule, `dy_rule__<rule>`.
+- `"column"`: one check per column with rules, `dy_col__<column>`, and the schema-level rules
+  as `schema_rules` says.
+- `"schema"`: one check for every rule, `dy_schema__rules`.
+
+The value of `check_granularity=` and of `DAGSTER_DATAFRAMELY_CHECK_GRANULARITY`. Changing it
+renames the checks, so their history starts over.
+""",
+)
 SchemaRules = TypeAliasType("SchemaRules", Literal["collapsed", "per_rule"])
+document_type_alias(
+    SchemaRules,
+    """Which checks report the schema-level rules at `column` granularity.
+
+- `"collapsed"` (the default): one check, `dy_schema__rules`, for the primary key and every
+  `@dy.rule()`.
+- `"per_rule"`: one check per schema-level rule, `dy_rule__<rule>`.
+
+The value of `schema_rules=` and of `DAGSTER_DATAFRAMELY_SCHEMA_RULES`.
+""",
+)
 
 # The allowed values come from the aliases themselves, so the two cannot drift apart.
 _GRANULARITY_CHOICES: tuple[Granularity, ...] = get_args(Granularity.__value__)
@@ -222,8 +247,10 @@ def resolve_settings(
 ) -> Settings:
     """Resolve every setting; a `None` argument falls back to the environment, then the default.
 
-    Raises:
-        InvalidSettingError: a default, environment variable or argument is not allowed.
+    Raises
+    ------
+    InvalidSettingError
+        A default, environment variable or argument is not allowed.
     """
     granularity, rules = resolve_check_naming(check_granularity, schema_rules)
     return Settings(
@@ -240,8 +267,10 @@ def resolve_check_naming(
 ) -> tuple[Granularity, SchemaRules]:
     """Resolve only the two settings that decide the asset check names.
 
-    Raises:
-        InvalidSettingError: a default, environment variable or argument is not allowed.
+    Raises
+    ------
+    InvalidSettingError
+        A default, environment variable or argument is not allowed.
     """
     return (
         _resolve(_CHECK_GRANULARITY, check_granularity),
@@ -252,9 +281,12 @@ def resolve_check_naming(
 def read_quarantine_dir() -> str | None:
     """Return `DAGSTER_DATAFRAMELY_QUARANTINE_DIR`, or `None` if it is unset.
 
-    Raises:
-        CredentialsInUrlError: the variable is a URL with a user name or password in it.
-        InvalidSettingError: the variable is set but empty or only whitespace.
+    Raises
+    ------
+    CredentialsInUrlError
+        The variable is a URL with a user name or password in it.
+    InvalidSettingError
+        The variable is set but empty or only whitespace.
     """
     text = os.environ.get(_QUARANTINE_DIR.env_var)
     if text is not None:

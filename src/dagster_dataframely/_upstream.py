@@ -51,6 +51,7 @@ __all__ = [
     "database_handled_types",
     "db_io_manager_parts",
     "db_io_manager_with",
+    "document_type_alias",
     "failure_outcomes",
     "is_context_parameter",
     "is_duckdb_io_manager",
@@ -414,3 +415,29 @@ def failure_outcomes(failure: dy.FailureInfo) -> pl.DataFrame | None:
     """
     frame = getattr(failure, "_df", None)
     return frame if isinstance(frame, pl.DataFrame) else None
+
+
+def document_type_alias(alias: Any, doc: str) -> None:
+    """Give a `typing_extensions.TypeAliasType` its own docstring, for `help()` and the docs.
+
+    A type alias cannot carry a docstring: `TypeAliasType.__setattr__` refuses every attribute
+    once the alias is built, so `help(alias)` prints the class's own text (typing_extensions'
+    description of the backport). This writes `__doc__` into the instance's `__dict__` past that
+    guard, where `pydoc` and `inspect.getdoc` find it first.
+
+    Relies on typing_extensions' pure-Python `TypeAliasType` keeping a per-instance `__dict__`,
+    as it does on Python 3.11 to 3.13 (typing_extensions 4.6 and later, 4.15.0 checked). On an
+    implementation without one (the C type of Python 3.14's `typing`), the alias keeps the
+    class's text and nothing fails.
+
+    Parameters
+    ----------
+    alias
+        The `TypeAliasType` instance to document.
+    doc
+        Its docstring.
+    """
+    try:
+        object.__setattr__(alias, "__doc__", doc)
+    except (AttributeError, TypeError):
+        return

@@ -31,6 +31,7 @@ from ._report import materialization_metadata
 from ._schema import SchemaInfo, read_schema
 from ._settings import Granularity, SchemaRules, Settings, resolve_settings
 from ._statistics import statistics_tables
+from ._upstream import document_type_alias
 from .errors import (
     ClearQuarantineError,
     ColumnSchemaError,
@@ -41,7 +42,13 @@ from .errors import (
 AssetYield = TypeAliasType(
     "AssetYield", Iterator[dg.MaterializeResult[pl.DataFrame] | dg.AssetCheckResult]
 )
-"""What a validating asset yields: its materialization, if any, then one result per check."""
+document_type_alias(
+    AssetYield,
+    """What a validating asset yields: its materialization, if any, then one result per check.
+
+The return annotation of a hand-wired `@dg.asset` whose body is
+`yield from validation_results(...)`.""",
+)
 
 Frame = pl.DataFrame | pl.LazyFrame
 
@@ -67,10 +74,102 @@ def validation_results(
     invalid rows through `quarantine_writer`), or every row quarantined and the run failed.
     Settings, names and the frame's type are checked on the call, before anything is yielded.
 
-    `partition_key` (`context.partition_key` of a partitioned asset) is named on every check
-    result, under `dy_partition`; None adds nothing. With `clear_quarantine`, a run whose rows
-    are all valid also calls `quarantine_writer`, with no rows, so it replaces the quarantine
-    an earlier run left (of this partition) instead of leaving stale rows there.
+    Parameters
+    ----------
+    schema
+        The schema to validate against.
+    frame
+        The frame to validate, or `None` to skip. A `LazyFrame` is collected exactly once.
+    valid_key
+        The key the run materializes the valid rows under: the asset's own key, such as
+        `context.asset_key`. A key the asset does not have fails the step with
+        `DagsterInvariantViolationError` on the first yield, and the asset writes nothing.
+    quarantine_writer
+        The writer for the invalid rows, called at most once, with the frame
+        `quarantine_frame` returns, before the table is written. With `None`, any invalid row
+        fails the run with `ValidationAbortError`, and the asset writes nothing.
+    check_granularity
+        Pass the value `check_specs` received, or the results name checks the asset does not
+        declare. `None` uses `DAGSTER_DATAFRAMELY_CHECK_GRANULARITY` if set, else `rule`.
+    schema_rules
+        Pass the value `check_specs` received, as for `check_granularity`. `None` uses
+        `DAGSTER_DATAFRAMELY_SCHEMA_RULES` if set, else `collapsed`.
+    max_failure_samples
+        A rule's check metadata has at most this many rows that failed it. `None` uses
+        `DAGSTER_DATAFRAMELY_MAX_FAILURE_SAMPLES` if set, else `5`.
+    statistics
+        Whether the materialization metadata has statistics of the written rows. `None` uses
+        `DAGSTER_DATAFRAMELY_STATISTICS` if set, else `True`.
+    row_sample
+        The materialization metadata has at most this many valid rows, and this many invalid
+        rows. `None` uses `DAGSTER_DATAFRAMELY_ROW_SAMPLE` if set, else `5`.
+    partition_key
+        The partition `frame` holds (`context.partition_key` of a partitioned asset), named on
+        every check result under `dy_partition`. `None` adds nothing.
+    clear_quarantine
+        With `True`, a run whose rows are all valid also calls `quarantine_writer`, with no
+        rows, so it replaces the quarantine an earlier run (of this partition) left instead of
+        leaving stale rows there. Needs a `quarantine_writer`.
+
+    Yields
+    ------
+    dg.MaterializeResult | dg.AssetCheckResult
+        The asset's `dg.MaterializeResult`, if the run writes its table, then one
+        `dg.AssetCheckResult` per check. On a skip, only the check results, and every check
+        passes. The quarantine is written, not yielded.
+
+    Raises
+    ------
+    InvalidSettingError
+        A setting's argument or environment variable has a value the setting does not allow.
+    ReservedColumnError
+        A column name is in the reserved `dy_` namespace.
+    InvalidColumnNameError
+        A column name has a character Dagster does not allow in an asset check name.
+    InvalidRuleNameError
+        A `check=` key has a character Dagster does not allow in an asset check name.
+    CheckNameCollisionError
+        Two rules produce the same asset check name.
+    ClearQuarantineError
+        `clear_quarantine=True` without a `quarantine_writer`.
+    DagsterInvariantViolationError
+        `frame` is neither a Polars frame nor `None`.
+    ColumnSchemaError
+        The frame's columns or dtypes do not match the schema. It yields the column-schema
+        check's failing result first, and writes nothing.
+    ValidationAbortError
+        Rows failed validation and `quarantine_writer` is `None`, so nothing is written.
+    NoValidRowsError
+        Every row failed validation. The quarantine is written, and not the asset's table.
+
+    Examples
+    --------
+    ```python
+    import dagster as dg
+    import dataframely as dy
+    import polars as pl
+
+    import dagster_dataframely as dd
+
+
+    class Orders(dy.Schema):
+        order_id = dy.String(primary_key=True)
+        amount = dy.Float64(min=0.0)
+
+
+    written = []
+    events = list(
+        dd.wiring.validation_results(
+            Orders,
+            pl.DataFrame({"order_id": ["A-1", "A-2"], "amount": [12.5, -3.0]}),
+            valid_key=dg.AssetKey("orders"),
+            quarantine_writer=lambda invalid: written.append(invalid) or "in memory",
+        )
+    )
+    table = events[0]
+    assert table.value.height == 1 and written[0].height == 1
+    print(table.metadata["dataframely/quarantine_address"])
+    ```
     """
     settings = resolve_settings(
         check_granularity=check_granularity,
@@ -273,9 +372,53 @@ def check_results(
     """Yield a result for each check `check_specs` declares, without writing any rows.
 
     For checks that run apart from the write (say in a `@dg.multi_asset_check` over the stored
-    table): no materialization, no quarantine, never an abort. A column-schema mismatch still
-    raises `ColumnSchemaError` after its failing result, because no rule can run on such a frame.
-    `partition_key`, the partition `frame` holds, is named on every result under `dy_partition`.
+    table): no materialization, no quarantine, never an abort.
+
+    Parameters
+    ----------
+    schema
+        The schema to validate against.
+    frame
+        The frame to check, such as the stored table read back by the IO manager.
+    asset_key
+        The key of the asset the checks belong to, as given to `check_specs`.
+    severity
+        The severity of every failing check except the column-schema check, which is always
+        `ERROR`.
+    check_granularity
+        Pass the value `check_specs` received, or the results name checks the asset does not
+        declare. `None` uses `DAGSTER_DATAFRAMELY_CHECK_GRANULARITY` if set, else `rule`.
+    schema_rules
+        Pass the value `check_specs` received, as for `check_granularity`. `None` uses
+        `DAGSTER_DATAFRAMELY_SCHEMA_RULES` if set, else `collapsed`.
+    max_failure_samples
+        A rule's check metadata has at most this many rows that failed it. `None` uses
+        `DAGSTER_DATAFRAMELY_MAX_FAILURE_SAMPLES` if set, else `5`.
+    partition_key
+        The partition `frame` holds, named on every result under `dy_partition`. `None` adds
+        nothing.
+
+    Yields
+    ------
+    dg.AssetCheckResult
+        The column-schema check's result, then one result per check, in the order of
+        `check_specs`.
+
+    Raises
+    ------
+    InvalidSettingError
+        A setting's argument or environment variable has a value the setting does not allow.
+    ReservedColumnError
+        A column name is in the reserved `dy_` namespace.
+    InvalidColumnNameError
+        A column name has a character Dagster does not allow in an asset check name.
+    InvalidRuleNameError
+        A `check=` key has a character Dagster does not allow in an asset check name.
+    CheckNameCollisionError
+        Two rules produce the same asset check name.
+    ColumnSchemaError
+        The frame's columns or dtypes do not match the schema, after the column-schema check's
+        failing result: no rule can run on such a frame.
     """
     settings = resolve_settings(
         check_granularity=check_granularity,

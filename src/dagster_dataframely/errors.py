@@ -73,8 +73,15 @@ def _rebuild(
 class DagsterDataframelyError(Exception):
     """Base class of every error this package raises.
 
-    Each subclass stores its constructor arguments as attributes of the same name, which is
-    what lets `__reduce__` rebuild it after pickling (Dagster ships errors between processes).
+    Every subclass stores its constructor arguments as attributes of the same name, so a caller
+    can act on the error (which columns, how many rows, where the quarantine went) without
+    parsing its message; that is also what lets `__reduce__` rebuild it after pickling (Dagster
+    ships errors between processes). Catch this class to catch every error of the package.
+
+    Parameters
+    ----------
+    message
+        The whole message, which says what failed and how to fix it. Also `self.message`.
     """
 
     def __init__(self, message: str) -> None:
@@ -102,6 +109,11 @@ class CollectionNotSupportedError(DagsterDataframelyError):
 
     An asset is one table, and a Collection describes several, so there is no single
     schema to check it against.
+
+    Parameters
+    ----------
+    collection_name
+        The name of the `dy.Collection` that was passed.
     """
 
     def __init__(self, collection_name: str) -> None:
@@ -119,6 +131,13 @@ class ReservedColumnError(DagsterDataframelyError):
 
     This package names its checks and the rule columns of the quarantine with `dy_`, so
     such a column could clash with one of them.
+
+    Parameters
+    ----------
+    schema_name
+        The schema's name.
+    columns
+        The columns whose names start with `dy_`.
     """
 
     def __init__(self, schema_name: str, columns: list[str]) -> None:
@@ -136,6 +155,13 @@ class InvalidColumnNameError(DagsterDataframelyError):
 
     Every rule's check name is built from its column's name, and Dagster only accepts
     letters, digits and underscores there.
+
+    Parameters
+    ----------
+    schema_name
+        The schema's name.
+    columns
+        The column names with a character outside `A-Za-z0-9_`.
     """
 
     def __init__(self, schema_name: str, columns: list[str]) -> None:
@@ -156,6 +182,13 @@ class InvalidRuleNameError(DagsterDataframelyError):
     The `|` Dataframely places between a column and its rule is translated, but any other
     character outside `A-Za-z0-9_`, such as the `-` in a `check={"is-lower": ...}` key,
     leaves no valid check name for the rule.
+
+    Parameters
+    ----------
+    schema_name
+        The schema's name.
+    rules
+        The rule names with a character outside `A-Za-z0-9_`.
     """
 
     def __init__(self, schema_name: str, rules: list[str]) -> None:
@@ -175,6 +208,17 @@ class CheckNameCollisionError(DagsterDataframelyError):
 
     Dagster would reject the duplicate as well, but its error does not say which rules
     caused it, so this package reports them first.
+
+    Parameters
+    ----------
+    schema_name
+        The schema's name.
+    first
+        The first rule that produces `name`.
+    second
+        The second rule that produces `name`.
+    name
+        The asset check name both rules produce.
     """
 
     def __init__(self, schema_name: str, first: str, second: str, name: str) -> None:
@@ -217,6 +261,22 @@ class InvalidSettingError(DagsterDataframelyError):
 
     Settings come from the package default, an environment variable or an argument, so the
     error is raised while resolving and says which of those supplied the bad value.
+
+    Parameters
+    ----------
+    setting
+        The setting's name, such as `statistics`.
+    value
+        The rejected value, as its `repr`.
+    allowed
+        The accepted values, or a phrase describing them when they cannot be listed.
+    source
+        Where the value came from: the argument, an environment variable or the package default.
+    env_var
+        The setting's environment variable, such as `DAGSTER_DATAFRAMELY_STATISTICS`.
+    takes_argument
+        Whether the setting also has an argument; `quarantine_dir` is read only from the
+        environment.
     """
 
     def __init__(
@@ -263,6 +323,13 @@ class MaterializeResultValueError(DagsterDataframelyError):
     Without a frame there is nothing to validate, so this comes before the column-schema
     check. `value_type` names what `value` held instead, such as `pandas.DataFrame`; it is
     None when `value` was None.
+
+    Parameters
+    ----------
+    asset
+        The asset's key, as a string.
+    value_type
+        The type `value` held instead, or None when it was None.
     """
 
     def __init__(self, asset: str, *, value_type: str | None = None) -> None:
@@ -290,6 +357,13 @@ class MaterializeResultFieldError(DagsterDataframelyError):
     """Raised when a returned `dg.MaterializeResult` sets `asset_key` or `check_results`.
 
     The decorator fills in both fields itself, so a value from the asset would conflict.
+
+    Parameters
+    ----------
+    asset
+        The asset's key, as a string.
+    field
+        The field that was set: `asset_key` or `check_results`.
     """
 
     def __init__(self, asset: str, field: str) -> None:
@@ -306,6 +380,14 @@ class ColumnSchemaError(DagsterDataframelyError):
 
     That points at a bug in the code producing the frame rather than at bad rows, so the
     run stops before row validation and nothing is written.
+
+    Parameters
+    ----------
+    schema_name
+        The schema's name.
+    problems
+        One mapping per mismatched column, with the keys `column`, `expected` and `actual`
+        (dtypes as text; `missing` for a column the frame lacks).
     """
 
     def __init__(self, schema_name: str, problems: Sequence[Mapping[str, str]]) -> None:
@@ -327,6 +409,16 @@ class ValidationAbortError(DagsterDataframelyError):
 
     Without a quarantine every row must be valid, so the asset writes nothing rather than
     silently dropping rows.
+
+    Parameters
+    ----------
+    schema_name
+        The schema's name.
+    invalid_count
+        How many rows failed at least one rule.
+    counts
+        How many rows failed each rule, by rule name. A row can fail several rules, so the
+        counts may add up to more than `invalid_count`.
     """
 
     def __init__(self, schema_name: str, invalid_count: int, counts: Mapping[str, int]) -> None:
@@ -346,6 +438,17 @@ class NoValidRowsError(DagsterDataframelyError):
     """Raised when every row fails validation, so only the quarantine was written.
 
     The asset's table is left untouched, so an empty table never replaces the last good one.
+
+    Parameters
+    ----------
+    schema_name
+        The schema's name.
+    invalid_count
+        How many rows failed: every row.
+    counts
+        How many rows failed each rule, by rule name.
+    address
+        Where the quarantine was written: the writer's address.
     """
 
     def __init__(
@@ -369,6 +472,13 @@ class QuarantineKeyCollisionError(DagsterDataframelyError):
 
     Both would write to the same place, and whichever ran second would overwrite the other,
     so the run stops before the asset's function is called.
+
+    Parameters
+    ----------
+    asset
+        The key of the asset with `quarantine=True`, as a string.
+    quarantine
+        Its quarantine's key, which the other asset also materializes.
     """
 
     def __init__(self, asset: str, quarantine: str) -> None:
@@ -476,6 +586,11 @@ class QuarantineDirError(DagsterDataframelyError):
 
     A run hands invalid rows to its IO manager, but a direct call has none, and there is no
     default directory so rows never land somewhere nobody picked.
+
+    Parameters
+    ----------
+    asset
+        The key of the asset that was called, as a string.
     """
 
     def __init__(self, asset: str) -> None:
@@ -493,6 +608,15 @@ class QuarantineIOManagerError(DagsterDataframelyError):
 
     Raised when the resource initializes, or on the first write a manager turns out unable to
     take, so a misconfigured deployment fails on its first run rather than losing rows.
+
+    Parameters
+    ----------
+    manager
+        The manager that was passed, named by its class and the argument it was passed as.
+    problem
+        What is wrong with it.
+    fix
+        What to pass instead.
     """
 
     def __init__(self, manager: str, problem: str, fix: str) -> None:

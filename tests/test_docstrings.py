@@ -1,0 +1,130 @@
+"""`help()` on every public name documents it in one convention, every parameter included.
+
+The API reference is generated from the same docstrings, so what is checked here is what a
+reader of the site and of `help()` gets.
+"""
+
+from __future__ import annotations
+
+import inspect
+import pkgutil
+import pydoc
+import re
+from collections.abc import Callable
+
+import pytest
+
+import dagster_dataframely as dd
+
+_SECTION = re.compile(r"^(?P<title>[A-Z][A-Za-z ]+)\n-+$", re.MULTILINE)
+_GOOGLE_SECTION = re.compile(r"^\s*(Args|Arguments|Returns|Raises|Yields|Examples?):\s*$", re.M)
+_ENTRY = re.compile(r"^(?P<name>\*{0,2}[A-Za-z_][A-Za-z0-9_]*)(\s*:.*)?$")
+
+TYPE_ALIASES = {
+    "dd.Granularity": dd.Granularity,
+    "dd.SchemaRules": dd.SchemaRules,
+    "dd.wiring.QuarantineWriter": dd.wiring.QuarantineWriter,
+    "dd.wiring.AssetYield": dd.wiring.AssetYield,
+}
+
+
+def public_names() -> dict[str, object]:
+    found: dict[str, object] = {}
+    for prefix, module in (("dd", dd), ("dd.wiring", dd.wiring), ("dd.errors", dd.errors)):
+        for name in module.__all__:
+            value = getattr(module, name)
+            if not inspect.ismodule(value):
+                found[f"{prefix}.{name}"] = value
+    return found
+
+
+def sections(doc: str) -> dict[str, str]:
+    """A numpy docstring's sections by title, each with its body."""
+    matches = list(_SECTION.finditer(doc))
+    return {
+        match["title"]: doc[match.end() : matches[i + 1].start() if i + 1 < len(matches) else None]
+        for i, match in enumerate(matches)
+    }
+
+
+def documented_parameters(doc: str) -> set[str]:
+    """The names the `Parameters` and `Attributes` sections describe."""
+    names = set()
+    for title in ("Parameters", "Attributes"):
+        for line in sections(doc).get(title, "").splitlines():
+            entry = _ENTRY.match(line)
+            if entry and not line.startswith(" "):
+                names.add(entry["name"].lstrip("*"))
+    return names
+
+
+def signature_parameters(value: object) -> list[str]:
+    """The parameters a caller passes: a class's constructor arguments, a function's own."""
+    if isinstance(value, type) and hasattr(value, "model_fields"):  # a Pydantic resource
+        return list(value.model_fields)
+    target: Callable[..., object] = value.__init__ if isinstance(value, type) else value  # type: ignore[assignment,misc]
+    parameters = inspect.signature(target).parameters.values()
+    return [p.name for p in parameters if p.name not in ("self", "cls")]
+
+
+CALLABLES = {
+    name: value
+    for name, value in public_names().items()
+    if callable(value) and name not in TYPE_ALIASES
+}
+
+
+@pytest.mark.parametrize("name", sorted(CALLABLES))
+def test_every_parameter_is_described(name: str) -> None:
+    value = CALLABLES[name]
+    doc = inspect.getdoc(value) or ""
+    missing = [p for p in signature_parameters(value) if p not in documented_parameters(doc)]
+    assert not missing, f"{name} does not describe {missing}"
+
+
+@pytest.mark.parametrize("name", sorted(public_names()))
+def test_one_docstring_convention(name: str) -> None:
+    """Numpy sections only: a Google-style `Raises:` would render as plain text on the site."""
+    doc = inspect.getdoc(public_names()[name]) or ""
+    assert doc, f"{name} has no docstring"
+    assert not _GOOGLE_SECTION.search(doc), f"{name} uses a Google-style section"
+    allowed = {"Parameters", "Attributes", "Returns", "Yields", "Raises", "Examples", "Notes"}
+    assert set(sections(doc)) <= allowed, f"{name} has sections {set(sections(doc))}"
+
+
+def test_no_private_module_uses_google_sections() -> None:
+    """The convention holds inside the package too, where contributors read the docstrings."""
+    offenders = []
+    for info in pkgutil.iter_modules(dd.__path__, "dagster_dataframely."):
+        module = pydoc.locate(info.name)
+        for _, member in inspect.getmembers(module, inspect.isfunction):
+            if member.__module__ == info.name and _GOOGLE_SECTION.search(
+                inspect.getdoc(member) or ""
+            ):
+                offenders.append(f"{info.name}.{member.__name__}")
+    assert not offenders
+
+
+def test_help_of_asset_names_every_setting_and_error() -> None:
+    text = pydoc.render_doc(dd.asset, renderer=pydoc.plaintext)
+    for parameter in inspect.signature(dd.asset).parameters:
+        assert f"\n    {parameter}\n" in text, parameter
+    for error in ("CollectionNotSupportedError", "InvalidSettingError", "ReservedColumnError"):
+        assert error in text
+
+
+@pytest.mark.parametrize("name", sorted(TYPE_ALIASES))
+def test_help_of_a_type_alias_is_its_own(name: str) -> None:
+    """`help()` on a `TypeAliasType` would print typing_extensions' text about the backport."""
+    text = pydoc.render_doc(TYPE_ALIASES[name], renderer=pydoc.plaintext)
+    assert "backport" not in text
+    assert "Type aliases are created" not in text
+    assert "Create named, parameterized type aliases" not in text
+    own = inspect.getdoc(TYPE_ALIASES[name]) or ""
+    assert own.splitlines()[0] in text
+
+
+def test_help_of_granularity_lists_its_values() -> None:
+    text = pydoc.render_doc(dd.Granularity, renderer=pydoc.plaintext)
+    for value in ("rule", "column", "schema", "DAGSTER_DATAFRAMELY_CHECK_GRANULARITY"):
+        assert value in text
