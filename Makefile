@@ -14,7 +14,7 @@ SYNCED := $(VENV)/.synced-from-lock
 export UV_PYTHON_DOWNLOADS := never
 export UV_PROJECT_ENVIRONMENT := $(VENV)
 
-.PHONY: demo ui test unit unit-on integration lint typecheck check benchmark clean
+.PHONY: demo ui test unit unit-on integration lint typecheck check docs docs-serve benchmark clean
 
 # --- the demo and the UI (issue 12) -----------------------------------------------------------
 # `make demo` materializes into the Dagster instance that `make ui` opens: .demo/dagster_home,
@@ -96,6 +96,14 @@ wheel-test: dist $(SYNCED)
 	$(VENV)/bin/python scripts/check_dist.py dist
 # --- end packaging -----------------------------------------------------------------------------
 
+# The documentation site, into site/: warnings (a broken link, a docstring parameter that is not
+# in the signature, a page missing from the nav) fail the build. Needs no network.
+docs: $(SYNCED)  ## Build the documentation site into site/ (mkdocs build --strict).
+	NO_MKDOCS_2_WARNING=1 $(VENV)/bin/mkdocs build --strict --quiet
+
+docs-serve: $(SYNCED)  ## Serve the documentation site on http://127.0.0.1:8000 while editing.
+	NO_MKDOCS_2_WARNING=1 $(VENV)/bin/mkdocs serve --strict -a 127.0.0.1:8000
+
 benchmark: $(SYNCED)  ## Print timings (not tests): declaring assets, then validating 1M/5M rows.
 	$(VENV)/bin/python -m benchmarks.definition_time
 	$(VENV)/bin/python -m benchmarks.validation
@@ -108,8 +116,8 @@ $(SYNCED): uv.lock pyproject.toml src/dagster_dataframely/_version.py | $(UV)
 	$(UV) sync --frozen --python $(PYTHON)
 	touch $@
 
-clean:  ## Delete every environment, dist/ and the demo with its run history.
-	rm -rf $(TOOLS) $(VENV) .venv-* .demo dist
+clean:  ## Delete every environment, dist/, site/ and the demo with its run history.
+	rm -rf $(TOOLS) $(VENV) .venv-* .demo dist site
 
 # --- The lowest and the newest supported versions (docs/compatibility.md) --------------------
 # Each set is a committed, fully pinned requirements file, so a run is reproducible:
