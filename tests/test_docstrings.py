@@ -11,6 +11,7 @@ import pkgutil
 import pydoc
 import re
 from collections.abc import Callable
+from pathlib import Path
 
 import pytest
 
@@ -78,8 +79,11 @@ CALLABLES = {
 def test_every_parameter_is_described(name: str) -> None:
     value = CALLABLES[name]
     doc = inspect.getdoc(value) or ""
-    missing = [p for p in signature_parameters(value) if p not in documented_parameters(doc)]
+    in_signature = signature_parameters(value)
+    missing = [p for p in in_signature if p not in documented_parameters(doc)]
     assert not missing, f"{name} does not describe {missing}"
+    stale = sorted(documented_parameters(doc) - set(in_signature))
+    assert not stale, f"{name} describes parameters it does not take: {stale}"
 
 
 @pytest.mark.parametrize("name", sorted(public_names()))
@@ -128,3 +132,20 @@ def test_help_of_granularity_lists_its_values() -> None:
     text = pydoc.render_doc(dd.Granularity, renderer=pydoc.plaintext)
     for value in ("rule", "column", "schema", "DAGSTER_DATAFRAMELY_CHECK_GRANULARITY"):
         assert value in text
+
+
+def test_the_api_reference_lists_every_public_name() -> None:
+    """A new public name fails here until its reference page renders it."""
+    reference = Path(__file__).resolve().parents[1] / "docs" / "reference"
+    rendered = set()
+    for page in reference.glob("*.md"):
+        rendered |= set(re.findall(r"^::: ([\w.]+)", page.read_text(encoding="utf-8"), re.M))
+    missing = [
+        f"{module.__name__}.{name}"
+        for module in (dd, dd.wiring)
+        for name in module.__all__
+        if not inspect.ismodule(getattr(module, name))
+        and f"{module.__name__}.{name}" not in rendered
+    ]
+    assert not missing, f"add these to docs/reference/: {missing}"
+    assert "dagster_dataframely.errors" in rendered  # the whole module, every error
