@@ -6,6 +6,10 @@ to a file in a fresh temporary directory and run there by the test environment's
 with nothing else defined: an example that uses a name it never defines, a parameter that was
 renamed or an import it forgot fails here, not in a reader's terminal. Anything that is not
 meant to run belongs in a ```text or ```bash block.
+
+It lives in the integration suite because the examples use what a reader's project has: real
+IO managers (dagster-polars), a Dagster run, and a local S3 stand-in on 127.0.0.1. So `make
+test` and CI run it once, and the unit suite on other Pythons does not repeat it.
 """
 
 from __future__ import annotations
@@ -15,7 +19,9 @@ import os
 import re
 import subprocess
 import sys
+import tempfile
 import textwrap
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -120,19 +126,52 @@ def test_a_fence_inside_an_admonition_is_collected() -> None:
     assert example.where == "page.md:4"
 
 
+def run_example(example: Example) -> subprocess.CompletedProcess[str]:
+    """Run one example as a reader would: its own file, its own empty directory."""
+    with tempfile.TemporaryDirectory(prefix="dd-docs-example-") as directory:
+        script = Path(directory) / "example.py"
+        script.write_text(example.source, encoding="utf-8")
+        command = [sys.executable, script.name]
+        try:
+            return subprocess.run(
+                command,
+                cwd=directory,
+                env=_environment(),
+                capture_output=True,
+                text=True,
+                timeout=TIMEOUT_SECONDS,
+                check=False,
+            )
+        except subprocess.TimeoutExpired:
+            message = f"did not finish within {TIMEOUT_SECONDS} s"
+            return subprocess.CompletedProcess(command, returncode=-1, stdout="", stderr=message)
+
+
+@pytest.fixture(scope="session")
+def example_runs(request: pytest.FixtureRequest) -> dict[str, subprocess.CompletedProcess[str]]:
+    """Every selected example, run once, one per core at a time.
+
+    Each example is its own interpreter, mostly waiting on imports, so running them side by
+    side halves the wall time on two cores; each test below then reads its own result.
+    """
+    selected = [
+        item.callspec.params["example"]
+        for item in request.session.items
+        if isinstance(item, pytest.Function) and item.originalname == "test_example_runs_on_its_own"
+    ]
+    with ThreadPoolExecutor(max_workers=os.cpu_count() or 2) as pool:
+        runs = pool.map(run_example, selected)
+        return {example.where: run for example, run in zip(selected, runs, strict=True)}
+
+
+# The first test's setup runs every example (the fixture above): its timeout covers them all,
+# while each example keeps its own TIMEOUT_SECONDS.
+@pytest.mark.timeout(TIMEOUT_SECONDS * 10)
 @pytest.mark.parametrize("example", EXAMPLES_FOUND, ids=lambda example: example.where)
-def test_example_runs_on_its_own(example: Example, tmp_path: Path) -> None:
-    script = tmp_path / "example.py"
-    script.write_text(example.source, encoding="utf-8")
-    completed = subprocess.run(
-        [sys.executable, script.name],
-        cwd=tmp_path,
-        env=_environment(),
-        capture_output=True,
-        text=True,
-        timeout=TIMEOUT_SECONDS,
-        check=False,
-    )
+def test_example_runs_on_its_own(
+    example: Example, example_runs: dict[str, subprocess.CompletedProcess[str]]
+) -> None:
+    completed = example_runs[example.where]
     assert completed.returncode == 0, (
         f"The example at {example.where} failed when run on its own:\n"
         f"{completed.stderr[-1500:]}\n--- the example ---\n{example.source}"
