@@ -99,7 +99,7 @@ wheel-test: dist $(SYNCED)
 # The documentation site, into site/: warnings (a broken link, a docstring parameter that is not
 # in the signature, a page missing from the nav) fail the build. Needs no network.
 docs: $(SYNCED)  ## Build the documentation site into site/ (mkdocs build --strict).
-	NO_MKDOCS_2_WARNING=1 $(VENV)/bin/mkdocs build --strict --quiet
+	NO_MKDOCS_2_WARNING=1 $(VENV)/bin/mkdocs build --strict
 
 docs-serve: $(SYNCED)  ## Serve the documentation site on http://127.0.0.1:8000 while editing.
 	NO_MKDOCS_2_WARNING=1 $(VENV)/bin/mkdocs serve --strict -a 127.0.0.1:8000

@@ -426,7 +426,7 @@ def document_type_alias(alias: Any, doc: str) -> None:
     guard, where `pydoc` and `inspect.getdoc` find it first.
 
     Relies on typing_extensions' pure-Python `TypeAliasType` keeping a per-instance `__dict__`,
-    as it does on Python 3.11 to 3.13 (typing_extensions 4.6 and later, 4.15.0 checked). On an
+    as it does on Python 3.11 to 3.13 (typing_extensions 4.6 and later, 4.16.0 checked). On an
     implementation without one (the C type of Python 3.14's `typing`), the alias keeps the
     class's text and nothing fails.
 

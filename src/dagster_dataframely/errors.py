@@ -501,6 +501,15 @@ class QuarantineStorageCollisionError(QuarantineKeyCollisionError):
     directory `<name>_quarantine/`, so an asset keyed `<name>_quarantine/<part>` writes a
     file among them and replaces the one partition its last part names. A subclass of
     `QuarantineKeyCollisionError`, so code that catches that error catches this one too.
+
+    Parameters
+    ----------
+    asset
+        The key of the partitioned asset with `quarantine=True`, as a string.
+    quarantine
+        Its quarantine's key.
+    other
+        The key of the asset that would write among the quarantine's partition files.
     """
 
     def __init__(self, asset: str, quarantine: str, other: str) -> None:
@@ -525,6 +534,15 @@ class QuarantineStorageError(DagsterDataframelyError):
     store the quarantine where the table goes, where the table's next write replaces it,
     or outside its own base directory; or it stores by step output rather than by asset key,
     as `dg.mem_io_manager` does, so the quarantine and the table would share one slot.
+
+    Parameters
+    ----------
+    asset
+        The asset's key, as a string.
+    manager
+        The IO manager that would store the quarantine, by class name.
+    problem
+        Why the quarantine has no safe place there.
     """
 
     def __init__(self, asset: str, manager: str, problem: str) -> None:
@@ -546,6 +564,15 @@ class UnsafePathKeyError(DagsterDataframelyError):
     A path-based IO manager joins the asset key and the partition key into a path, and the
     filesystem resolves a `..` segment and drops a `.` or empty one, so such a key can put
     the table and its quarantine in one file, or either outside the manager's directory.
+
+    Parameters
+    ----------
+    asset
+        The asset's key, as a string.
+    key
+        The asset or partition key a path cannot hold as it is.
+    problem
+        What is wrong with it: a `..`, `.` or empty segment.
     """
 
     def __init__(self, asset: str, key: str, problem: str) -> None:
@@ -565,6 +592,15 @@ class ConcurrentRunError(DagsterDataframelyError):
 
     Its table and quarantine writes could interleave with this run's, leaving one run's table
     beside the other run's quarantine, so the run that notices stops before writing anything.
+
+    Parameters
+    ----------
+    asset
+        The asset's key, as a string.
+    partition
+        The partition both runs write, or None for an unpartitioned asset.
+    other_run_id
+        The id of the run already writing it.
     """
 
     def __init__(self, asset: str, partition: str | None, other_run_id: str) -> None:
