@@ -668,7 +668,12 @@ class ClearQuarantineError(DagsterDataframelyError):
     Raised at decoration time by `dd.asset` without `quarantine=True`, and on the call by
     `validation_results` without a `quarantine_writer`: there is nothing to clear, and a flag
     that silently does nothing hides a mistake.
-    """
+
+    Parameters
+    ----------
+    asset
+        The asset's key, as a string.
+    
 
     def __init__(self, asset: str) -> None:
         self.asset = asset
