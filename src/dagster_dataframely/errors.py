@@ -673,7 +673,7 @@ class ClearQuarantineError(DagsterDataframelyError):
     ----------
     asset
         The asset's key, as a string.
-    
+    """
 
     def __init__(self, asset: str) -> None:
         self.asset = asset
