@@ -690,6 +690,13 @@ class CredentialsInUrlError(DagsterDataframelyError):
     Whatever shows the location (metadata, an error, a log line) would show the secret, and
     object stores read their credentials from the environment anyway. The message names where
     the URL was given and its scheme, never the URL itself.
+
+    Parameters
+    ----------
+    given_as
+        Where the URL was given, such as the argument or setting that held it.
+    scheme
+        The URL's scheme (`s3`, `gs`, ...), or an empty string when it has none.
     """
 
     def __init__(self, given_as: str, scheme: str) -> None:
