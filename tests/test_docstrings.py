@@ -19,7 +19,9 @@ import dagster_dataframely as dd
 
 _SECTION = re.compile(r"^(?P<title>[A-Z][A-Za-z ]+)\n-+$", re.MULTILINE)
 _GOOGLE_SECTION = re.compile(r"^\s*(Args|Arguments|Returns|Raises|Yields|Examples?):\s*$", re.M)
-_ENTRY = re.compile(r"^(?P<name>\*{0,2}[A-Za-z_][A-Za-z0-9_]*)(\s*:.*)?$")
+_ENTRY = re.compile(
+    r"^(?P<names>\*{0,2}[A-Za-z_][A-Za-z0-9_]*(, \*{0,2}[A-Za-z_][A-Za-z0-9_]*)*)(\s*:.*)?$"
+)
 
 TYPE_ALIASES = {
     "dd.Granularity": dd.Granularity,
@@ -55,7 +57,7 @@ def documented_parameters(doc: str) -> set[str]:
         for line in sections(doc).get(title, "").splitlines():
             entry = _ENTRY.match(line)
             if entry and not line.startswith(" "):
-                names.add(entry["name"].lstrip("*"))
+                names.update(name.lstrip("*") for name in entry["names"].split(", "))
     return names
 
 
