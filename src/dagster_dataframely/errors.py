@@ -239,6 +239,14 @@ class UnsupportedDtypeError(DagsterDataframelyError):
     Dataframely accepts such a declaration (`dy.Decimal(76)`, a precision beyond Polars' 38
     digits), but no frame can ever have that dtype, so every run would fail the column-schema
     check. Refusing it where the schema is declared points at the line to change.
+
+    Parameters
+    ----------
+    schema_name
+        The schema's name.
+    problems
+        One mapping per column whose dtype the package cannot handle, naming the column and
+        its dtype.
     """
 
     def __init__(self, schema_name: str, problems: Sequence[Mapping[str, str]]) -> None:
@@ -717,6 +725,11 @@ class QuarantineDirProtocolError(DagsterDataframelyError):
 
     fsspec reads `http://` and `https://` URLs but cannot write to them, and answers a write
     with a bare `NotImplementedError`; this takes its place, when the write is refused.
+
+    Parameters
+    ----------
+    protocol
+        The URL protocol of the quarantine directory that is not supported.
     """
 
     def __init__(self, protocol: str) -> None:
@@ -736,6 +749,15 @@ class PartitionKeyTooLongError(DagsterDataframelyError):
     A local filesystem refuses a file or directory name over 255 bytes with a bare `OSError`
     ("File name too long"). The name is the escaped partition key plus `.parquet`, so this is
     raised before anything is written.
+
+    Parameters
+    ----------
+    partition_key
+        The partition key that does not fit.
+    name
+        The file or directory name it would become.
+    limit
+        The longest name the filesystem allows, in bytes.
     """
 
     def __init__(self, partition_key: str, name: str, limit: int) -> None:
