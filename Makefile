@@ -132,14 +132,18 @@ LOWEST_PYTHON ?= 3.11
 NEWEST_PYTHON ?= 3.13
 COMPILE := $(UV) pip compile pyproject.toml --group test --quiet --custom-compile-command "make ci-requirements"
 
+# The docs examples ran in `make test`; they test the pages, not the versions, and are the
+# slowest module, so the two version jobs leave them out.
+VERSION_JOB_PYTEST := pytest --ignore=integration_tests/test_docs_examples.py
+
 .PHONY: test-lowest test-newest ci-requirements
 
 test-lowest: .venv-lowest/.synced-from-requirements  ## The whole suite on the lowest versions.
 	.venv-lowest/bin/python requirements/check_floors.py
-	.venv-lowest/bin/pytest
+	.venv-lowest/bin/$(VERSION_JOB_PYTEST)
 
 test-newest: .venv-newest/.synced-from-requirements  ## The whole suite on the newest versions.
-	.venv-newest/bin/pytest
+	.venv-newest/bin/$(VERSION_JOB_PYTEST)
 
 ci-requirements: | $(UV)
 	$(COMPILE) --extra parquet --extra duckdb --resolution lowest-direct \
