@@ -73,7 +73,7 @@ def _spec(asset: dg.AssetsDefinition) -> dg.AssetSpec:
 
 EXCLUDED = {"check_specs", "key", "output_required", "dagster_type", "is_virtual", "io_manager_def"}
 SETTINGS = {"check_granularity", "schema_rules", "max_failure_samples", "statistics", "row_sample"}
-OWN = {"quarantine", "clear_quarantine", *SETTINGS}
+OWN = {"quarantine", "clear_quarantine", "warning_rules", *SETTINGS}
 
 
 def test_dd_asset_takes_exactly_dg_asset_parameters_minus_the_six_exclusions() -> None:

@@ -32,6 +32,7 @@ from dagster_dataframely.errors import (
     QuarantineStorageCollisionError,
     QuarantineStorageError,
     ReservedColumnError,
+    UnknownWarningRuleError,
     UnsafePathKeyError,
     UnsupportedDtypeError,
     ValidationAbortError,
@@ -124,6 +125,16 @@ CASES = [
             "Change the environment variable DAGSTER_DATAFRAMELY_STATISTICS",
             "`statistics=`",
         ),
+    ),
+    Case(
+        UnknownWarningRuleError,
+        ("Orders", ["amount|mni"], ["amount|min", "primary_key"]),
+        attributes={
+            "schema_name": "Orders",
+            "rules": ["amount|mni"],
+            "valid_rules": ["amount|min", "primary_key"],
+        },
+        fragments=("'Orders'", "'amount|mni'", "'amount|min', 'primary_key'", "@dy.rule()"),
     ),
     Case(
         MaterializeResultValueError,
@@ -391,6 +402,9 @@ SIGNATURES: dict[type[DagsterDataframelyError], list[tuple[str, Any, Any]]] = {
     ],
     QuarantineStorageError: [
         (name, POS, inspect.Parameter.empty) for name in ("asset", "manager", "problem")
+    ],
+    UnknownWarningRuleError: [
+        (name, POS, inspect.Parameter.empty) for name in ("schema_name", "rules", "valid_rules")
     ],
     UnsafePathKeyError: [
         (name, POS, inspect.Parameter.empty) for name in ("asset", "key", "problem")

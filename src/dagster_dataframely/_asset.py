@@ -31,6 +31,7 @@ from ._upstream import (
     running_step,
 )
 from ._validate import AssetYield, run_validation, type_name
+from ._warnings import with_warning_rules
 from .errors import (
     ClearQuarantineError,
     MaterializeResultFieldError,
@@ -60,6 +61,7 @@ def asset(
     *,
     quarantine: bool = False,
     clear_quarantine: bool | None = None,
+    warning_rules: Iterable[str] | None = None,
     check_granularity: Granularity | None = None,
     schema_rules: SchemaRules | None = None,
     max_failure_samples: int | None = None,
@@ -207,6 +209,11 @@ def asset(
     pool
         Passed to `@dg.asset` unchanged.
 
+    warning_rules
+        Rules whose failures only warn, named as Dataframely names them (`amount|max`, a
+        `@dy.rule` method's name, `primary_key`); a single string names one rule. A row that
+        fails only these is valid, and their checks fail at `WARN`. See docs/warning-rules.md.
+
     Returns
     -------
     Callable[[AssetFunction], dg.AssetsDefinition]
@@ -215,6 +222,8 @@ def asset(
 
     Raises
     ------
+    UnknownWarningRuleError
+        A name in `warning_rules` is not one of the schema's rules.
     CollectionNotSupportedError
         `schema` is a `dy.Collection`.
     ClearQuarantineError
@@ -267,6 +276,7 @@ def asset(
         row_sample=row_sample,
     )
     info = read_schema(schema)
+    settings = with_warning_rules(settings, info, warning_rules)
     read_quarantine_dir()  # an empty value is a mistake worth failing on at declaration
     passed_on = {
         "ins": ins,
@@ -309,7 +319,10 @@ def asset(
             compute,
             name=asset_name,
             key_prefix=prefix or None,
-            metadata={**(metadata or {}), **schema_metadata(schema)},
+            metadata={
+                **(metadata or {}),
+                **schema_metadata(schema, warning_rules=settings.warning_rules),
+            },
             description=description or own_docstring(schema) or inspect.getdoc(function),
             check_specs=asset_check_specs(
                 schema,
@@ -317,6 +330,7 @@ def asset(
                 check_granularity=settings.check_granularity,
                 schema_rules=settings.schema_rules,
                 partitions_def=partitions_def,
+                warning_rules=settings.warning_rules,
             ),
             output_required=False,
             **{k: v for k, v in passed_on.items() if v is not None},
@@ -363,7 +377,7 @@ def _compute_function(
             validate_quarantine_key(context)
             writer = _writer(context, key, partitions_def)
         returned = call_keeping_columns_tab(
-            key, info, lambda: function(*bound.args, **bound.kwargs)
+            key, info, lambda: function(*bound.args, **bound.kwargs), settings.warning_rules
         )
         frame, result = _unwrap(returned, key)
         yield from run_validation(

@@ -7,10 +7,11 @@ names and order.
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import inspect
 import warnings
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -23,6 +24,7 @@ from ._failures import Failures
 from ._schema import RuleInfo, SchemaInfo, read_schema
 from ._settings import Granularity, SchemaRules, resolve_check_naming
 from ._tables import records_value, table_value
+from ._warnings import WARNING_PREFIX, WARNING_SUFFIX, resolve_warning_rules
 
 PARTITIONED_CHECKS_WARNING = "Specifying a partitions_def on an AssetCheckSpec"
 """The start of the preview warning Dagster gives for a check spec with partitions."""
@@ -44,6 +46,21 @@ class CheckGroup:
     collapsed: bool
     """True for `dy_col__<column>` and `dy_schema__rules`, which report several rules at once."""
     description: str
+    warning_rules: frozenset[str] = frozenset()
+    """The names of the group's rules that are warning rules."""
+
+    def severity(
+        self, counts: Mapping[str, int], outcome: dg.AssetCheckSeverity
+    ) -> dg.AssetCheckSeverity:
+        """`WARN` when every rule that failed (or, none failing, every rule) is a warning rule.
+
+        Otherwise the severity the run's outcome gives every check, so a group with no warning
+        rule always reports at `outcome`.
+        """
+        names = [r.name for r in self.rules if r.name in counts] or [r.name for r in self.rules]
+        if self.warning_rules.issuperset(names):
+            return dg.AssetCheckSeverity.WARN
+        return outcome
 
 
 def column_schema_description(schema_name: str) -> str:
@@ -55,9 +72,20 @@ def column_schema_description(schema_name: str) -> str:
 
 @functools.lru_cache(maxsize=1024)
 def check_groups(
-    info: SchemaInfo, granularity: Granularity, schema_rules: SchemaRules
+    info: SchemaInfo,
+    granularity: Granularity,
+    schema_rules: SchemaRules,
+    warning_rules: frozenset[str] = frozenset(),
 ) -> tuple[CheckGroup, ...]:
-    """The checks that report `info`'s rules, in the order Dataframely lists the rules."""
+    """The checks that report `info`'s rules, in the order Dataframely lists the rules.
+
+    `warning_rules` are the warning rules' names: their checks say so in their descriptions.
+    """
+    if warning_rules:
+        return tuple(
+            _with_warnings(group, warning_rules)
+            for group in check_groups(info, granularity, schema_rules)
+        )
     if granularity == "rule":
         return tuple(_single(rule) for rule in info.rules)
     if granularity == "schema":
@@ -87,6 +115,20 @@ def _collapsed(name: str, rules: tuple[RuleInfo, ...]) -> CheckGroup:
     return CheckGroup(name, rules, collapsed=True, description="; ".join(r.label for r in rules))
 
 
+def _with_warnings(group: CheckGroup, warning_rules: frozenset[str]) -> CheckGroup:
+    """The same check, its warning rules marked in its description."""
+    own = warning_rules.intersection(r.name for r in group.rules)
+    if not own:
+        return group
+    if group.collapsed:
+        description = "; ".join(
+            r.label + (WARNING_SUFFIX if r.name in own else "") for r in group.rules
+        )
+    else:
+        description = WARNING_PREFIX + group.description
+    return dataclasses.replace(group, description=description, warning_rules=own)
+
+
 def check_specs(
     schema: type[dy.Schema],
     *,
@@ -94,12 +136,14 @@ def check_specs(
     check_granularity: Granularity | None = None,
     schema_rules: SchemaRules | None = None,
     partitions_def: dg.PartitionsDefinition[str] | None = None,
+    warning_rules: Iterable[str] | None = None,
 ) -> list[dg.AssetCheckSpec]:
     """Return the asset check specs for the schema's rules, plus the column-schema check.
 
     The column-schema check comes first and blocks: a frame with the wrong columns fails before
     any rule runs. Then one spec per check the granularity groups the rules into. A rule's bound
-    never appears in a check name, so changing a bound keeps the check's history.
+    never appears in a check name, so changing a bound keeps the check's history. The
+    description of a check says which of its rules are in `warning_rules`.
 
     Parameters
     ----------
@@ -120,6 +164,11 @@ def check_specs(
         a check spec from 1.13.0 (as a preview feature); on a Dagster without it, the specs are
         unpartitioned whatever this is.
 
+    warning_rules
+        Rules whose failures only warn, named as Dataframely names them (`amount|max`, a
+        `@dy.rule` method's name, `primary_key`); a single string names one rule. A row that
+        fails only these is valid, and their checks fail at `WARN`. See docs/warning-rules.md.
+
     Returns
     -------
     list[dg.AssetCheckSpec]
@@ -127,6 +176,8 @@ def check_specs(
 
     Raises
     ------
+    UnknownWarningRuleError
+        A name in `warning_rules` is not one of the schema's rules.
     InvalidSettingError
         A setting's argument or environment variable has a value the setting does not allow.
     ReservedColumnError
@@ -157,6 +208,7 @@ def check_specs(
     """
     granularity, schema_rule_checks = resolve_check_naming(check_granularity, schema_rules)
     info = read_schema(schema)
+    warning_names = resolve_warning_rules(info, warning_rules)
     partitioned: dict[str, Any] = (
         {"partitions_def": partitions_def}
         if PARTITIONED_CHECKS and partitions_def is not None
@@ -173,7 +225,7 @@ def check_specs(
     ]
     specs += [
         dg.AssetCheckSpec(group.name, asset=asset, description=group.description, **partitioned)
-        for group in check_groups(info, granularity, schema_rule_checks)
+        for group in check_groups(info, granularity, schema_rule_checks, warning_names)
     ]
     return specs
 
@@ -185,6 +237,7 @@ def asset_check_specs(
     check_granularity: Granularity,
     schema_rules: SchemaRules,
     partitions_def: dg.PartitionsDefinition[str] | None,
+    warning_rules: frozenset[str] = frozenset(),
 ) -> list[dg.AssetCheckSpec]:
     """`check_specs` as `dd.asset` declares them, without Dagster's preview warning.
 
@@ -203,6 +256,7 @@ def asset_check_specs(
             check_granularity=check_granularity,
             schema_rules=schema_rules,
             partitions_def=partitions_def,
+            warning_rules=warning_rules,
         )
 
 
@@ -218,7 +272,8 @@ def check_results_for(
     """One result per check, passing the column-schema check, then one per rule group.
 
     `max_failure_samples` applies per rule, even in a collapsed check, so a rule that a
-    thousand rows failed cannot crowd a rule that one row failed out of the sample.
+    thousand rows failed cannot crowd a rule that one row failed out of the sample. A check
+    whose failing rules are all warning rules reports at `WARN`, whatever `severity` is.
     """
     extra = dict(extra_metadata or {})
     yield dg.AssetCheckResult(
@@ -235,7 +290,7 @@ def check_results_for(
             check_name=group.name,
             asset_key=asset_key,
             passed=not any(rule.name in failures.counts for rule in group.rules),
-            severity=severity,
+            severity=group.severity(failures.counts, severity),
             metadata={**metadata, **extra},
         )
 

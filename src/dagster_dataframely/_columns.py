@@ -3,17 +3,20 @@
 from __future__ import annotations
 
 import functools
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 
 import dagster as dg
 import dataframely as dy
 
 from . import _names, _render
-from ._schema import SchemaInfo, read_schema
+from ._schema import PRIMARY_KEY_RULE, SchemaInfo, read_schema
 from ._upstream import current_asset_context
+from ._warnings import WARNING_SUFFIX, resolve_warning_rules
 
 
-def table_schema(schema: type[dy.Schema]) -> dg.TableSchema:
+def table_schema(
+    schema: type[dy.Schema], *, warning_rules: Iterable[str] | None = None
+) -> dg.TableSchema:
     """Return the schema as the `dg.TableSchema` Dagster's Columns tab shows.
 
     Each column carries its dtype, description, nullability, its own `unique` flag, its other
@@ -27,6 +30,11 @@ def table_schema(schema: type[dy.Schema]) -> dg.TableSchema:
     schema
         The schema to show.
 
+    warning_rules
+        Rules whose failures only warn, named as Dataframely names them (`amount|max`, a
+        `@dy.rule` method's name, `primary_key`); a single string names one rule. A row that
+        fails only these is valid, and their checks fail at `WARN`. See docs/warning-rules.md.
+
     Returns
     -------
     dg.TableSchema
@@ -34,6 +42,8 @@ def table_schema(schema: type[dy.Schema]) -> dg.TableSchema:
 
     Raises
     ------
+    UnknownWarningRuleError
+        A name in `warning_rules` is not one of the schema's rules.
     ReservedColumnError
         A column name is in the reserved `dy_` namespace.
     InvalidColumnNameError
@@ -43,11 +53,12 @@ def table_schema(schema: type[dy.Schema]) -> dg.TableSchema:
     CheckNameCollisionError
         Two rules produce the same asset check name.
     """
-    return _table_schema(read_schema(schema))
+    info = read_schema(schema)
+    return _table_schema(info, resolve_warning_rules(info, warning_rules))
 
 
 @functools.lru_cache(maxsize=1024)
-def _table_schema(info: SchemaInfo) -> dg.TableSchema:
+def _table_schema(info: SchemaInfo, warnings: frozenset[str] = frozenset()) -> dg.TableSchema:
     """One `TableSchema` per schema: a code location declares many assets on one schema."""
     columns = [
         dg.TableColumn(
@@ -57,27 +68,53 @@ def _table_schema(info: SchemaInfo) -> dg.TableSchema:
             constraints=dg.TableColumnConstraints(
                 nullable=column.nullable,
                 unique=column.unique,
-                other=_render.columns_tab_constraints(column, info.column_kinds(name)),
+                other=_column_constraints(info, name, column, warnings),
             ),
             tags=_tags(column),
         )
         for name, column in info.columns.items()
     ]
-    return dg.TableSchema(columns=columns, constraints=_table_constraints(info))
+    return dg.TableSchema(columns=columns, constraints=_table_constraints(info, warnings))
 
 
-def _table_constraints(info: SchemaInfo) -> dg.TableConstraints:
+def _column_constraints(
+    info: SchemaInfo, name: str, column: dy.Column, warnings: frozenset[str]
+) -> list[str]:
+    """The column's constraints as text, a warning rule's marked as one."""
+    kinds = info.column_kinds(name)
+    if not warnings:
+        return _render.columns_tab_constraints(column, kinds)
+    return [
+        text + (WARNING_SUFFIX if name + _names.COLUMN_RULE_SEPARATOR + kind in warnings else "")
+        for kind in kinds
+        for text in _render.columns_tab_constraints(column, [kind])
+    ]
+
+
+def _table_constraints(info: SchemaInfo, warnings: frozenset[str]) -> dg.TableConstraints:
     """The primary key, then every `@dy.rule` by its name, in the order the schema declares them.
 
     A rule that spans columns or groups of rows has no column to sit beside, and its name is
     what its check and its quarantine column are called; its docstring is the check's
     description, too long for a constraint.
     """
-    key = [_render.primary_key_text(info.primary_key)] if info.primary_key else []
-    return dg.TableConstraints(other=key + [rule.name for rule in info.schema_level_rules])
+
+    def marked(text: str, rule: str) -> str:
+        return text + WARNING_SUFFIX if rule in warnings else text
+
+    key = (
+        [marked(_render.primary_key_text(info.primary_key), PRIMARY_KEY_RULE)]
+        if info.primary_key
+        else []
+    )
+    return dg.TableConstraints(
+        other=key + [marked(rule.name, rule.name) for rule in info.schema_level_rules]
+    )
 
 
-def schema_metadata(schema: type[dy.Schema]) -> dict[str, dg.TableSchema]:
+def schema_metadata(
+    schema: type[dy.Schema], *, warning_rules: Iterable[str] | None = None
+) -> dict[str, dg.TableSchema]:
     """Return the definition metadata that fills an asset's Columns tab from the schema.
 
     Pass it to `dg.asset(metadata=...)` for the tab before the first run. The catalog shows the
@@ -90,6 +127,11 @@ def schema_metadata(schema: type[dy.Schema]) -> dict[str, dg.TableSchema]:
     schema
         The schema to show.
 
+    warning_rules
+        Rules whose failures only warn, named as Dataframely names them (`amount|max`, a
+        `@dy.rule` method's name, `primary_key`); a single string names one rule. A row that
+        fails only these is valid, and their checks fail at `WARN`. See docs/warning-rules.md.
+
     Returns
     -------
     dict[str, dg.TableSchema]
@@ -98,6 +140,8 @@ def schema_metadata(schema: type[dy.Schema]) -> dict[str, dg.TableSchema]:
 
     Raises
     ------
+    UnknownWarningRuleError
+        A name in `warning_rules` is not one of the schema's rules.
     ReservedColumnError
         A column name is in the reserved `dy_` namespace.
     InvalidColumnNameError
@@ -131,11 +175,14 @@ def schema_metadata(schema: type[dy.Schema]) -> dict[str, dg.TableSchema]:
         print(column.name, column.type, column.constraints.other)
     ```
     """
-    return {_names.COLUMN_SCHEMA: table_schema(schema)}
+    return {_names.COLUMN_SCHEMA: table_schema(schema, warning_rules=warning_rules)}
 
 
 def call_keeping_columns_tab(
-    key: dg.AssetKey, info: SchemaInfo, produce: Callable[[], object]
+    key: dg.AssetKey,
+    info: SchemaInfo,
+    produce: Callable[[], object],
+    warnings: frozenset[str] = frozenset(),
 ) -> object:
     """Call `produce` (the user's function) so that the run's materialization keeps the Columns tab.
 
@@ -151,7 +198,7 @@ def call_keeping_columns_tab(
     context = current_asset_context()
     if context is None or not context.has_assets_def or key not in context.assets_def.keys:
         return produce()
-    context.add_asset_metadata({_names.COLUMN_SCHEMA: _table_schema(info)}, asset_key=key)
+    context.add_asset_metadata({_names.COLUMN_SCHEMA: _table_schema(info, warnings)}, asset_key=key)
     returned = produce()
     metadata = returned.metadata if isinstance(returned, dg.MaterializeResult) else None
     if metadata and _names.COLUMN_SCHEMA in metadata:

@@ -48,6 +48,8 @@ QUARANTINE_ADDRESS = "dataframely/quarantine_address"
 INVALID_COUNT = "dataframely/invalid_count"
 INVALID_SAMPLE = "dataframely/invalid_sample"
 INVALID_BY_RULES = "dataframely/invalid_by_rules"
+WARNING_COUNT = "dataframely/warning_count"
+"""How many written rows failed a warning rule; absent when none did."""
 PACKAGE_METADATA_PREFIX = "dataframely/"
 
 FAILED_RULES = "dy_failed_rules"

@@ -24,16 +24,21 @@ def materialization_metadata(
     settings: Settings,
     quarantine_address: str | None,
     statistics: Mapping[str, dg.TableMetadataValue],
+    *,
+    warning_count: int = 0,
 ) -> dict[str, Any]:
     """Everything this package reports on the table's materialization.
 
     `statistics` are `statistics_tables(valid)`, computed by the caller (alongside the
-    quarantine write), or empty when they are turned off.
+    quarantine write), or empty when they are turned off. `warning_count` is how many of the
+    `valid` rows failed a warning rule; `failures` are the quarantined rows only.
     """
     metadata: dict[str, Any] = {_names.ROW_COUNT: valid.height}
     if settings.row_sample and valid.height:
         metadata[_names.VALID_SAMPLE] = table_value(valid.head(settings.row_sample))
     metadata.update({_names.statistics_key(g): t for g, t in statistics.items()})
+    if warning_count:
+        metadata[_names.WARNING_COUNT] = warning_count
     if failures.invalid_count:
         metadata.update(invalid_rows_metadata(failures, settings.row_sample, quarantine_address))
     return metadata

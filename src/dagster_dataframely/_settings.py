@@ -95,6 +95,9 @@ class Settings:
     max_failure_samples: int
     statistics: bool
     row_sample: int
+    warning_rules: frozenset[str] = frozenset()
+    """Rules whose failures warn and never keep a row out of the table. Per asset, checked
+    against its schema, so it has no environment variable and no package default."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -8,7 +8,7 @@ Everything reported afterwards is computed from what that single collect returne
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
@@ -32,6 +32,7 @@ from ._schema import SchemaInfo, read_schema
 from ._settings import Granularity, SchemaRules, Settings, resolve_settings
 from ._statistics import statistics_tables
 from ._upstream import document_type_alias
+from ._warnings import keep_warning_only_rows, with_warning_rules
 from .errors import (
     ClearQuarantineError,
     ColumnSchemaError,
@@ -66,6 +67,7 @@ def validation_results(
     row_sample: int | None = None,
     partition_key: str | None = None,
     clear_quarantine: bool = False,
+    warning_rules: Iterable[str] | None = None,
 ) -> AssetYield:
     """Validate a frame and yield the asset's materialization and check results.
 
@@ -111,6 +113,11 @@ def validation_results(
         rows, so it replaces the quarantine an earlier run (of this partition) left instead of
         leaving stale rows there. Needs a `quarantine_writer`.
 
+    warning_rules
+        Rules whose failures only warn, named as Dataframely names them (`amount|max`, a
+        `@dy.rule` method's name, `primary_key`); a single string names one rule. A row that
+        fails only these is valid, and their checks fail at `WARN`. See docs/warning-rules.md.
+
     Yields
     ------
     dg.MaterializeResult | dg.AssetCheckResult
@@ -120,6 +127,8 @@ def validation_results(
 
     Raises
     ------
+    UnknownWarningRuleError
+        A name in `warning_rules` is not one of the schema's rules.
     InvalidSettingError
         A setting's argument or environment variable has a value the setting does not allow.
     ReservedColumnError
@@ -179,6 +188,7 @@ def validation_results(
         row_sample=row_sample,
     )
     info = read_schema(schema)
+    settings = with_warning_rules(settings, info, warning_rules)
     require_frame(frame, none_skips=True)
     if clear_quarantine and quarantine_writer is None:
         raise ClearQuarantineError(valid_key.to_user_string())
@@ -242,7 +252,9 @@ def run_validation(
     `returned` is the user's own `MaterializeResult`, whose metadata, tags and data version
     are copied onto the table's materialization; this package's keys win over the user's.
     """
-    groups = check_groups(info, settings.check_granularity, settings.schema_rules)
+    groups = check_groups(
+        info, settings.check_granularity, settings.schema_rules, settings.warning_rules
+    )
 
     def results(
         failures: Failures, severity: dg.AssetCheckSeverity, **extra: Any
@@ -263,21 +275,23 @@ def run_validation(
 
     yield from _column_schema_gate(info, frame, valid_key, partition_key)
     collected = split_rows(info, frame)
-    valid: pl.DataFrame = collected.result
     failures = Failures.from_failure_info(info, collected.failure)
-    if failures.invalid_count:
+    # The checks report `failures`, every rule; what is written and quarantined, and the
+    # errors, follow `quarantined`, the rows a rule that is not a warning failed.
+    valid, quarantined = keep_warning_only_rows(collected.result, failures, settings.warning_rules)
+    if quarantined.invalid_count:
         if writer is None:
             yield from results(failures, dg.AssetCheckSeverity.ERROR)
-            raise ValidationAbortError(info.name, failures.invalid_count, failures.counts)
+            raise ValidationAbortError(info.name, quarantined.invalid_count, quarantined.counts)
         if not valid.height:
-            quarantine_address = writer(failures.quarantine_frame)
+            quarantine_address = writer(quarantined.quarantine_frame)
             yield from results(
                 failures,
                 dg.AssetCheckSeverity.ERROR,
                 **{_names.QUARANTINE_ADDRESS: quarantine_address},
             )
             raise NoValidRowsError(
-                info.name, failures.invalid_count, failures.counts, quarantine_address
+                info.name, quarantined.invalid_count, quarantined.counts, quarantine_address
             )
 
     # From here the table is written. The statistics are the costliest report and need only
@@ -291,11 +305,16 @@ def run_validation(
             else None
         )
         # With `clear_quarantine`, a clean run writes the (empty) quarantine frame too.
-        writes = failures.invalid_count or clear_quarantine
-        address = writer(failures.quarantine_frame) if writer and writes else None
+        writes = quarantined.invalid_count or clear_quarantine
+        address = writer(quarantined.quarantine_frame) if writer and writes else None
         checks = list(results(failures, dg.AssetCheckSeverity.WARN))
         metadata = materialization_metadata(
-            valid, failures, settings, address, statistics.result() if statistics else {}
+            valid,
+            quarantined,
+            settings,
+            address,
+            statistics.result() if statistics else {},
+            warning_count=failures.invalid_count - quarantined.invalid_count,
         )
 
     yield dg.MaterializeResult(
@@ -368,6 +387,7 @@ def check_results(
     schema_rules: SchemaRules | None = None,
     max_failure_samples: int | None = None,
     partition_key: str | None = None,
+    warning_rules: Iterable[str] | None = None,
 ) -> Iterator[dg.AssetCheckResult]:
     """Yield a result for each check `check_specs` declares, without writing any rows.
 
@@ -398,6 +418,11 @@ def check_results(
         The partition `frame` holds, named on every result under `dy_partition`. `None` adds
         nothing.
 
+    warning_rules
+        Rules whose failures only warn, named as Dataframely names them (`amount|max`, a
+        `@dy.rule` method's name, `primary_key`); a single string names one rule. A row that
+        fails only these is valid, and their checks fail at `WARN`. See docs/warning-rules.md.
+
     Yields
     ------
     dg.AssetCheckResult
@@ -406,6 +431,8 @@ def check_results(
 
     Raises
     ------
+    UnknownWarningRuleError
+        A name in `warning_rules` is not one of the schema's rules.
     InvalidSettingError
         A setting's argument or environment variable has a value the setting does not allow.
     ReservedColumnError
@@ -426,6 +453,7 @@ def check_results(
         max_failure_samples=max_failure_samples,
     )
     info = read_schema(schema)
+    settings = with_warning_rules(settings, info, warning_rules)
     require_frame(frame, none_skips=False)
     return resolved_check_results(info, settings, frame, asset_key, severity, partition_key)
 
@@ -445,7 +473,9 @@ def resolved_check_results(
     # large stored table holds only the invalid rows in memory.
     _, failure = info.schema.filter(frame.lazy(), cast=False)
     yield from check_results_for(
-        check_groups(info, settings.check_granularity, settings.schema_rules),
+        check_groups(
+            info, settings.check_granularity, settings.schema_rules, settings.warning_rules
+        ),
         Failures.from_failure_info(info, failure),
         asset_key=asset_key,
         severity=severity,

@@ -31,6 +31,7 @@ __all__ = [
     "QuarantineStorageCollisionError",
     "QuarantineStorageError",
     "ReservedColumnError",
+    "UnknownWarningRuleError",
     "UnsafePathKeyError",
     "UnsupportedDtypeError",
     "ValidationAbortError",
@@ -261,6 +262,35 @@ class UnsupportedDtypeError(DagsterDataframelyError):
             f"frame could ever match them:{listing}\n"
             f"Declare each of these columns with a dtype Polars supports; a `dy.Decimal` takes "
             f"a precision of at most 38 digits."
+        )
+
+
+class UnknownWarningRuleError(DagsterDataframelyError):
+    """Raised when `warning_rules=` names a rule the schema does not have.
+
+    A misspelt name must not leave the rule it meant blocking while the user believes it only
+    warns, nor be dropped in silence, so every name is checked where the asset is declared.
+
+    Parameters
+    ----------
+    schema_name
+        The schema's name.
+    rules
+        The names given that are not rules of the schema.
+    valid_rules
+        Every rule of the schema, as Dataframely names them.
+    """
+
+    def __init__(self, schema_name: str, rules: list[str], valid_rules: list[str]) -> None:
+        self.schema_name = schema_name
+        self.rules = list(rules)
+        self.valid_rules = list(valid_rules)
+        listing = _quoted(self.valid_rules) if self.valid_rules else "none"
+        super().__init__(
+            f"`warning_rules=` names {_quoted(self.rules)}, which schema {schema_name!r} has no "
+            f"rule called. Its rules are: {listing}. Name each rule as Dataframely does: "
+            f"`<column>|<kind>` for a column's rule (such as 'amount|min'), the method name of "
+            f"a `@dy.rule()`, or 'primary_key'; not the check name (`dy_rule__...`)."
         )
 
 
