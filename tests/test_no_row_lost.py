@@ -264,3 +264,70 @@ def test_a_frame_of_only_invalid_rows_reaches_the_writer_whole(lazy: bool) -> No
     assert not any(isinstance(e, dg.MaterializeResult) for e in events)
     (quarantined,) = writer.frames
     _assert_same_rows(quarantined.select(COLUMNS), frame)
+
+
+RULES = Mixed.filter(Mixed.create_empty(), cast=False).failure.details().columns[len(COLUMNS) :]
+"""Every rule of `Mixed`, as Dataframely names them."""
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    frame=FRAMES,
+    lazy=st.booleans(),
+    with_writer=st.booleans(),
+    warnings=st.sets(st.sampled_from(RULES)),
+)
+def test_a_row_is_quarantined_exactly_when_it_fails_a_rule_that_is_not_a_warning(
+    frame: pl.DataFrame, lazy: bool, with_writer: bool, warnings: set[str]
+) -> None:
+    reference = Mixed.filter(frame, cast=False)
+    details = reference.failure.details()  # Dataframely's own text outcomes, not the package's
+    blocking = [rule for rule in RULES if rule not in warnings]
+    blocked = (
+        pl.any_horizontal(pl.col(rule) != "valid" for rule in blocking)
+        if blocking
+        else pl.lit(False)
+    )
+    expected_quarantine = details.filter(blocked).select(COLUMNS)
+    warned = details.filter(~blocked).select(COLUMNS)
+    expected_valid = pl.concat([reference.result, warned])
+
+    writer = Writer() if with_writer else None
+    events: list[Any] = []
+    raised: BaseException | None = None
+    try:
+        events.extend(
+            wiring.validation_results(
+                Mixed,
+                frame.lazy() if lazy else frame,
+                valid_key=KEY,
+                quarantine_writer=writer,
+                warning_rules=warnings,
+            )
+        )
+    except (errors.NoValidRowsError, errors.ValidationAbortError) as error:
+        raised = error
+    tables = [e for e in events if isinstance(e, dg.MaterializeResult)]
+
+    if writer is None and expected_quarantine.height:
+        assert isinstance(raised, errors.ValidationAbortError)
+        assert raised.invalid_count == expected_quarantine.height
+        assert tables == []
+        return
+    quarantined = pl.concat(writer.frames) if writer and writer.frames else frame.clear()
+    assert len(writer.frames if writer else []) == (1 if expected_quarantine.height else 0)
+    if expected_quarantine.height == frame.height and frame.height:
+        assert isinstance(raised, errors.NoValidRowsError)
+        assert tables == []
+        valid = frame.clear()
+    else:
+        assert raised is None
+        (table,) = tables
+        valid = table.value
+        count = (table.metadata or {}).get("dataframely/warning_count")
+        assert count == (warned.height or None)
+
+    _assert_same_rows(valid, expected_valid)
+    _assert_same_rows(quarantined.select(COLUMNS), expected_quarantine)
+    # Valid plus quarantined is the input: nothing lost, nothing written twice.
+    _assert_same_rows(pl.concat([valid, quarantined.select(COLUMNS)]), frame)
