@@ -287,8 +287,8 @@ class UnknownWarningRuleError(DagsterDataframelyError):
         self.valid_rules = list(valid_rules)
         listing = _quoted(self.valid_rules) if self.valid_rules else "none"
         super().__init__(
-            f"`warning_rules=` names {_quoted(self.rules)}, which schema {schema_name!r} has no "
-            f"rule called. Its rules are: {listing}. Name each rule as Dataframely does: "
+            f"`warning_rules=` names rules that schema {schema_name!r} does not have: "
+            f"{_quoted(self.rules)}. Its rules are: {listing}. Name each rule as Dataframely does: "
             f"`<column>|<kind>` for a column's rule (such as 'amount|min'), the method name of "
             f"a `@dy.rule()`, or 'primary_key'; not the check name (`dy_rule__...`)."
         )
