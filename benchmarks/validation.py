@@ -25,12 +25,18 @@ Target: default and lean peak no higher than the floor.
 `--shuffled` shuffles the rows first, so no column arrives sorted or grouped: the layout in
 which counting distinct text values costs the most.
 
+`--warning-share 0.01` makes about 1% more rows fail only `product_name|max_length` (a name
+longer than 64 characters) and adds two variants on the same frame, `default_warn` and
+`lean_warn`, which declare that rule a warning rule: those rows are then written, not
+quarantined. Compare them with `default` and `lean`, where the same rows are quarantined.
+
 `--breakdown` times, for the default variant, each step the package adds after the floor's
 collect (reading the failures, the quarantine frame, statistics, samples, check results), using
 the package's internal functions, so it shows where the time beyond the floor goes.
 
     .venv/bin/python -m benchmarks.validation [--rows 1000000 5000000] [--repeat 3]
         [--quick] [--no-memory | --memory-all] [--memory-repeat 3] [--breakdown] [--shuffled]
+        [--warning-share 0.01]
 """
 
 from __future__ import annotations
@@ -60,7 +66,9 @@ from dagster_dataframely_demo.schema import Orders  # noqa: E402
 
 KEY = dg.AssetKey("orders")
 INVALID_SHARE = 0.014
-VARIANTS = ("floor", "default", "lean")
+VARIANTS: tuple[str, ...] = ("floor", "default", "lean")
+WARNING_VARIANTS = ("default_warn", "lean_warn")
+WARNING_RULES = ["product_name|max_length"]
 KINDS = ("DataFrame", "scan_parquet")
 TARGETS = {"default": 1.3, "lean": 1.05}
 LEAN = {"statistics": False, "row_sample": 0, "max_failure_samples": 0}
@@ -83,11 +91,50 @@ def lean(frame: pl.DataFrame | pl.LazyFrame) -> None:
     list(wiring.validation_results(Orders, frame, valid_key=KEY, quarantine_writer=_writer, **LEAN))
 
 
+def default_warn(frame: pl.DataFrame | pl.LazyFrame) -> None:
+    list(
+        wiring.validation_results(
+            Orders, frame, valid_key=KEY, quarantine_writer=_writer, warning_rules=WARNING_RULES
+        )
+    )
+
+
+def lean_warn(frame: pl.DataFrame | pl.LazyFrame) -> None:
+    list(
+        wiring.validation_results(
+            Orders,
+            frame,
+            valid_key=KEY,
+            quarantine_writer=_writer,
+            warning_rules=WARNING_RULES,
+            **LEAN,
+        )
+    )
+
+
 RUN: dict[str, Callable[[pl.DataFrame | pl.LazyFrame], object]] = {
     "floor": floor,
     "default": default,
     "lean": lean,
+    "default_warn": default_warn,
+    "lean_warn": lean_warn,
 }
+
+
+def with_warning_rows(frame: pl.DataFrame, share: float) -> pl.DataFrame:
+    """About `share` of the rows get a product name too long for `product_name|max_length`."""
+    if share <= 0:
+        return frame
+    picked = pl.int_range(pl.len(), dtype=pl.UInt64).hash(11) % 1_000_000 < int(share * 1_000_000)
+    too_long = pl.col("product_name") + pl.lit("x" * 64)
+    return frame.with_columns(product_name=pl.when(picked).then(too_long).otherwise("product_name"))
+
+
+def warning_only_rows(frame: pl.DataFrame) -> int:
+    """How many rows fail `WARNING_RULES` and no other rule: the rows the warn variants write."""
+    details = Orders.filter(frame, cast=False).failure.details()
+    others = [c for c in details.columns[len(Orders.columns()) :] if c not in WARNING_RULES]
+    return details.filter(pl.all_horizontal(pl.col(c) == "valid" for c in others)).height
 
 
 def _input(kind: str, frame: pl.DataFrame, path: Path) -> Callable[[], pl.DataFrame | pl.LazyFrame]:
@@ -177,6 +224,7 @@ def breakdown(frame: pl.DataFrame, repeat: int) -> list[tuple[str, float]]:
     from dagster_dataframely._statistics import statistics_tables
     from dagster_dataframely._tables import table_value
     from dagster_dataframely._validate import column_problems
+    from dagster_dataframely._warnings import keep_warning_only_rows
 
     info = read_schema(Orders)
     groups = check_groups(info, "rule", "collapsed")
@@ -195,6 +243,9 @@ def breakdown(frame: pl.DataFrame, repeat: int) -> list[tuple[str, float]]:
         "Failures.from_failure_info": lambda: Failures.from_failure_info(info, failure),
         "from_failure_info + quarantine_frame": lambda: (
             Failures.from_failure_info(info, failure).quarantine_frame
+        ),
+        "keep_warning_only_rows (warning rows to valid)": lambda: keep_warning_only_rows(
+            valid, failures, frozenset(WARNING_RULES)
         ),
         "statistics_tables(valid)": lambda: statistics_tables(valid, info.distinct_columns),
         "table_value(valid.head(5))": lambda: table_value(valid.head(5)),
@@ -226,6 +277,8 @@ def breakdown(frame: pl.DataFrame, repeat: int) -> list[tuple[str, float]]:
         ),
         "validation_results, default (whole)": lambda: default(frame),
         "validation_results, lean (whole)": lambda: lean(frame),
+        "validation_results, default_warn (whole)": lambda: default_warn(frame),
+        "validation_results, lean_warn (whole)": lambda: lean_warn(frame),
     }
     times: dict[str, list[float]] = {name: [] for name in steps}
     for _ in range(repeat):
@@ -263,17 +316,22 @@ def main(
     show_breakdown: bool,
     breakdown_repeat: int,
     shuffled: bool,
+    warning_share: float,
 ) -> None:
+    global VARIANTS
+    if warning_share > 0:
+        VARIANTS = (*VARIANTS, *WARNING_VARIANTS)
     started = time.perf_counter()
     print(
         f"Orders ({len(Orders.columns())} columns, "
         f"{len(wiring.check_specs(Orders, asset='x')) - 1} rules), "
         f"invalid_share={INVALID_SHARE}{', rows shuffled' if shuffled else ''}, "
+        f"warning_share={warning_share} ({', '.join(WARNING_RULES)}), "
         f"median of {repeat} interleaved runs, "
         f"Polars {pl.__version__} with {pl.thread_pool_size()} threads.\n"
     )
     # Warm every variant up on a small frame: first-call costs are not per-run costs.
-    small = order_lines(10_000, seed=0, invalid_share=INVALID_SHARE)
+    small = with_warning_rows(order_lines(10_000, seed=0, invalid_share=INVALID_SHARE), 0.01)
     for variant in VARIANTS:
         RUN[variant](small)
 
@@ -282,7 +340,11 @@ def main(
     breakdown_out: list[tuple[int, list[tuple[str, float]]]] = []
     with tempfile.TemporaryDirectory(prefix="dd-bench-") as directory:
         for rows in sizes:
-            frame = order_lines(rows, seed=0, invalid_share=INVALID_SHARE)
+            frame = with_warning_rows(
+                order_lines(rows, seed=0, invalid_share=INVALID_SHARE), warning_share
+            )
+            if warning_share > 0:
+                print(f"  {rows:,} rows: {warning_only_rows(frame):,} fail only a warning rule")
             if shuffled:  # no order at all: every key's lines scattered over the frame
                 frame = frame.sample(fraction=1.0, shuffle=True, seed=7)
             path = Path(directory) / f"orders_{rows}.parquet"
@@ -306,17 +368,21 @@ def main(
                     memory_out.append((rows, kind, median_peaks(kind, path, memory_repeat)))
 
     print("\nWall time, median seconds")
+    others = VARIANTS[1:]
     header = (
-        f"{'rows':>10} {'invalid':>8} {'input':<13} {'floor s':>8} {'default s':>9} "
-        f"{'lean s':>7} {'default/floor':>13} {'lean/floor':>10}"
+        f"{'rows':>10} {'invalid':>8} {'input':<13} "
+        + " ".join(f"{v + ' s':>{max(len(v) + 2, 8)}}" for v in VARIANTS)
+        + " "
+        + " ".join(f"{v + '/floor':>{len(v) + 6}}" for v in others)
     )
     print(header)
     print("-" * len(header))
     for row in rows_out:
         print(
-            f"{row['rows']:>10,} {row['invalid']:>8,} {row['kind']:<13} {row['floor']:>8.3f} "
-            f"{row['default']:>9.3f} {row['lean']:>7.3f} "
-            f"{row['default'] / row['floor']:>12.2f}x {row['lean'] / row['floor']:>9.2f}x"
+            f"{row['rows']:>10,} {row['invalid']:>8,} {row['kind']:<13} "
+            + " ".join(f"{row[v]:>{max(len(v) + 2, 8)}.3f}" for v in VARIANTS)
+            + " "
+            + " ".join(f"{row[v] / row['floor']:>{len(v) + 5}.2f}x" for v in others)
         )
     print(f"targets: default <= {TARGETS['default']}x floor, lean <= {TARGETS['lean']}x floor")
 
@@ -366,6 +432,12 @@ if __name__ == "__main__":
     parser.add_argument(
         "--shuffled", action="store_true", help="shuffle the rows (no key arrives in order)"
     )
+    parser.add_argument(
+        "--warning-share",
+        type=float,
+        default=0.0,
+        help="this share of rows fails only a warning rule; adds the *_warn variants",
+    )
     parser.add_argument("--memory-worker", nargs=3, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.memory_worker:
@@ -381,4 +453,5 @@ if __name__ == "__main__":
             show_breakdown=args.breakdown,
             breakdown_repeat=max(args.repeat, 3),
             shuffled=args.shuffled,
+            warning_share=args.warning_share,
         )
