@@ -160,13 +160,15 @@ def _assert_same_rows(actual: pl.DataFrame, expected: pl.DataFrame) -> None:
 
 
 def _run(
-    frame: pl.DataFrame | pl.LazyFrame, writer: Writer | None
+    frame: pl.DataFrame | pl.LazyFrame, writer: Writer | None, warning_rules: set[str] | None = None
 ) -> tuple[list[Any], BaseException | None]:
     """Every event yielded, and the error that ended the run, if any."""
     events: list[Any] = []
     try:
         events.extend(
-            wiring.validation_results(Mixed, frame, valid_key=KEY, quarantine_writer=writer)
+            wiring.validation_results(
+                Mixed, frame, valid_key=KEY, quarantine_writer=writer, warning_rules=warning_rules
+            )
         )
     except (errors.NoValidRowsError, errors.ValidationAbortError) as raised:
         return events, raised
@@ -293,20 +295,7 @@ def test_a_row_is_quarantined_exactly_when_it_fails_a_rule_that_is_not_a_warning
     expected_valid = pl.concat([reference.result, warned])
 
     writer = Writer() if with_writer else None
-    events: list[Any] = []
-    raised: BaseException | None = None
-    try:
-        events.extend(
-            wiring.validation_results(
-                Mixed,
-                frame.lazy() if lazy else frame,
-                valid_key=KEY,
-                quarantine_writer=writer,
-                warning_rules=warnings,
-            )
-        )
-    except (errors.NoValidRowsError, errors.ValidationAbortError) as error:
-        raised = error
+    events, raised = _run(frame.lazy() if lazy else frame, writer, warnings)
     tables = [e for e in events if isinstance(e, dg.MaterializeResult)]
 
     if writer is None and expected_quarantine.height:
