@@ -437,3 +437,26 @@ def test_every_example_of_the_page_runs_on_its_own(block: str, tmp_path: Path) -
         [sys.executable, str(script)], cwd=tmp_path, capture_output=True, text=True, check=False
     )
     assert done.returncode == 0, done.stderr
+
+
+def test_clear_quarantine_empties_it_when_only_warning_rules_failed() -> None:
+    written: list[pl.DataFrame] = []
+
+    def writer(frame: pl.DataFrame) -> str:
+        written.append(frame)
+        return "memory://payments_quarantine"
+
+    events = list(
+        wiring.validation_results(
+            Payments,
+            ONLY_WARNINGS,
+            valid_key=KEY,
+            quarantine_writer=writer,
+            clear_quarantine=True,
+            warning_rules=WARNINGS,
+        )
+    )
+    (table,) = call_tables(events)
+    assert _ids(table.value) == WRITTEN
+    (cleared,) = written  # the stale quarantine is replaced by no rows
+    assert cleared.height == 0
