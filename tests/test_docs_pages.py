@@ -1,4 +1,4 @@
-"""The pages on the schema's code version and on the test helper: every example runs."""
+"""The pages on the schema's code version, the test helper and warning rules: every example runs."""
 
 from pathlib import Path
 
@@ -6,7 +6,7 @@ import pytest
 
 from .docs_examples import Example, examples, run_example
 
-PAGES = ("code-version.md", "testing-helper.md")
+PAGES = ("code-version.md", "testing-helper.md", "warning-rules.md")
 EXAMPLES = examples(*PAGES)
 
 

@@ -4,9 +4,6 @@ Runs go through `dg.materialize` with `PolarsParquetIOManager` and the files are
 `pl.read_parquet`; calls and the wiring functions are tested beside them.
 """
 
-import re
-import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -417,26 +414,6 @@ def test_a_call_with_a_quarantine_writes_only_the_blocked_rows(
     (table,) = call_tables(events)
     assert _ids(table.value) == WRITTEN
     assert _ids(pl.read_parquet(quarantine_dir / "payments_quarantine.parquet")) == QUARANTINED
-
-
-# --- the documentation ------------------------------------------------------------------------
-
-PAGE = Path(__file__).resolve().parent.parent / "docs" / "warning-rules.md"
-BLOCKS = re.findall(r"^```python\n(.*?)^```$", PAGE.read_text(), flags=re.DOTALL | re.MULTILINE)
-
-
-def test_the_page_has_examples() -> None:
-    assert len(BLOCKS) >= 5
-
-
-@pytest.mark.parametrize("block", BLOCKS, ids=[f"block{i}" for i in range(len(BLOCKS))])
-def test_every_example_of_the_page_runs_on_its_own(block: str, tmp_path: Path) -> None:
-    script = tmp_path / "example.py"
-    script.write_text(block)
-    done = subprocess.run(
-        [sys.executable, str(script)], cwd=tmp_path, capture_output=True, text=True, check=False
-    )
-    assert done.returncode == 0, done.stderr
 
 
 def test_clear_quarantine_empties_it_when_only_warning_rules_failed() -> None:
