@@ -42,7 +42,6 @@ from dagster_dataframely._upstream import (
     running_step,
     source_graph_has,
     source_graph_materializable_keys,
-    source_graph_materializes,
     step_output,
     upath_base,
     upath_output_locations,
@@ -220,33 +219,6 @@ def test_dagster_honours_the_swapped_key_so_invalid_rows_never_reach_the_table(
     )
     assert pl.read_parquet(tmp_path / "orders.parquet")["order_id"].to_list() == ["a", "c"]
     assert pl.read_parquet(tmp_path / "orders_quarantine.parquet")["order_id"].to_list() == ["b"]
-
-
-def test_source_graph_materializes_sees_past_the_run_selection() -> None:
-    """`asset_layer.asset_graph`, `JobScopedAssetGraph.source_asset_graph`, `has`, `get`."""
-    seen: dict[str, bool] = {}
-    external = dg.AssetSpec("external")
-
-    @dg.asset
-    def other() -> int:
-        return 1
-
-    @dg.asset
-    def probe(context: dg.AssetExecutionContext) -> int:
-        step = running_step(context)
-        for key in ("other", "external", "absent"):
-            seen[key] = source_graph_materializes(step, dg.AssetKey(key))
-        return 1
-
-    dg.materialize(
-        [probe, other, external],
-        selection=[probe.key],
-        resources={"io_manager": RecordingIOManager()},
-    )
-    assert seen == {"other": True, "external": False, "absent": False}, (
-        "the asset graph a selected job was built from (JobScopedAssetGraph.source_asset_graph) "
-        f"no longer answers which assets the code location materializes: {seen}."
-    )
 
 
 def test_source_graph_materializable_keys_include_assets_outside_the_selection() -> None:

@@ -63,7 +63,6 @@ __all__ = [
     "running_step",
     "source_graph_has",
     "source_graph_materializable_keys",
-    "source_graph_materializes",
     "step_output",
     "upath_base",
     "upath_output_locations",
@@ -166,20 +165,12 @@ def output_io_manager(output: StepOutput) -> dg.IOManager:
     return output.step.get_io_manager(output.handle)
 
 
-def source_graph_materializes(step: StepExecutionContext, asset_key: dg.AssetKey) -> bool:
-    """Whether the asset graph the running job was selected from materializes `asset_key`.
+def source_graph_materializable_keys(step: StepExecutionContext) -> Set[dg.AssetKey]:
+    """Every asset key the graph the running job was selected from materializes.
 
     A job that runs a selection of assets sees only that selection in its own asset graph, but
     keeps the graph it was selected from: the code location's for a deployed job, the assets
-    passed to `dg.materialize` in a test. So `asset_key` need not be in the run.
-
-    Relies on what `source_graph_materializable_keys` relies on. Since Dagster 1.13.0.
-    """
-    return asset_key in source_graph_materializable_keys(step)
-
-
-def source_graph_materializable_keys(step: StepExecutionContext) -> Set[dg.AssetKey]:
-    """Every asset key the graph the running job was selected from materializes.
+    passed to `dg.materialize` in a test. So a key need not be in the run to be listed.
 
     Relies on the step's `.job_def.asset_layer.asset_graph`, the private class
     `JobScopedAssetGraph` with its `source_asset_graph`, and
@@ -191,9 +182,9 @@ def source_graph_materializable_keys(step: StepExecutionContext) -> Set[dg.Asset
 def source_graph_has(step: StepExecutionContext, asset_key: dg.AssetKey) -> bool:
     """Whether the asset graph the running job was selected from has `asset_key` at all.
 
-    As `source_graph_materializes`, but true for an asset nothing materializes too, such as an
-    `AssetSpec` (a quarantine declared with `quarantine_spec`). Relies on the same private
-    `JobScopedAssetGraph.source_asset_graph`, and `AssetGraph.has`. Since Dagster 1.13.0.
+    Unlike `source_graph_materializable_keys`, it is true for an asset nothing materializes too,
+    such as an `AssetSpec` (a quarantine declared with `quarantine_spec`). Relies on the same
+    private `JobScopedAssetGraph.source_asset_graph`, and `AssetGraph.has`. Since Dagster 1.13.0.
     """
     return _source_asset_graph(step).has(asset_key)
 
