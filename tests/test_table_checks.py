@@ -141,6 +141,31 @@ def test_the_results_are_the_ones_check_results_gives_at_the_chosen_severity(
     ]
 
 
+def test_warning_rules_fail_at_warn_whatever_the_severity(
+    tmp_path: Path, instance: dg.DagsterInstance
+) -> None:
+    orders = _stored(MIXED)
+    checks = dd.table_checks(SmallOrders, orders, severity=ERROR, warning_rules=["amount|min"])
+
+    evaluations = run_checks(_run([orders, checks], tmp_path, instance))
+
+    assert (
+        evaluations["dy_rule__amount__min"].passed,
+        evaluations["dy_rule__amount__min"].severity,
+    ) == (
+        False,
+        WARN,
+    )
+    assert evaluations["dy_rule__amount__nullability"].severity == ERROR
+    specs = {spec.name: spec for spec in checks.check_specs}
+    assert specs["dy_rule__amount__min"].description.startswith("Warning")
+
+
+def test_an_unknown_warning_rule_fails_at_declaration() -> None:
+    with pytest.raises(dd.errors.UnknownWarningRuleError, match="amount__min"):
+        dd.table_checks(SmallOrders, "orders", severity=WARN, warning_rules=["amount__min"])
+
+
 def test_the_checks_write_nothing(tmp_path: Path, instance: dg.DagsterInstance) -> None:
     orders = _stored(MIXED)
     checks = dd.table_checks(SmallOrders, orders, severity=WARN)

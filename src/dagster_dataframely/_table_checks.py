@@ -8,7 +8,7 @@ They only read: no row is written, moved or quarantined.
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 
 import dagster as dg
 import dataframely as dy
@@ -18,6 +18,7 @@ from ._checks import asset_check_specs
 from ._schema import read_schema
 from ._settings import Granularity, SchemaRules, resolve_settings
 from ._validate import resolved_check_results
+from ._warnings import with_warning_rules
 
 TABLE_INPUT = "table"
 """The check op's one input: the stored table, loaded by the asset's IO manager."""
@@ -66,6 +67,7 @@ def table_checks(
     check_granularity: Granularity | None = None,
     schema_rules: SchemaRules | None = None,
     max_failure_samples: int | None = None,
+    warning_rules: Iterable[str] | None = None,
     name: str | None = None,
 ) -> dg.AssetChecksDefinition:
     """Return the schema's asset checks on an existing asset, run against its stored table.
@@ -99,6 +101,9 @@ def table_checks(
         runs for, and each result names it under `dy_partition`.
     check_granularity, schema_rules, max_failure_samples
         As for `dd.asset`; None falls back to the environment, then the default.
+    warning_rules
+        As for `dd.asset`: the rules (Dataframely's names) whose checks fail at `WARN`, whatever
+        `severity` is; their check descriptions say so before any run.
     name
         The check op's name; by default `<asset key>__dataframely_checks`.
 
@@ -120,6 +125,7 @@ def table_checks(
         max_failure_samples=max_failure_samples,
     )
     info = read_schema(schema)
+    settings = with_warning_rules(settings, info, warning_rules)
     key, partitions = _target(asset, partitions_def)
     specs = asset_check_specs(
         schema,
@@ -127,6 +133,7 @@ def table_checks(
         check_granularity=settings.check_granularity,
         schema_rules=settings.schema_rules,
         partitions_def=partitions,
+        warning_rules=settings.warning_rules,
     )
 
     def check_table(
