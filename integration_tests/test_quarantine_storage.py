@@ -18,6 +18,7 @@ from upath import UPath
 
 import dagster_dataframely as dd
 from dagster_dataframely.errors import (
+    PartitionKeyTooLongError,
     QuarantineKeyCollisionError,
     QuarantineStorageCollisionError,
     QuarantineStorageError,
@@ -97,6 +98,24 @@ def test_a_partition_key_a_path_resolves_away_is_refused_before_anything_is_writ
     failure = failure_of(result)
     assert failure.startswith(UnsafePathKeyError.__name__), failure
     assert repr(key) in failure
+    assert calls == []
+    assert files_under(tmp_path) == set()
+
+
+def test_a_partition_key_too_long_for_a_file_name_is_refused_before_anything_is_written(
+    tmp_path: Path,
+) -> None:
+    key = "k" * 300
+    calls: list[str] = []
+    orders = counting_asset(
+        {key: orders_frame(DAY_1)}, calls, partitions_def=dg.StaticPartitionsDefinition([key])
+    )
+
+    result = run([orders], PolarsParquetIOManager(base_dir=str(tmp_path)), partition_key=key)
+
+    failure = failure_of(result)
+    assert failure.startswith(PartitionKeyTooLongError.__name__), failure
+    assert "255 bytes" in failure
     assert calls == []
     assert files_under(tmp_path) == set()
 

@@ -48,7 +48,7 @@ NAME_MAX = 255
 """The most bytes a local filesystem (ext4, XFS, APFS, NTFS...) takes in one file name."""
 
 _HEX_DIGITS = frozenset(string.hexdigits)
-_LOCAL_PROTOCOLS = frozenset({"", "file", "local"})
+LOCAL_PROTOCOLS = frozenset({"", "file", "local"})
 
 # A `/` separates two segments only when a character other than `/` is on each side of it, so
 # no segment is ever empty. Any other `/` (leading, trailing, or doubled) stays in a segment,
@@ -198,7 +198,7 @@ def file_writer(
     base = _as_upath(quarantine_dir)
     path = quarantine_path(key, base, partition_key)
     shown = without_credentials(str(path))
-    local = path.protocol in _LOCAL_PROTOCOLS
+    local = path.protocol in LOCAL_PROTOCOLS
     if local and partition_key is not None:
         _refuse_long_names(partition_key)
 

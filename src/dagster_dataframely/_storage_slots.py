@@ -19,8 +19,9 @@ from dagster import UPathIOManager
 from upath import UPath
 
 from ._io_manager import QuarantineRouter
+from ._quarantine_files import LOCAL_PROTOCOLS, NAME_MAX
 from ._upstream import upath_base, upath_output_locations
-from .errors import QuarantineStorageError, UnsafePathKeyError
+from .errors import PartitionKeyTooLongError, QuarantineStorageError, UnsafePathKeyError
 
 
 @dataclass(frozen=True)
@@ -56,6 +57,8 @@ def check_quarantine_storage(
         or outside its base directory.
     UnsafePathKeyError
         A path-based manager would resolve away part of the partition key or asset key.
+    PartitionKeyTooLongError
+        A local path-based manager would need a file or directory name over 255 bytes.
     """
     table_store, quarantine_store = _stores(manager, table, quarantine)
     shown = asset.to_user_string()
@@ -79,6 +82,7 @@ def check_quarantine_storage(
         assert isinstance(store.manager, UPathIOManager)
         base = _normalized(upath_base(store.manager))
         for file in _files(store):
+            _refuse_long_names(file, table)
             if file[0] != base[0] or _climbs(posixpath.relpath(file[1], base[1])):
                 raise QuarantineStorageError(
                     shown,
@@ -136,6 +140,21 @@ def _check_path_keys(asset: str, key: dg.AssetKey, context: dg.OutputContext) ->
         problem = path_key_problem(candidate)
         if problem is not None:
             raise UnsafePathKeyError(asset, candidate, problem)
+
+
+def _refuse_long_names(file: tuple[str, str], table: dg.OutputContext) -> None:
+    """Raise `PartitionKeyTooLongError` for a local file name no filesystem can create.
+
+    The manager would fail with a bare `OSError` ("File name too long") after the function ran;
+    an object store has no such limit.
+    """
+    protocol, path = file
+    if protocol not in LOCAL_PROTOCOLS:
+        return
+    for name in path.split("/"):
+        if len(name.encode()) > NAME_MAX:
+            keys = table.asset_partition_keys if table.has_asset_partitions else []
+            raise PartitionKeyTooLongError(", ".join(keys) or path, name, NAME_MAX)
 
 
 def _partition_path(partition_key: str) -> str:
