@@ -43,6 +43,7 @@ import polars as pl
 from upath import UPath
 
 from . import _upstream
+from ._quarantine_files import LOCAL_PROTOCOLS
 from .errors import QuarantineIOManagerError
 
 __all__ = ["STAGING_PREFIX", "staged"]
@@ -50,7 +51,6 @@ __all__ = ["STAGING_PREFIX", "staged"]
 STAGING_PREFIX = ".dy-staged-"
 """The start of a staging file's name: hidden, and never ending in the table's extension."""
 
-_LOCAL_PROTOCOLS = frozenset({"file", "local"})
 # Stores where an object is replaced only when an upload completes, never in parts.
 _OBJECT_STORE_PROTOCOLS = frozenset(
     {"s3", "s3a", "gs", "gcs", "az", "abfs", "abfss", "adl", "memory"}
@@ -97,7 +97,7 @@ def staged(manager: dg.IOManager, name: str) -> dg.IOManager:
 def _staged_files(manager: dg.UPathIOManager, name: str) -> dg.IOManager:
     protocols = manager.fs.protocol
     protocol = protocols if isinstance(protocols, str) else protocols[0]
-    if protocol in _LOCAL_PROTOCOLS:
+    if protocol in LOCAL_PROTOCOLS:
         place: Callable[[_Dump, UPath], None] = _replace_local
     elif protocol in _OBJECT_STORE_PROTOCOLS:
         place = _upload_whole
