@@ -14,7 +14,7 @@ import polars as pl
 import pytest
 from polars.testing import assert_frame_equal
 
-from dagster_dataframely import _validate, errors, wiring
+from dagster_dataframely import _outcome, errors, wiring
 
 from .schemas import NoRules, OrderLines, Orders
 
@@ -212,7 +212,7 @@ class _CountingStatistics:
     def __init__(self, monkeypatch: pytest.MonkeyPatch) -> None:
         self.started = 0
         self.finished = 0
-        monkeypatch.setattr(_validate, "statistics_tables", self)
+        monkeypatch.setattr(_outcome, "statistics_tables", self)
 
     def __call__(self, frame: pl.DataFrame, distinct: object) -> dict[str, Any]:
         self.started += 1

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import functools
 import inspect
-import typing
 from collections.abc import Callable, Iterable, Mapping, Sequence, Set
 from typing import Any
 
@@ -16,27 +15,20 @@ import dagster as dg
 import dataframely as dy
 import polars as pl
 
+from ._asset_context import can_clear, partition_key, quarantine_writer
 from ._checks import asset_check_specs
 from ._code_version import schema_version
 from ._columns import call_keeping_columns_tab, schema_metadata
-from ._quarantine import delegating_writer, validate_quarantine_key
-from ._quarantine_capture import capturing_writer, is_capturing
-from ._quarantine_files import QuarantineWriter, file_writer
+from ._compute import ComputeSignature
+from ._quarantine import validate_quarantine_key
 from ._schema import SchemaInfo, own_docstring, read_schema
 from ._settings import Granularity, SchemaRules, Settings, read_quarantine_dir, resolve_settings
-from ._upstream import (
-    DagsterInvalidPropertyError,
-    current_asset_context,
-    is_context_parameter,
-    running_step,
-)
 from ._validate import AssetYield, run_validation, type_name
 from ._warnings import with_warning_rules
 from .errors import (
     ClearQuarantineError,
     MaterializeResultFieldError,
     MaterializeResultValueError,
-    QuarantineDirError,
 )
 
 AssetFunction = Callable[
@@ -349,37 +341,18 @@ def _compute_function(
     partitions_def: dg.PartitionsDefinition[str] | None,
     clear_quarantine: bool = False,
 ) -> Callable[..., AssetYield]:
-    """Wrap `function` in a generator Dagster can run: same inputs, `context` when needed.
-
-    The wrapper advertises the user's parameters (their annotations resolved, so Dagster and
-    the IO manager see `pl.LazyFrame` and friends even under `from __future__ import
-    annotations`) and no return annotation, because what it yields is not what the user returns.
-    """
-    user_signature = inspect.signature(function)
-    user_params = list(user_signature.parameters.values())
-    user_has_context = bool(user_params) and is_context_parameter(user_params[0].name)
-    params = _resolved_parameters(function, user_params, skip_first=user_has_context)
-    injects_context = quarantine and not user_has_context
-    if injects_context:
-        params.insert(0, inspect.Parameter("context", inspect.Parameter.POSITIONAL_OR_KEYWORD))
-    signature = inspect.Signature(params)
+    """Wrap `function` in a generator Dagster can run: same inputs, `context` when needed."""
+    signature = ComputeSignature.of(function, needs_context=quarantine)
 
     @functools.wraps(function)
     def compute(*args: Any, **kwargs: Any) -> AssetYield:
-        bound = signature.bind(*args, **kwargs)
-        context: Any = None
-        if injects_context:  # ours alone: the user's function does not take it
-            context = bound.arguments.pop(params[0].name)
-        elif user_has_context:
-            context = bound.arguments[params[0].name]
+        context, call = signature.bind(function, args, kwargs)
         writer = None
         if quarantine:
             validate_quarantine_key(context)
-            writer = _writer(context, key, partitions_def)
-        returned = call_keeping_columns_tab(
-            key, info, lambda: function(*bound.args, **bound.kwargs), settings.warning_rules
-        )
-        frame, result = _unwrap(returned, key)
+            writer = quarantine_writer(context, key, partitions_def)
+        returned = call_keeping_columns_tab(key, info, call, settings.warning_rules)
+        frame, result = unwrap(returned, key)
         yield from run_validation(
             info,
             settings,
@@ -387,105 +360,15 @@ def _compute_function(
             valid_key=key,
             writer=writer,
             returned=result,
-            partition_key=_partition_key(context) if partitions_def is not None else None,
-            clear_quarantine=clear_quarantine and _can_clear(context),
+            partition_key=partition_key(context) if partitions_def is not None else None,
+            clear_quarantine=clear_quarantine and can_clear(context),
         )
 
-    del compute.__wrapped__  # Dagster must read `__signature__`, not the user's function
-    compute.__signature__ = signature  # type: ignore[attr-defined]
-    compute.__annotations__ = {p.name: p.annotation for p in params if p.annotation is not p.empty}
+    signature.apply(compute)
     return compute
 
 
-def _resolved_parameters(
-    function: AssetFunction, params: list[inspect.Parameter], *, skip_first: bool
-) -> list[inspect.Parameter]:
-    """The user's parameters with string annotations resolved against the user's module.
-
-    A `context` annotation is left as written: Dagster checks it against its own context
-    classes and rejects a string, exactly as it does for a plain `@dg.asset`.
-    """
-    try:
-        hints = typing.get_type_hints(function, include_extras=True)
-    except (NameError, TypeError):
-        hints = {}
-    return [
-        p if (skip_first and i == 0) or p.name not in hints else p.replace(annotation=hints[p.name])
-        for i, p in enumerate(params)
-    ]
-
-
-def _writer(
-    context: Any, key: dg.AssetKey, partitions_def: dg.PartitionsDefinition[str] | None
-) -> QuarantineWriter:
-    """The asset's own IO manager in a run; in a call, a parquet file under the quarantine dir,
-    or memory inside `capturing_quarantine()` (the test helper's)."""
-    try:
-        return delegating_writer(context)
-    except DagsterInvalidPropertyError:
-        partition_key = _call_partition_key(context, partitions_def)
-        captured = capturing_writer(key, partition_key)
-        if captured is not None:
-            return captured
-
-        def write_file(frame: pl.DataFrame) -> str:
-            directory = read_quarantine_dir()  # read only when invalid rows need writing
-            if directory is None:
-                raise QuarantineDirError(key.to_user_string()) from None
-            return file_writer(key, directory, partition_key)(frame)
-
-        return write_file
-
-
-def _call_partition_key(
-    context: Any, partitions_def: dg.PartitionsDefinition[str] | None
-) -> str | None:
-    """The partition key of a direct invocation, a multi-partition key parsed into its dimensions.
-
-    `dg.build_asset_context(partition_key="2026-01-01|eu")` keeps the key a plain string, where a
-    run has a `dg.MultiPartitionKey`; parsed, the file gets one directory per dimension, as the
-    IO manager lays out the same partition in a run.
-    """
-    if not context.has_partition_key:
-        return None
-    partition_key: str = context.partition_key
-    if isinstance(partitions_def, dg.MultiPartitionsDefinition) and not isinstance(
-        partition_key, dg.MultiPartitionKey
-    ):
-        return partitions_def.get_partition_key_from_str(partition_key)
-    return partition_key
-
-
-def _can_clear(context: Any) -> bool:
-    """Whether a clean run or call can replace the quarantine with an empty one.
-
-    Always in a run, where the IO manager writes it. In a direct call only with a quarantine
-    directory: without one no call wrote a quarantine file to replace, and a clean call must
-    not fail for want of one. Inside `dd.testing.call_asset` the in-memory quarantine stands
-    in for the directory, so the call shows the empty frame a run would write.
-    """
-    try:
-        running_step(context)
-    except DagsterInvalidPropertyError:
-        return is_capturing() or read_quarantine_dir() is not None
-    return True
-
-
-def _partition_key(context: Any) -> str | None:
-    """The partition a run or call validates, from the asset's context or the running step's.
-
-    An asset without a quarantine keeps the signature its author wrote, so it may receive no
-    context; a run still has one, which the step sets for its compute function.
-    """
-    if context is None:
-        context = current_asset_context()
-    if context is None or not context.has_partition_key:
-        return None
-    partition_key: str = context.partition_key
-    return partition_key
-
-
-def _unwrap(
+def unwrap(
     returned: object, key: dg.AssetKey
 ) -> tuple[pl.DataFrame | pl.LazyFrame | None, dg.MaterializeResult[Any] | None]:
     """The frame to validate, and the user's own `MaterializeResult` if they returned one."""

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import functools
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 
 import dagster as dg
 import dataframely as dy
@@ -186,25 +186,51 @@ def call_keeping_columns_tab(
 ) -> object:
     """Call `produce` (the user's function) so that the run's materialization keeps the Columns tab.
 
+    `call_keeping_columns_tabs` for one asset, whose function returns its frame or its own
+    `MaterializeResult`.
+    """
+
+    def returned_schemas(returned: object) -> dict[dg.AssetKey, object]:
+        metadata = returned.metadata if isinstance(returned, dg.MaterializeResult) else None
+        if metadata and _names.COLUMN_SCHEMA in metadata:
+            return {key: metadata[_names.COLUMN_SCHEMA]}
+        return {}
+
+    return call_keeping_columns_tabs({key: (info, warnings)}, produce, returned_schemas)
+
+
+def call_keeping_columns_tabs(
+    tabs: Mapping[dg.AssetKey, tuple[SchemaInfo, frozenset[str]]],
+    produce: Callable[[], object],
+    returned_schemas: Callable[[object], Mapping[dg.AssetKey, object]],
+) -> object:
+    """Call `produce` so that each asset of `tabs` keeps its Columns tab in the run.
+
     The catalog shows the latest materialization's `dagster/column_schema` over the definition's,
     and an IO manager may record its own, read from the frame: dagster-polars does, with every
     column nullable and no constraint. It replaces a yielded `MaterializeResult`'s entry, while
-    metadata added through the step's context is merged after both; so the schema goes there.
-    Added before `produce` runs, the user's own `context.add_asset_metadata` still wins, and a
-    `dagster/column_schema` returned on a `MaterializeResult` is added again after it, so it
-    reaches the materialization unchanged, as every other returned key does. Outside a run (a
-    direct invocation) there is no materialization to fill, and nothing is added.
+    metadata added through the step's context is merged after both; so the schema goes there,
+    for each asset (`tabs` maps a key to its schema and warning rules; a multi-asset passes
+    the outputs the run writes). Added before `produce` runs, the user's own
+    `context.add_asset_metadata` still wins, and a `dagster/column_schema` the user returned
+    on a `MaterializeResult` (`returned_schemas` finds them in what `produce` returned, by
+    asset key) is added again after it, so it reaches the materialization unchanged, as every
+    other returned key does. Outside a run (a direct invocation) there is no materialization
+    to fill, and nothing is added.
     """
     context = current_asset_context()
-    if context is None or not context.has_assets_def or key not in context.assets_def.keys:
+    if context is None or not context.has_assets_def:
         return produce()
-    context.add_asset_metadata({_names.COLUMN_SCHEMA: _table_schema(info, warnings)}, asset_key=key)
-    returned = produce()
-    metadata = returned.metadata if isinstance(returned, dg.MaterializeResult) else None
-    if metadata and _names.COLUMN_SCHEMA in metadata:
+    keys = [key for key in tabs if key in context.assets_def.keys]
+    for key in keys:
+        info, warnings = tabs[key]
         context.add_asset_metadata(
-            {_names.COLUMN_SCHEMA: metadata[_names.COLUMN_SCHEMA]}, asset_key=key
+            {_names.COLUMN_SCHEMA: _table_schema(info, warnings)}, asset_key=key
         )
+    returned = produce()
+    for key, schema in returned_schemas(returned).items():
+        if key in keys:
+            context.add_asset_metadata({_names.COLUMN_SCHEMA: schema}, asset_key=key)
     return returned
 
 

@@ -85,7 +85,9 @@ def quarantine_frame(schema: type[dy.Schema], failure: FailureInfo) -> pl.DataFr
     return Failures.from_failure_info(read_schema(schema), failure).quarantine_frame
 
 
-def delegating_writer(context: dg.AssetExecutionContext) -> QuarantineWriter:
+def delegating_writer(
+    context: dg.AssetExecutionContext, asset_key: dg.AssetKey | None = None
+) -> QuarantineWriter:
     """Return a writer that hands the invalid rows to the asset's own IO manager.
 
     The manager receives a copy of the step's output context with only the asset key changed to
@@ -104,8 +106,11 @@ def delegating_writer(context: dg.AssetExecutionContext) -> QuarantineWriter:
     Parameters
     ----------
     context
-        The running asset's context. Its asset definition must have exactly one asset, as a
-        `@dg.asset` does.
+        The running asset's context.
+    asset_key
+        The asset whose invalid rows the writer stores, one of the step's own assets: the
+        output of a multi-asset whose IO manager, partition and metadata the quarantine
+        takes. `None` means the asset definition's only asset, as a `@dg.asset` has.
 
     Returns
     -------
@@ -119,7 +124,8 @@ def delegating_writer(context: dg.AssetExecutionContext) -> QuarantineWriter:
     dagster._core.errors.DagsterInvalidPropertyError
         There is no step, which means a direct invocation. Use `file_writer` there.
     dg.DagsterInvariantViolationError
-        The context's asset definition has more than one asset.
+        `asset_key` is None and the context's asset definition has more than one asset, or
+        `asset_key` is not one of the definition's assets.
     QuarantineStorageError
         The IO manager would store the quarantine where the table goes, outside its own base
         directory, or by step output rather than by asset key.
@@ -129,13 +135,8 @@ def delegating_writer(context: dg.AssetExecutionContext) -> QuarantineWriter:
         Another run is writing the same partition of the asset.
     """
     step = running_step(context)
+    key = step_asset_key(context, asset_key, "delegating_writer")
     assets_def = context.assets_def
-    if len(assets_def.keys) != 1:
-        raise dg.DagsterInvariantViolationError(
-            f"delegating_writer needs an asset definition with exactly one asset, but "
-            f"{assets_def.node_def.name} has {len(assets_def.keys)}. Call it from a @dg.asset."
-        )
-    (key,) = assets_def.keys
     handle = step_output(step, assets_def.get_output_name_for_asset_key(key))
     target = _names.quarantine_key(key)
     table_output = output_context_for(handle, key)
@@ -176,7 +177,9 @@ def delegating_writer(context: dg.AssetExecutionContext) -> QuarantineWriter:
     return write
 
 
-def validate_quarantine_key(context: dg.AssetExecutionContext) -> None:
+def validate_quarantine_key(
+    context: dg.AssetExecutionContext, asset_key: dg.AssetKey | None = None
+) -> None:
     """Raise if another asset in the code location already materializes the quarantine's key.
 
     Both would write to one table or file, and the later write would replace the earlier one.
@@ -191,9 +194,15 @@ def validate_quarantine_key(context: dg.AssetExecutionContext) -> None:
     ----------
     context
         The running asset's context.
+    asset_key
+        The asset whose quarantine to check, one of the step's own assets (an output of a
+        multi-asset). `None` means the asset definition's only asset, as a `@dg.asset` has.
 
     Raises
     ------
+    dg.DagsterInvariantViolationError
+        `asset_key` is None and the context's asset definition has more than one asset, or
+        `asset_key` is not one of the definition's assets.
     QuarantineKeyCollisionError
         Another asset in the code location materializes `<name>_quarantine`.
     QuarantineStorageCollisionError
@@ -204,8 +213,8 @@ def validate_quarantine_key(context: dg.AssetExecutionContext) -> None:
     except DagsterInvalidPropertyError:
         return
     # The code location's graph, not the run's: the other asset need not be in the run.
+    key = step_asset_key(context, asset_key, "validate_quarantine_key")
     materialized = source_graph_materializable_keys(step)
-    key = context.asset_key
     target = _names.quarantine_key(key)
     if target in materialized:
         raise QuarantineKeyCollisionError(key.to_user_string(), target.to_user_string())
@@ -219,6 +228,31 @@ def validate_quarantine_key(context: dg.AssetExecutionContext) -> None:
             raise QuarantineStorageCollisionError(
                 key.to_user_string(), target.to_user_string(), other.to_user_string()
             )
+
+
+def step_asset_key(
+    context: dg.AssetExecutionContext, asset_key: dg.AssetKey | None, caller: str
+) -> dg.AssetKey:
+    """The asset `caller` works for: `asset_key`, checked against the step's definition.
+
+    Without one, the definition's only asset; a multi-asset has several, so it must name one.
+    """
+    assets_def = context.assets_def
+    if asset_key is None:
+        if len(assets_def.keys) != 1:
+            raise dg.DagsterInvariantViolationError(
+                f"{caller} needs an asset key for {assets_def.node_def.name}, which has "
+                f"{len(assets_def.keys)} assets: pass the output's asset key as `asset_key`."
+            )
+        only: dg.AssetKey = next(iter(assets_def.keys))
+        return only
+    if asset_key not in assets_def.keys:
+        raise dg.DagsterInvariantViolationError(
+            f"{caller} was given {asset_key.to_user_string()!r}, which is not one of "
+            f"{assets_def.node_def.name}'s assets: "
+            f"{sorted(k.to_user_string() for k in assets_def.keys)}."
+        )
+    return asset_key
 
 
 def quarantine_spec(

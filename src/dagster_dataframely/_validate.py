@@ -8,17 +8,13 @@ Everything reported afterwards is computed from what that single collect returne
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Mapping
-from concurrent.futures import ThreadPoolExecutor
+from collections.abc import Iterable, Iterator
 from typing import Any
 
 import dagster as dg
 import dataframely as dy
 import polars as pl
-from dataframely.filter_result import FilterResult
-from typing_extensions import TypeAliasType
 
-from . import _names
 from ._checks import (
     check_groups,
     check_results_for,
@@ -26,32 +22,24 @@ from ._checks import (
     partition_metadata,
 )
 from ._failures import Failures
+from ._outcome import AssetYield, Frame, column_problems, decide, emit
 from ._quarantine_files import QuarantineWriter
-from ._report import materialization_metadata
 from ._schema import SchemaInfo, read_schema
 from ._settings import Granularity, SchemaRules, Settings, resolve_settings
-from ._statistics import statistics_tables
-from ._upstream import document_type_alias
-from ._warnings import keep_warning_only_rows, with_warning_rules
-from .errors import (
-    ClearQuarantineError,
-    ColumnSchemaError,
-    NoValidRowsError,
-    ValidationAbortError,
-)
+from ._warnings import with_warning_rules
+from .errors import ClearQuarantineError, ColumnSchemaError
 
-AssetYield = TypeAliasType(
-    "AssetYield", Iterator[dg.MaterializeResult[pl.DataFrame] | dg.AssetCheckResult]
-)
-document_type_alias(
-    AssetYield,
-    """What a validating asset yields: its materialization, if any, then one result per check.
-
-The return annotation of a hand-wired `@dg.asset` whose body is
-`yield from validation_results(...)`.""",
-)
-
-Frame = pl.DataFrame | pl.LazyFrame
+__all__ = [
+    "AssetYield",
+    "Frame",
+    "check_results",
+    "column_problems",
+    "require_frame",
+    "resolved_check_results",
+    "run_validation",
+    "type_name",
+    "validation_results",
+]
 
 
 def validation_results(
@@ -249,132 +237,19 @@ def run_validation(
 ) -> AssetYield:
     """The six outcomes, with settings already resolved (at declaration, for `dd.asset`).
 
+    `decide` then `emit`: one asset has no other output whose outcome could stop its table.
     `returned` is the user's own `MaterializeResult`, whose metadata, tags and data version
     are copied onto the table's materialization; this package's keys win over the user's.
     """
-    groups = check_groups(
-        info, settings.check_granularity, settings.schema_rules, settings.warning_rules
+    outcome = decide(
+        info,
+        settings,
+        frame,
+        key=valid_key,
+        has_writer=writer is not None,
+        partition_key=partition_key,
     )
-
-    def results(
-        failures: Failures, severity: dg.AssetCheckSeverity, **extra: Any
-    ) -> Iterator[dg.AssetCheckResult]:
-        return check_results_for(
-            groups,
-            failures,
-            asset_key=valid_key,
-            severity=severity,
-            max_failure_samples=settings.max_failure_samples,
-            extra_metadata={**extra, **partition_metadata(partition_key)},
-        )
-
-    if frame is None:
-        # Dagster wants a result for every declared check: the rules run over zero rows.
-        yield from results(skip_failures(info), dg.AssetCheckSeverity.ERROR)
-        return
-
-    yield from _column_schema_gate(info, frame, valid_key, partition_key)
-    collected = split_rows(info, frame)
-    failures = Failures.from_failure_info(info, collected.failure)
-    # The checks report `failures`, every rule; what is written and quarantined, and the
-    # errors, follow `quarantined`, the rows a rule that is not a warning failed.
-    valid, quarantined = keep_warning_only_rows(collected.result, failures, settings.warning_rules)
-    if quarantined.invalid_count:
-        if writer is None:
-            yield from results(failures, dg.AssetCheckSeverity.ERROR)
-            raise ValidationAbortError(info.name, quarantined.invalid_count, quarantined.counts)
-        if not valid.height:
-            quarantine_address = writer(quarantined.quarantine_frame)
-            yield from results(
-                failures,
-                dg.AssetCheckSeverity.ERROR,
-                **{_names.QUARANTINE_ADDRESS: quarantine_address},
-            )
-            raise NoValidRowsError(
-                info.name, quarantined.invalid_count, quarantined.counts, quarantine_address
-            )
-
-    # From here the table is written. The statistics are the costliest report and need only
-    # the valid rows: in a thread (Polars releases the GIL) they run while the quarantine is
-    # written, not after it. Leaving the block waits for the thread, so a failed write leaves
-    # no query running behind it.
-    with ThreadPoolExecutor(max_workers=1, thread_name_prefix="dagster-dataframely") as pool:
-        statistics = (
-            pool.submit(statistics_tables, valid, info.distinct_columns)
-            if settings.statistics
-            else None
-        )
-        # With `clear_quarantine`, a clean run writes the (empty) quarantine frame too.
-        writes = quarantined.invalid_count or clear_quarantine
-        address = writer(quarantined.quarantine_frame) if writer and writes else None
-        checks = list(results(failures, dg.AssetCheckSeverity.WARN))
-        metadata = materialization_metadata(
-            valid,
-            quarantined,
-            settings,
-            address,
-            statistics.result() if statistics else {},
-            warning_count=failures.invalid_count - quarantined.invalid_count,
-        )
-
-    yield dg.MaterializeResult(
-        asset_key=valid_key,
-        value=valid,
-        metadata={**_user_metadata(returned), **metadata},
-        tags=returned.tags if returned is not None else None,
-        data_version=returned.data_version if returned is not None else None,
-    )
-    yield from checks
-
-
-def split_rows(info: SchemaInfo, frame: Frame) -> FilterResult[Any]:
-    """Dataframely's split of `frame` into valid and invalid rows, running the user's plan once.
-
-    `Schema.filter` returns two plans over one input, and `collect_all` runs the input once
-    only where Polars can prove the two share it. It cannot for a non-deterministic step
-    (`shuffle`, `sample`), an IO plugin source or a pyarrow dataset, and a source whose data
-    changes between two reads is never safe to read twice: each side then sees other rows, so
-    rows land in both the table and the quarantine, or in neither. So a `LazyFrame` is
-    collected first, alone, on the streaming engine, and the split runs over its rows; a
-    `DataFrame` already is rows. Both sides then come from one `collect_all` over fixed rows,
-    so a (deterministic) rule gives a row the same outcome on either side.
-    """
-    rows = frame if isinstance(frame, pl.DataFrame) else frame.collect(engine="streaming")
-    return info.schema.filter(rows.lazy(), cast=False).collect_all(engine="streaming")
-
-
-def column_problems(info: SchemaInfo, frame: Frame) -> list[dict[str, str]]:
-    """Every declared column that is missing or has another dtype; extra columns are fine.
-
-    Reads `collect_schema()` only, so a LazyFrame's plan does not run. A dtype matches when
-    Dataframely's own column accepts it, exactly as `Schema.filter(cast=False)` would.
-    """
-    actual = frame.collect_schema() if isinstance(frame, pl.LazyFrame) else frame.schema
-    problems = []
-    for name, column in info.columns.items():
-        dtype = actual.get(name)
-        if dtype is None or not column.validate_dtype(dtype):
-            problems.append(
-                {
-                    "column": name,
-                    "expected": str(column.dtype),
-                    "actual": "missing" if dtype is None else str(dtype),
-                }
-            )
-    return problems
-
-
-def skip_failures(info: SchemaInfo) -> Failures:
-    """The failures of an empty frame: none, but every rule still ran, over zero rows."""
-    return Failures.from_failure_info(
-        info, info.schema.filter(info.schema.create_empty(), cast=False).failure
-    )
-
-
-def _user_metadata(returned: dg.MaterializeResult[Any] | None) -> Mapping[str, Any]:
-    if returned is None or not returned.metadata:
-        return {}
-    return {k: v for k, v in returned.metadata.items() if not _names.is_package_metadata_key(k)}
+    yield from emit(outcome, writer=writer, returned=returned, clear_quarantine=clear_quarantine)
 
 
 def check_results(
