@@ -23,6 +23,8 @@ from dagster_dataframely.errors import (
     InvalidSettingError,
     MaterializeResultFieldError,
     MaterializeResultValueError,
+    MultiAssetKeyError,
+    MultiAssetReturnError,
     NoValidRowsError,
     PartitionKeyTooLongError,
     QuarantineDirError,
@@ -326,6 +328,32 @@ CASES = [
         attributes={"asset": "orders", "partition": "2026-01-02", "other_run_id": "run-a"},
         fragments=("'orders'", "'2026-01-02'", "run-a", "pool", "mark it failed"),
     ),
+    Case(
+        MultiAssetReturnError,
+        ("orders_and_lines", "returned a list, not a mapping", ["orders", "lines"]),
+        attributes={
+            "asset": "orders_and_lines",
+            "problem": "returned a list, not a mapping",
+            "outputs": ["orders", "lines"],
+        },
+        fragments=("'orders_and_lines'", "returned a list", "'orders', 'lines'", "mapping"),
+    ),
+    Case(
+        MultiAssetKeyError,
+        ("orders_and_lines", ["lines", "orders"], None),
+        attributes={"definition": "orders_and_lines", "keys": ["lines", "orders"], "given": None},
+        fragments=("'orders_and_lines'", "2 assets", "asset_key=", "'lines', 'orders'"),
+    ),
+    Case(
+        MultiAssetKeyError,
+        ("orders_and_lines", ["lines", "orders"], "customers"),
+        attributes={
+            "definition": "orders_and_lines",
+            "keys": ["lines", "orders"],
+            "given": "customers",
+        },
+        fragments=("has no asset 'customers'", "asset_key=", "'lines', 'orders'"),
+    ),
 ]
 
 IDS = [case.cls.__name__ for case in CASES]
@@ -334,6 +362,12 @@ IDS = [case.cls.__name__ for case in CASES]
 SIGNATURES: dict[type[DagsterDataframelyError], list[tuple[str, Any, Any]]] = {
     CollectionNotSupportedError: [("collection_name", POS, inspect.Parameter.empty)],
     ClearQuarantineError: [("asset", POS, inspect.Parameter.empty)],
+    MultiAssetReturnError: [
+        (name, POS, inspect.Parameter.empty) for name in ("asset", "problem", "outputs")
+    ],
+    MultiAssetKeyError: [
+        (name, POS, inspect.Parameter.empty) for name in ("definition", "keys", "given")
+    ],
     ReservedColumnError: [
         ("schema_name", POS, inspect.Parameter.empty),
         ("columns", POS, inspect.Parameter.empty),

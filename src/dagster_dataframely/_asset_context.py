@@ -89,3 +89,16 @@ def partition_key(context: Any) -> str | None:
         return None
     partition_key: str = context.partition_key
     return partition_key
+
+
+def selected_outputs(context: Any, outputs: list[str]) -> list[str]:
+    """The outputs a run of a multi-asset writes, in declaration order; all of them in a call.
+
+    A direct invocation has no step to select from, and its context cannot say.
+    """
+    try:
+        running_step(context)
+    except DagsterInvalidPropertyError:
+        return outputs
+    selected = set(context.selected_output_names)
+    return [name for name in outputs if name in selected]

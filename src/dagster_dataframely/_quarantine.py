@@ -28,7 +28,11 @@ from ._upstream import (
     source_graph_materializable_keys,
     step_output,
 )
-from .errors import QuarantineKeyCollisionError, QuarantineStorageCollisionError
+from .errors import (
+    MultiAssetKeyError,
+    QuarantineKeyCollisionError,
+    QuarantineStorageCollisionError,
+)
 
 
 def quarantine_frame(schema: type[dy.Schema], failure: FailureInfo) -> pl.DataFrame:
@@ -123,7 +127,7 @@ def delegating_writer(
     ------
     dagster._core.errors.DagsterInvalidPropertyError
         There is no step, which means a direct invocation. Use `file_writer` there.
-    dg.DagsterInvariantViolationError
+    MultiAssetKeyError
         `asset_key` is None and the context's asset definition has more than one asset, or
         `asset_key` is not one of the definition's assets.
     QuarantineStorageError
@@ -135,7 +139,7 @@ def delegating_writer(
         Another run is writing the same partition of the asset.
     """
     step = running_step(context)
-    key = step_asset_key(context, asset_key, "delegating_writer")
+    key = definition_asset_key(context.assets_def, asset_key)
     assets_def = context.assets_def
     handle = step_output(step, assets_def.get_output_name_for_asset_key(key))
     target = _names.quarantine_key(key)
@@ -200,7 +204,7 @@ def validate_quarantine_key(
 
     Raises
     ------
-    dg.DagsterInvariantViolationError
+    MultiAssetKeyError
         `asset_key` is None and the context's asset definition has more than one asset, or
         `asset_key` is not one of the definition's assets.
     QuarantineKeyCollisionError
@@ -213,7 +217,7 @@ def validate_quarantine_key(
     except DagsterInvalidPropertyError:
         return
     # The code location's graph, not the run's: the other asset need not be in the run.
-    key = step_asset_key(context, asset_key, "validate_quarantine_key")
+    key = definition_asset_key(context.assets_def, asset_key)
     materialized = source_graph_materializable_keys(step)
     target = _names.quarantine_key(key)
     if target in materialized:
@@ -230,28 +234,24 @@ def validate_quarantine_key(
             )
 
 
-def step_asset_key(
-    context: dg.AssetExecutionContext, asset_key: dg.AssetKey | None, caller: str
+def definition_asset_key(
+    assets_def: dg.AssetsDefinition, asset_key: dg.AssetKey | None
 ) -> dg.AssetKey:
-    """The asset `caller` works for: `asset_key`, checked against the step's definition.
+    """`asset_key` if the definition has it; without one, the definition's only asset.
 
-    Without one, the definition's only asset; a multi-asset has several, so it must name one.
+    Raises
+    ------
+    MultiAssetKeyError
+        No `asset_key` for a definition of several assets, or one it does not have.
     """
-    assets_def = context.assets_def
+    keys = sorted(k.to_user_string() for k in assets_def.keys)
     if asset_key is None:
         if len(assets_def.keys) != 1:
-            raise dg.DagsterInvariantViolationError(
-                f"{caller} needs an asset key for {assets_def.node_def.name}, which has "
-                f"{len(assets_def.keys)} assets: pass the output's asset key as `asset_key`."
-            )
+            raise MultiAssetKeyError(assets_def.node_def.name, keys, None)
         only: dg.AssetKey = next(iter(assets_def.keys))
         return only
     if asset_key not in assets_def.keys:
-        raise dg.DagsterInvariantViolationError(
-            f"{caller} was given {asset_key.to_user_string()!r}, which is not one of "
-            f"{assets_def.node_def.name}'s assets: "
-            f"{sorted(k.to_user_string() for k in assets_def.keys)}."
-        )
+        raise MultiAssetKeyError(assets_def.node_def.name, keys, asset_key.to_user_string())
     return asset_key
 
 

@@ -22,6 +22,8 @@ __all__ = [
     "InvalidSettingError",
     "MaterializeResultFieldError",
     "MaterializeResultValueError",
+    "MultiAssetKeyError",
+    "MultiAssetReturnError",
     "NoValidRowsError",
     "PartitionKeyTooLongError",
     "QuarantineDirError",
@@ -410,6 +412,66 @@ class MaterializeResultFieldError(DagsterDataframelyError):
         super().__init__(
             f"Asset {asset!r} returned a `dg.MaterializeResult` that sets `{field}`, a field "
             f"the decorator fills in itself. Remove `{field}=` from the result."
+        )
+
+
+class MultiAssetReturnError(DagsterDataframelyError):
+    """Raised when a `dd.multi_asset` function returns something it cannot validate.
+
+    It returns a mapping from output name to a frame (or a `dg.MaterializeResult` with one, or
+    None): anything else, a name that is no output, or a value of another type for an output
+    fails the step before any output is validated, so nothing is written.
+
+    Parameters
+    ----------
+    asset
+        The multi-asset's name.
+    problem
+        What the function returned instead.
+    outputs
+        The output names the mapping may have.
+    """
+
+    def __init__(self, asset: str, problem: str, outputs: list[str]) -> None:
+        self.asset = asset
+        self.problem = problem
+        self.outputs = list(outputs)
+        super().__init__(
+            f"Multi-asset {asset!r} {problem}. A dd.multi_asset function returns a mapping "
+            f"from output name ({_quoted(self.outputs)}) to a pl.DataFrame, a pl.LazyFrame, a "
+            f"dg.MaterializeResult with one of those as `value`, or None to skip that output."
+        )
+
+
+class MultiAssetKeyError(DagsterDataframelyError):
+    """Raised when a function needs one asset of a multi-asset definition and cannot tell which.
+
+    `dd.quarantine_spec`, `dd.wiring.delegating_writer` and `dd.wiring.validate_quarantine_key`
+    work for one asset; given a definition with several (a multi-asset), they take the output's
+    asset key too, and it must be one of the definition's.
+
+    Parameters
+    ----------
+    definition
+        The definition's name.
+    keys
+        The definition's asset keys, as strings.
+    given
+        The asset key passed, as a string, or None when none was.
+    """
+
+    def __init__(self, definition: str, keys: list[str], given: str | None) -> None:
+        self.definition = definition
+        self.keys = list(keys)
+        self.given = given
+        problem = (
+            f"has {len(self.keys)} assets, so it needs the asset key of the one meant"
+            if given is None
+            else f"has no asset {given!r}"
+        )
+        super().__init__(
+            f"Definition {definition!r} {problem}. Pass `asset_key=` with one of "
+            f"{_quoted(self.keys)}."
         )
 
 
