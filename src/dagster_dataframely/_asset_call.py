@@ -8,14 +8,15 @@ memory (so no quarantine directory is needed), and sorts what was yielded.
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 import dagster as dg
 import polars as pl
 
-from ._quarantine_capture import capturing_quarantine
+from ._quarantine import definition_asset_key
+from ._quarantine_capture import CapturedQuarantine, capturing_quarantine
 from .errors import (
     ColumnSchemaError,
     DagsterDataframelyError,
@@ -75,8 +76,9 @@ def call_asset(
     *,
     partition_key: str | None = None,
     resources: Mapping[str, Any] | None = None,
+    asset_key: dg.AssetKey | str | Sequence[str] | None = None,
 ) -> AssetCall:
-    """Call a `dd.asset` definition directly and return what it produced.
+    """Call a `dd.asset` definition (or a `dd.multi_asset`) directly and return what it produced.
 
     The call needs no Dagster instance and no `DAGSTER_DATAFRAMELY_QUARANTINE_DIR`: its
     quarantine is kept in memory (reported at a `memory://` address) and nothing is written
@@ -96,11 +98,24 @@ def call_asset(
         The partition to run, for a partitioned asset; a multi-partition key as `"2026-01-01|eu"`.
     resources
         Resources the asset requires, by key.
+    asset_key
+        For a `dd.multi_asset`, the output whose table, checks and quarantine the result
+        holds: the call runs the whole function and every output, and `error` is the call's
+        error, whichever output raised it (under the atomicity rule, a failing output leaves
+        every `table` None). `None` for a definition of one asset.
 
     Returns
     -------
     An `AssetCall` holding the materialization, the check results and the quarantine.
+
+    Raises
+    ------
+    MultiAssetKeyError
+        `asset` has several assets and `asset_key` is None, or is not one of them.
     """
+    key = definition_asset_key(
+        asset, dg.AssetKey.from_coercible(asset_key) if asset_key is not None else None
+    )
     materialization: dg.MaterializeResult[Any] | None = None
     checks: dict[str, dg.AssetCheckResult] = {}
     error: DagsterDataframelyError | None = None
@@ -112,20 +127,32 @@ def call_asset(
         if not isinstance(events, Iterator):
             raise dg.DagsterInvariantViolationError(
                 f"call_asset calls an asset that yields its results, as a dd.asset does; "
-                f"{asset.key.to_user_string()!r} returned a {type(events).__name__}. Call a "
+                f"{key.to_user_string()!r} returned a {type(events).__name__}. Call a "
                 "plain @dg.asset directly instead."
             )
         try:
             for event in events:
-                if isinstance(event, dg.MaterializeResult):
+                if isinstance(event, dg.MaterializeResult) and event.asset_key in (None, key):
                     materialization = event
-                elif isinstance(event, dg.AssetCheckResult) and event.check_name is not None:
+                elif (
+                    isinstance(event, dg.AssetCheckResult)
+                    and event.check_name is not None
+                    and event.asset_key in (None, key)
+                ):
                     checks[event.check_name] = event
         except RECORDED_ERRORS as raised:
             error = raised
     return AssetCall(
         materialization=materialization,
         checks=checks,
-        quarantine=captured.frames[-1] if captured.frames else None,
+        quarantine=_quarantine_of(captured, key, several=len(asset.keys) > 1),
         error=error,
     )
+
+
+def _quarantine_of(
+    captured: CapturedQuarantine, key: dg.AssetKey, *, several: bool
+) -> pl.DataFrame | None:
+    """The last quarantine written for `key`; for a one-asset definition, the last one written."""
+    frames = captured.by_key.get(key, []) if several else captured.frames
+    return frames[-1] if frames else None

@@ -100,5 +100,5 @@ def selected_outputs(context: Any, outputs: list[str]) -> list[str]:
         running_step(context)
     except DagsterInvalidPropertyError:
         return outputs
-    selected = set(context.selected_output_names)
+    selected = set(context.op_execution_context.selected_output_names)
     return [name for name in outputs if name in selected]

@@ -259,6 +259,7 @@ def quarantine_spec(
     schema: type[dy.Schema],
     asset: dg.AssetsDefinition | dg.AssetKey | str | Sequence[str],
     *,
+    asset_key: dg.AssetKey | str | Sequence[str] | None = None,
     partitions_def: dg.PartitionsDefinition | None = None,
     group_name: str | None = None,
     owners: Sequence[str] | None = None,
@@ -282,6 +283,10 @@ def quarantine_spec(
         The asset the invalid rows came from, as its definition or its asset key. Pass a key
         only for an asset you cannot import. A definition also gives the spec its partitions
         and the definition metadata its IO manager reads (such as `partition_expr`).
+    asset_key
+        With a definition of several assets (a `dd.multi_asset`), the key of the output whose
+        quarantine this is; `dd.multi_asset` writes one quarantine per output, so each
+        output with `quarantine=True` gets its own spec. `None` for a definition of one asset.
     partitions_def
         The quarantine's partitions, when `asset` is a key.
     group_name
@@ -309,7 +314,11 @@ def quarantine_spec(
     CheckNameCollisionError
         Two rules produce the same asset check name.
     dg.DagsterInvariantViolationError
-        `asset` is a definition and the call also passes `partitions_def`.
+        `asset` is a definition and the call also passes `partitions_def`, or `asset` is a
+        key and the call also passes `asset_key`.
+    MultiAssetKeyError
+        `asset` is a definition of several assets and `asset_key` is None, or is not one of
+        them.
 
     Examples
     --------
@@ -346,7 +355,9 @@ def quarantine_spec(
                 "quarantine_spec takes the partitions from the asset definition; pass "
                 "partitions_def= only together with an asset key."
             )
-        key = asset.key
+        key = definition_asset_key(
+            asset, dg.AssetKey.from_coercible(asset_key) if asset_key is not None else None
+        )
         partitions_def = asset.partitions_def
         carried = _io_manager_metadata(asset.metadata_by_key.get(key, {}))
         inherited = {
@@ -354,6 +365,11 @@ def quarantine_spec(
             "owners": asset.owners_by_key.get(key),
             "tags": asset.tags_by_key.get(key),
         }
+    elif asset_key is not None:
+        raise dg.DagsterInvariantViolationError(
+            "quarantine_spec takes asset_key= only together with an asset definition; with "
+            "an asset key, pass the output's own key as `asset`."
+        )
     else:
         key = dg.AssetKey.from_coercible(asset)
     return dg.AssetSpec(

@@ -31,6 +31,9 @@ class CapturedQuarantine:
 
     frames: list[pl.DataFrame] = field(default_factory=list)
     """Every frame written, in order; `dd.asset` writes at most one per call."""
+    by_key: dict[dg.AssetKey, list[pl.DataFrame]] = field(default_factory=dict)
+    """The same frames by the asset whose invalid rows they are: a multi-asset writes one per
+    output."""
 
 
 _SINK: ContextVar[CapturedQuarantine | None] = ContextVar(
@@ -69,6 +72,7 @@ def capturing_writer(key: dg.AssetKey, partition_key: str | None) -> QuarantineW
 
     def keep(frame: pl.DataFrame) -> str:
         captured.frames.append(frame)
+        captured.by_key.setdefault(key, []).append(frame)
         return address
 
     return keep
