@@ -1,5 +1,6 @@
 """`dd.multi_asset`: each output validated as `dd.asset` validates one asset, all or nothing."""
 
+import inspect
 import os
 from collections.abc import Mapping
 from pathlib import Path
@@ -495,3 +496,30 @@ def test_the_writer_refuses_to_guess_the_output_of_a_multi_asset(
     assert failure.error is not None
     cause = failure.error.cause or failure.error
     assert cause.cls_name == "MultiAssetKeyError"
+
+
+def test_multi_asset_takes_every_dg_multi_asset_parameter_but_the_excluded_ones() -> None:
+    from dagster_dataframely._multi_asset import EXCLUDED_MULTI_ASSET_PARAMETERS
+
+    theirs = {
+        name
+        for name, parameter in inspect.signature(dg.multi_asset).parameters.items()
+        if parameter.kind is not inspect.Parameter.VAR_KEYWORD
+    }
+    ours = set(inspect.signature(dd.multi_asset).parameters)
+    assert ours == theirs - EXCLUDED_MULTI_ASSET_PARAMETERS
+
+
+def test_asset_out_takes_every_dg_asset_out_parameter_but_the_type_and_virtual_ones() -> None:
+    theirs = {
+        name
+        for name, parameter in inspect.signature(dg.AssetOut.__init__).parameters.items()
+        if parameter.kind is not inspect.Parameter.VAR_KEYWORD and name != "self"
+    }
+    # `dd.asset`'s own settings, which are no `@dg.asset` parameter.
+    settings = set(inspect.signature(dd.asset).parameters) - set(
+        inspect.signature(dg.asset).parameters
+    )
+    ours = set(inspect.signature(dd.AssetOut).parameters)
+    assert settings <= ours
+    assert ours - settings == theirs - {"dagster_type", "is_virtual"}
