@@ -44,6 +44,28 @@ EXCLUDED_MULTI_ASSET_PARAMETERS = frozenset(
 binds an IO manager."""
 
 
+@dataclass(frozen=True, slots=True)
+class OutputSettings:
+    """The `dd.asset` settings of one output, as given (resolved by `declare_output`)."""
+
+    quarantine: bool = False
+    clear_quarantine: bool | None = None
+    warning_rules: tuple[str, ...] | None = None
+    check_granularity: Granularity | None = None
+    schema_rules: SchemaRules | None = None
+    max_failure_samples: int | None = None
+    statistics: bool | None = None
+    row_sample: int | None = None
+
+    @classmethod
+    def of(cls, *, warning_rules: Iterable[str] | None = None, **settings: Any) -> OutputSettings:
+        """The settings, `warning_rules` kept as a tuple (a single string names one rule)."""
+        rules = None
+        if warning_rules is not None:
+            rules = (warning_rules,) if isinstance(warning_rules, str) else tuple(warning_rules)
+        return cls(warning_rules=rules, **settings)
+
+
 @dataclass(frozen=True, init=False, eq=False)
 class AssetOut:
     """One validated output of a `dd.multi_asset`: a schema, `dd.asset`'s settings, a `dg.AssetOut`.
@@ -149,21 +171,15 @@ class AssetOut:
 
 
     out = dd.AssetOut(Orders, quarantine=True, io_manager_key="warehouse")
-    print(out.schema.__name__, out.quarantine, out.out.io_manager_key)
+    print(out.schema.__name__, out.settings.quarantine, out.out.io_manager_key)
     ```
     """
 
     schema: type[dy.Schema]
-    quarantine: bool
-    clear_quarantine: bool | None
-    warning_rules: tuple[str, ...] | None
-    check_granularity: Granularity | None
-    schema_rules: SchemaRules | None
-    max_failure_samples: int | None
-    statistics: bool | None
-    row_sample: int | None
+    settings: OutputSettings
+    """The `dd.asset` settings the parameters before `key_prefix` give."""
     out: dg.AssetOut
-    """The `dg.AssetOut` the other parameters build (its key not yet resolved)."""
+    """The `dg.AssetOut` the parameters from `key_prefix` on build (its key not yet resolved)."""
 
     def __init__(
         self,
@@ -213,14 +229,16 @@ class AssetOut:
             self,
             schema,
             out,
-            quarantine=quarantine,
-            clear_quarantine=clear_quarantine,
-            warning_rules=warning_rules,
-            check_granularity=check_granularity,
-            schema_rules=schema_rules,
-            max_failure_samples=max_failure_samples,
-            statistics=statistics,
-            row_sample=row_sample,
+            OutputSettings.of(
+                quarantine=quarantine,
+                clear_quarantine=clear_quarantine,
+                warning_rules=warning_rules,
+                check_granularity=check_granularity,
+                schema_rules=schema_rules,
+                max_failure_samples=max_failure_samples,
+                statistics=statistics,
+                row_sample=row_sample,
+            ),
         )
 
     @classmethod
@@ -293,51 +311,28 @@ class AssetOut:
             made,
             schema,
             out,
-            quarantine=quarantine,
-            clear_quarantine=clear_quarantine,
-            warning_rules=warning_rules,
-            check_granularity=check_granularity,
-            schema_rules=schema_rules,
-            max_failure_samples=max_failure_samples,
-            statistics=statistics,
-            row_sample=row_sample,
+            OutputSettings.of(
+                quarantine=quarantine,
+                clear_quarantine=clear_quarantine,
+                warning_rules=warning_rules,
+                check_granularity=check_granularity,
+                schema_rules=schema_rules,
+                max_failure_samples=max_failure_samples,
+                statistics=statistics,
+                row_sample=row_sample,
+            ),
         )
         return made
 
 
 def _set_fields(
-    target: AssetOut,
-    schema: type[dy.Schema],
-    out: dg.AssetOut,
-    *,
-    quarantine: bool,
-    clear_quarantine: bool | None,
-    warning_rules: Iterable[str] | None,
-    check_granularity: Granularity | None,
-    schema_rules: SchemaRules | None,
-    max_failure_samples: int | None,
-    statistics: bool | None,
-    row_sample: int | None,
+    target: AssetOut, schema: type[dy.Schema], out: dg.AssetOut, settings: OutputSettings
 ) -> None:
     """Fill a frozen `AssetOut`; the schema is read now, so a bad one fails where it is named."""
     read_schema(schema)
-    rules = None
-    if warning_rules is not None:
-        rules = (warning_rules,) if isinstance(warning_rules, str) else tuple(warning_rules)
-    fields = {
-        "schema": schema,
-        "quarantine": quarantine,
-        "clear_quarantine": clear_quarantine,
-        "warning_rules": rules,
-        "check_granularity": check_granularity,
-        "schema_rules": schema_rules,
-        "max_failure_samples": max_failure_samples,
-        "statistics": statistics,
-        "row_sample": row_sample,
-        "out": out,
-    }
-    for name, value in fields.items():
-        object.__setattr__(target, name, value)
+    object.__setattr__(target, "schema", schema)
+    object.__setattr__(target, "settings", settings)
+    object.__setattr__(target, "out", out)
 
 
 MultiAssetFunction = Callable[..., Mapping[str, Any] | None]
@@ -492,20 +487,7 @@ def multi_asset(
     """
     read_quarantine_dir()  # an empty value is a mistake worth failing on at declaration
     declarations = {
-        output: declare_output(
-            output,
-            out.schema,
-            out.out,
-            quarantine=out.quarantine,
-            clear_quarantine=out.clear_quarantine,
-            warning_rules=out.warning_rules,
-            check_granularity=out.check_granularity,
-            schema_rules=out.schema_rules,
-            max_failure_samples=out.max_failure_samples,
-            statistics=out.statistics,
-            row_sample=out.row_sample,
-            code_version=code_version,
-        )
+        output: declare_output(output, out.schema, out.out, out.settings, code_version=code_version)
         for output, out in outs.items()
     }
 
@@ -553,22 +535,16 @@ def declare_output(
     name: str,
     schema: type[dy.Schema],
     out: dg.AssetOut,
+    given: OutputSettings,
     *,
-    quarantine: bool = False,
-    clear_quarantine: bool | None = None,
-    warning_rules: Iterable[str] | None = None,
-    check_granularity: Granularity | None = None,
-    schema_rules: SchemaRules | None = None,
-    max_failure_samples: int | None = None,
-    statistics: bool | None = None,
-    row_sample: int | None = None,
     code_version: str | None = None,
 ) -> OutputDeclaration:
     """Resolve one output: its key, its settings, and the `dg.AssetOut` Dagster gets.
 
     `out` is the user's `dg.AssetOut` (a Collection member's, or the one `dd.AssetOut`
-    built); `code_version` is the multi-asset's, used when `out` has none, before the
-    schema's version. Settings and environment variables are read now, as `dd.asset` does.
+    built) and `given` the output's `dd.asset` settings; `code_version` is the
+    multi-asset's, used when `out` has none, before the schema's version. Settings and
+    environment variables are read now, as `dd.asset` does.
 
     Raises
     ------
@@ -576,16 +552,16 @@ def declare_output(
         `clear_quarantine=True` without `quarantine=True`.
     """
     settings = resolve_settings(
-        check_granularity=check_granularity,
-        schema_rules=schema_rules,
-        max_failure_samples=max_failure_samples,
-        statistics=statistics,
-        row_sample=row_sample,
+        check_granularity=given.check_granularity,
+        schema_rules=given.schema_rules,
+        max_failure_samples=given.max_failure_samples,
+        statistics=given.statistics,
+        row_sample=given.row_sample,
     )
     info = read_schema(schema)
-    settings = with_warning_rules(settings, info, warning_rules)
+    settings = with_warning_rules(settings, info, given.warning_rules)
     key = out.key or dg.AssetKey([*(out.key_prefix or []), name])
-    if clear_quarantine and not quarantine:
+    if given.clear_quarantine and not given.quarantine:
         raise ClearQuarantineError(key.to_user_string())
     spec = out.to_spec(key, deps=[]).replace_attributes(
         metadata={
@@ -607,8 +583,8 @@ def declare_output(
         key=key,
         info=info,
         settings=settings,
-        quarantine=quarantine,
-        clear_quarantine=bool(clear_quarantine),
+        quarantine=given.quarantine,
+        clear_quarantine=bool(given.clear_quarantine),
         out=resolved,
     )
 
