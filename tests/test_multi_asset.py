@@ -25,6 +25,7 @@ from .asset_support import (
     run_tables,
     value,
 )
+from .parquet_io_manager import ParquetIOManager
 from .schemas import Orders
 
 
@@ -523,3 +524,29 @@ def test_asset_out_takes_every_dg_asset_out_parameter_but_the_type_and_virtual_o
     ours = set(inspect.signature(dd.AssetOut).parameters)
     assert settings <= ours
     assert ours - settings == theirs - {"dagster_type", "is_virtual"}
+
+
+class _FullDiskForLinesQuarantine(ParquetIOManager):
+    """Writes as `ParquetIOManager` does, but cannot write `lines_quarantine`."""
+
+    def dump_to_path(self, context: dg.OutputContext, obj: Any, path: Any) -> None:
+        if context.asset_key == dg.AssetKey("lines_quarantine"):
+            raise OSError("No space left on device")
+        super().dump_to_path(context, obj, path)
+
+
+def test_a_quarantine_that_cannot_be_written_leaves_every_table_unwritten(
+    materialize: Materialize, warehouse: Path
+) -> None:
+    asset = _orders_and_lines(
+        {"orders": MIXED, "lines": LINES_MIXED},
+        lines=dd.AssetOut(Lines, quarantine=True, io_manager_key="full"),
+    )
+    result = materialize(
+        [asset],
+        resources={"full": _FullDiskForLinesQuarantine(base_dir=str(warehouse))},
+        raise_on_error=False,
+    )
+    assert not result.success
+    assert result.get_asset_materialization_events() == []
+    assert set(_files(warehouse)) == {"orders_quarantine.parquet"}

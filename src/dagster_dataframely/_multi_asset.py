@@ -740,18 +740,25 @@ def emit_all(
     If any outcome fails the step, no output yields its materialization (so no IO manager
     writes a table), each output still reports its checks and writes its quarantine rows,
     and the first failing output's own error is raised, with a note naming them all.
+    Otherwise every quarantine is written before the first table (Dagster writes an output
+    when it is yielded), so a quarantine that cannot be written leaves every table as it was.
     """
-    failing = [outcome for outcome, *_ in emitted if outcome.fails_step]
-    raised: list[tuple[Outcome, DagsterDataframelyError]] = []
+    write_table = not any(outcome.fails_step for outcome, *_ in emitted)
+    prepared = []
     for outcome, writer, returned, declaration in emitted:
         clear = declaration.clear_quarantine and can_clear(context)
+        if write_table:
+            writer = _written_first(outcome, writer, clear_quarantine=clear)
+        prepared.append((outcome, writer, returned, clear))
+    raised: list[tuple[Outcome, DagsterDataframelyError]] = []
+    for outcome, writer, returned, clear in prepared:
         try:
             yield from emit(
                 outcome,
                 writer=writer,
                 returned=returned,
                 clear_quarantine=clear,
-                write_table=not failing,
+                write_table=write_table,
             )
         except OUTCOME_ERRORS as error:
             raised.append((outcome, error))
@@ -767,6 +774,17 @@ def emit_all(
     raise first
 
 
+def _written_first(
+    outcome: Outcome, writer: QuarantineWriter | None, *, clear_quarantine: bool
+) -> QuarantineWriter | None:
+    """Write the outcome's quarantine now; return a writer that only reports where it went."""
+    frame = outcome.quarantine_to_write(clear_quarantine=clear_quarantine, write_table=True)
+    if writer is None or frame is None:
+        return writer
+    address = writer(frame)
+    return lambda _: address
+
+
 def _as_mapping(
     asset_name: str, outputs: tuple[str, ...], returned: object
 ) -> Mapping[str, object]:
@@ -779,7 +797,7 @@ def _as_mapping(
     if unknown:
         raise MultiAssetReturnError(
             asset_name,
-            f"returned values for {', '.join(unknown)}, which it has no output of that name",
+            f"returned values for {', '.join(unknown)}, but it has no output of that name",
             list(outputs),
         )
     return returned

@@ -91,6 +91,21 @@ class Outcome:
         """How many rows go to the quarantine (or would, for an abort)."""
         return self.quarantined.invalid_count if self.quarantined is not None else 0
 
+    def quarantine_to_write(
+        self, *, clear_quarantine: bool, write_table: bool
+    ) -> pl.DataFrame | None:
+        """The frame `emit` hands the writer, or None when it writes no quarantine.
+
+        The invalid rows when there are any and the asset has a quarantine (an abort has
+        none); with `clear_quarantine`, the empty frame of a clean outcome whose table is
+        written, so the quarantine is replaced beside it.
+        """
+        if not self.has_writer or self.quarantined is None or self.kind == "abort":
+            return None
+        if self.quarantined.invalid_count or (clear_quarantine and write_table):
+            return self.quarantined.quarantine_frame
+        return None
+
     def error(self, quarantine_address: str | None = None) -> DagsterDataframelyError | None:
         """The error the step raises for this outcome, or None when it does not fail.
 
@@ -255,10 +270,11 @@ def emit(
             **{_names.QUARANTINE_ADDRESS: quarantine_address},
         )
         raise _error(outcome, quarantine_address)
+    to_write = outcome.quarantine_to_write(
+        clear_quarantine=clear_quarantine, write_table=write_table
+    )
     if not write_table:
-        written = (
-            writer(quarantined.quarantine_frame) if writer and quarantined.invalid_count else None
-        )
+        written = writer(to_write) if writer and to_write is not None else None
         extra = {_names.QUARANTINE_ADDRESS: written} if written is not None else {}
         yield from _results(outcome, failures, dg.AssetCheckSeverity.WARN, **extra)
         return
@@ -275,8 +291,7 @@ def emit(
             else None
         )
         # With `clear_quarantine`, a clean run writes the (empty) quarantine frame too.
-        writes = quarantined.invalid_count or clear_quarantine
-        address = writer(quarantined.quarantine_frame) if writer and writes else None
+        address = writer(to_write) if writer and to_write is not None else None
         checks = list(_results(outcome, failures, dg.AssetCheckSeverity.WARN))
         metadata = materialization_metadata(
             valid,
