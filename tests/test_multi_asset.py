@@ -550,3 +550,62 @@ def test_a_quarantine_that_cannot_be_written_leaves_every_table_unwritten(
     assert not result.success
     assert result.get_asset_materialization_events() == []
     assert set(_files(warehouse)) == {"orders_quarantine.parquet"}
+
+
+def test_inputs_are_loaded_as_annotated_and_lazy_outputs_are_validated(
+    materialize: Materialize, warehouse: Path
+) -> None:
+    @dg.asset
+    def raw_lines() -> pl.DataFrame:
+        return LINES_MIXED
+
+    @dd.multi_asset(
+        outs={
+            "orders": dd.AssetOut(Orders, quarantine=True),
+            "lines": dd.AssetOut(Lines, quarantine=True),
+        },
+    )
+    def orders_and_lines(raw_lines: pl.LazyFrame) -> dict[str, pl.LazyFrame]:
+        assert isinstance(raw_lines, pl.LazyFrame)
+        return {"orders": CLEAN.lazy(), "lines": raw_lines}
+
+    materialize([raw_lines, orders_and_lines])
+    assert pl.read_parquet(warehouse / "lines.parquet")["line_id"].to_list() == [1, 3]
+    assert pl.read_parquet(warehouse / "lines_quarantine.parquet")["line_id"].to_list() == [2]
+
+
+def test_each_output_has_its_own_warning_rules(asset_context: AssetContext) -> None:
+    asset = _orders_and_lines(
+        {"orders": MIXED, "lines": LINES_MIXED},
+        lines=dd.AssetOut(Lines, quarantine=True, warning_rules=["quantity|min"]),
+    )
+    with pytest.raises(errors.QuarantineDirError):
+        # `orders` has invalid rows and no quarantine dir: proof its rule still blocks.
+        collect(asset(asset_context()))
+    lines = dd.testing.call_asset(asset, asset_key="lines")
+    assert lines.table is not None
+    assert lines.table["line_id"].to_list() == [1, 3, 2]
+    assert lines.quarantine is None
+    assert lines.checks["dy_rule__quantity__min"].severity == dg.AssetCheckSeverity.WARN
+    orders = dd.testing.call_asset(asset, asset_key="orders")
+    assert orders.quarantine is not None
+    assert sorted(orders.quarantine["order_id"]) == ["b", "d"]
+
+
+def test_clear_quarantine_clears_only_its_output_and_never_in_a_failing_step(
+    materialize: Materialize, warehouse: Path
+) -> None:
+    def asset(frames: Mapping[str, object]) -> dg.AssetsDefinition:
+        return _orders_and_lines(
+            frames,
+            orders=dd.AssetOut(Orders, quarantine=True, clear_quarantine=True),
+        )
+
+    materialize([asset({"orders": MIXED, "lines": LINES_MIXED})])
+    assert pl.read_parquet(warehouse / "orders_quarantine.parquet").height == 2
+    # `lines` fails the step: `orders` is clean, but its table is not replaced, nor its quarantine.
+    materialize([asset({"orders": CLEAN, "lines": LINES_ALL_INVALID})], raise_on_error=False)
+    assert pl.read_parquet(warehouse / "orders_quarantine.parquet").height == 2
+    materialize([asset({"orders": CLEAN, "lines": LINES_CLEAN})])
+    assert pl.read_parquet(warehouse / "orders_quarantine.parquet").height == 0
+    assert pl.read_parquet(warehouse / "lines_quarantine.parquet").height == 2  # not cleared
