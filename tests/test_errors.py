@@ -13,7 +13,10 @@ from dagster_dataframely import errors
 from dagster_dataframely.errors import (
     CheckNameCollisionError,
     ClearQuarantineError,
+    CollectionFilterDuplicatesError,
+    CollectionMemberMissingError,
     CollectionNotSupportedError,
+    CollectionWithoutMembersError,
     ColumnSchemaError,
     ConcurrentRunError,
     CredentialsInUrlError,
@@ -34,6 +37,7 @@ from dagster_dataframely.errors import (
     QuarantineStorageCollisionError,
     QuarantineStorageError,
     ReservedColumnError,
+    UnknownCollectionMemberError,
     UnknownWarningRuleError,
     UnsafePathKeyError,
     UnsupportedDtypeError,
@@ -77,6 +81,39 @@ CASES = [
         ("OrdersCollection",),
         attributes={"collection_name": "OrdersCollection"},
         fragments=("'OrdersCollection'", "dy.Schema", "each member"),
+    ),
+    Case(
+        CollectionWithoutMembersError,
+        ("OrderBook",),
+        attributes={"collection_name": "OrderBook"},
+        fragments=("'OrderBook'", "no members", "dy.LazyFrame[Orders]"),
+    ),
+    Case(
+        UnknownCollectionMemberError,
+        ("OrderBook", ["order"], ["orders", "lines"]),
+        attributes={
+            "collection_name": "OrderBook",
+            "unknown": ["order"],
+            "members": ["orders", "lines"],
+        },
+        fragments=("'OrderBook'", "'order'", "is not a member", "'orders', 'lines'"),
+    ),
+    Case(
+        CollectionMemberMissingError,
+        ("OrderBook", ["lines"]),
+        attributes={"collection_name": "OrderBook", "missing": ["lines"]},
+        fragments=("'OrderBook'", "member 'lines'", "dy.LazyFrame[Schema] | None", "skip"),
+    ),
+    Case(
+        CollectionFilterDuplicatesError,
+        ("OrderBook", "lines", 3, 4),
+        attributes={
+            "collection_name": "OrderBook",
+            "member": "lines",
+            "input_count": 3,
+            "output_count": 4,
+        },
+        fragments=("'OrderBook'", "'lines'", "3 rows", "4 rows", ".unique()"),
     ),
     Case(
         ReservedColumnError,
@@ -442,6 +479,18 @@ SIGNATURES: dict[type[DagsterDataframelyError], list[tuple[str, Any, Any]]] = {
     ],
     UnsafePathKeyError: [
         (name, POS, inspect.Parameter.empty) for name in ("asset", "key", "problem")
+    ],
+    # Not in the reference: the errors of `dd.collection_asset` (issue 14).
+    CollectionWithoutMembersError: [("collection_name", POS, inspect.Parameter.empty)],
+    UnknownCollectionMemberError: [
+        (name, POS, inspect.Parameter.empty) for name in ("collection_name", "unknown", "members")
+    ],
+    CollectionMemberMissingError: [
+        (name, POS, inspect.Parameter.empty) for name in ("collection_name", "missing")
+    ],
+    CollectionFilterDuplicatesError: [
+        (name, POS, inspect.Parameter.empty)
+        for name in ("collection_name", "member", "input_count", "output_count")
     ],
     ConcurrentRunError: [
         (name, POS, inspect.Parameter.empty) for name in ("asset", "partition", "other_run_id")

@@ -86,13 +86,23 @@ def check_groups(
             _with_warnings(group, warning_rules)
             for group in check_groups(info, granularity, schema_rules)
         )
+    # A Collection's filter has a check of its own at every granularity, after the rules': it
+    # constrains several members at once, so no check of one member's columns can stand for it.
+    rules = tuple(rule for rule in info.rules if not rule.is_filter)
+    filters = tuple(_single(rule) for rule in info.filters)
+    return _rule_groups(rules, granularity, schema_rules) + filters
+
+
+def _rule_groups(
+    rules: tuple[RuleInfo, ...], granularity: Granularity, schema_rules: SchemaRules
+) -> tuple[CheckGroup, ...]:
     if granularity == "rule":
-        return tuple(_single(rule) for rule in info.rules)
+        return tuple(_single(rule) for rule in rules)
     if granularity == "schema":
-        return (_collapsed(_names.SCHEMA_RULES_CHECK, info.rules),) if info.rules else ()
+        return (_collapsed(_names.SCHEMA_RULES_CHECK, rules),) if rules else ()
     groups: dict[str, list[RuleInfo]] = {}
     singles: dict[str, CheckGroup] = {}
-    for rule in info.rules:
+    for rule in rules:
         if rule.column is not None:
             groups.setdefault(_names.column_check_name(rule.column), []).append(rule)
         elif schema_rules == "collapsed":
@@ -208,7 +218,30 @@ def check_specs(
     """
     granularity, schema_rule_checks = resolve_check_naming(check_granularity, schema_rules)
     info = read_schema(schema)
-    warning_names = resolve_warning_rules(info, warning_rules)
+    return info_check_specs(
+        info,
+        asset=asset,
+        granularity=granularity,
+        schema_rules=schema_rule_checks,
+        partitions_def=partitions_def,
+        warning_rules=resolve_warning_rules(info, warning_rules),
+    )
+
+
+def info_check_specs(
+    info: SchemaInfo,
+    *,
+    asset: str | dg.AssetKey,
+    granularity: Granularity,
+    schema_rules: SchemaRules,
+    partitions_def: dg.PartitionsDefinition[str] | None,
+    warning_rules: frozenset[str] = frozenset(),
+) -> list[dg.AssetCheckSpec]:
+    """`check_specs` for a schema already read and settings already resolved.
+
+    A Collection member's `info` carries the Collection's filters too, so its specs end with
+    one `dy_filter__<name>` check per filter that constrains it.
+    """
     partitioned: dict[str, Any] = (
         {"partitions_def": partitions_def}
         if PARTITIONED_CHECKS and partitions_def is not None
@@ -225,13 +258,13 @@ def check_specs(
     ]
     specs += [
         dg.AssetCheckSpec(group.name, asset=asset, description=group.description, **partitioned)
-        for group in check_groups(info, granularity, schema_rule_checks, warning_names)
+        for group in check_groups(info, granularity, schema_rules, warning_rules)
     ]
     return specs
 
 
 def asset_check_specs(
-    schema: type[dy.Schema],
+    schema: type[dy.Schema] | SchemaInfo,
     *,
     asset: dg.AssetKey,
     check_granularity: Granularity,
@@ -244,16 +277,17 @@ def asset_check_specs(
     `dd.asset` partitions a partitioned asset's checks on its own, so the user never asked for
     the preview feature, and a test suite that turns warnings into errors must still be able
     to declare a partitioned asset. A hand-wired call that passes `partitions_def` itself
-    still gets the warning from Dagster.
+    still gets the warning from Dagster. The settings are resolved already, and `schema` may be
+    read already too (a Collection member's, with its filters).
     """
     with warnings.catch_warnings():
         warnings.filterwarnings(
             "ignore", message=PARTITIONED_CHECKS_WARNING, category=dg.PreviewWarning
         )
-        return check_specs(
-            schema,
+        return info_check_specs(
+            schema if isinstance(schema, SchemaInfo) else read_schema(schema),
             asset=asset,
-            check_granularity=check_granularity,
+            granularity=check_granularity,
             schema_rules=schema_rules,
             partitions_def=partitions_def,
             warning_rules=warning_rules,
@@ -302,7 +336,7 @@ def _group_metadata(
     if group.collapsed:
         metadata[_names.RULES] = records_value(
             (
-                {"rule": r.name, "failed_count": counts.get(r.name, 0), "expr": str(r.rule.expr)}
+                {"rule": r.name, "failed_count": counts.get(r.name, 0), "expr": r.expression()}
                 for r in group.rules
             ),
             {"rule": "string", "failed_count": "int", "expr": "string"},
@@ -317,7 +351,7 @@ def _group_metadata(
         return metadata
     (rule,) = group.rules
     metadata[_names.RULE] = rule.name
-    metadata[_names.RULE_EXPR] = str(rule.rule.expr)
+    metadata[_names.RULE_EXPR] = rule.expression()
     if rule.name in counts:
         metadata[_names.FAILED_COUNT] = counts[rule.name]
     if rule.name in samples:

@@ -83,6 +83,11 @@ def _rule_text(rule: RuleInfo) -> str:
     declaration; until it is fixed, its version stands for "this rule cannot be built", and
     fixing it changes the version.
     """
+    if rule.rule is None:  # a Collection's filter: its query plan over empty members
+        try:
+            return rule.expression()
+        except Exception as error:  # the filter reports its own error when it runs
+            return f"unbuildable: {type(error).__name__}"
     try:
         expression = rule.rule.expr
     except Exception as error:  # the rule reports its own error when it runs

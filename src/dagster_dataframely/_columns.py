@@ -96,7 +96,8 @@ def _table_constraints(info: SchemaInfo, warnings: frozenset[str]) -> dg.TableCo
 
     A rule that spans columns or groups of rows has no column to sit beside, and its name is
     what its check and its quarantine column are called; its docstring is the check's
-    description, too long for a constraint.
+    description, too long for a constraint. A Collection member's filters follow, each as its
+    label, which names the Collection it belongs to.
     """
 
     def marked(text: str, rule: str) -> str:
@@ -108,7 +109,9 @@ def _table_constraints(info: SchemaInfo, warnings: frozenset[str]) -> dg.TableCo
         else []
     )
     return dg.TableConstraints(
-        other=key + [marked(rule.name, rule.name) for rule in info.schema_level_rules]
+        other=key
+        + [marked(rule.name, rule.name) for rule in info.schema_level_rules]
+        + [rule.label for rule in info.filters]
     )
 
 

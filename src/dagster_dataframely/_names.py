@@ -28,6 +28,7 @@ COLUMN_SCHEMA_CHECK = "dy_schema__columns"
 SCHEMA_RULES_CHECK = "dy_schema__rules"
 _RULE_CHECK_PREFIX = "dy_rule__"
 _COLUMN_CHECK_PREFIX = "dy_col__"
+_FILTER_CHECK_PREFIX = "dy_filter__"
 
 # Check metadata keys.
 RULE = "dy_rule"
@@ -82,6 +83,16 @@ def check_name(rule_name: str) -> str:
         `dy_rule__amount__min`.
     """
     return _RULE_CHECK_PREFIX + rule_name.replace(COLUMN_RULE_SEPARATOR, "__")
+
+
+def filter_check_name(filter_name: str) -> str:
+    """Return the check name, and quarantine column, of a Collection filter named `filter_name`.
+
+    `dy_filter__` followed by the name (a `@dy.filter` function's name, or Dataframely's
+    `<member>|failure_propagation` with `|` replaced by `__`), so it can never be the name of a
+    member rule's check, which starts with `dy_rule__`, `dy_col__` or `dy_schema__`.
+    """
+    return _FILTER_CHECK_PREFIX + filter_name.replace(COLUMN_RULE_SEPARATOR, "__")
 
 
 def column_check_name(column: str) -> str:

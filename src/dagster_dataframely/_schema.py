@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import inspect
 import weakref
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -45,8 +45,28 @@ class RuleInfo:
     """The rule as a short line of text, e.g. `amount >= 0.0`; the rule name when unrenderable."""
     description: str
     """The check description: the rule's docstring, else `label`."""
-    rule: Rule
-    """Dataframely's rule; its expression is read only at run time (a `@dy.rule` may raise)."""
+    rule: Rule | None
+    """Dataframely's rule; its expression is read only at run time (a `@dy.rule` may raise).
+
+    None for a Collection's filter, which is a query over several members, not an expression.
+    """
+    plan: Callable[[], str] | None = None
+    """A Collection filter's query as text, built when read; None for a schema's own rule."""
+
+    @property
+    def is_filter(self) -> bool:
+        """Whether this is a Collection's filter (`dy_filter__<name>`), not a schema's rule."""
+        return self.rule is None
+
+    def expression(self) -> str:
+        """What the rule checks, as text: its Polars expression, or a filter's query plan.
+
+        Raises what building the rule raises: a broken `@dy.rule` fails where it is read.
+        """
+        if self.rule is not None:
+            return str(self.rule.expr)
+        assert self.plan is not None, "a filter rule always has its plan"
+        return self.plan()
 
 
 @dataclass(frozen=True, slots=True, eq=False)
@@ -69,8 +89,20 @@ class SchemaInfo:
 
     @property
     def schema_level_rules(self) -> tuple[RuleInfo, ...]:
-        """The `@dy.rule` rules (group rules with `.over()` too): no column's, not the key's."""
-        return tuple(r for r in self.rules if r.column is None and r.name != PRIMARY_KEY_RULE)
+        """The `@dy.rule` rules (group rules with `.over()` too): no column's, not the key's.
+
+        A Collection's filters are not among them: they are no rule of the schema.
+        """
+        return tuple(
+            r
+            for r in self.rules
+            if r.column is None and r.name != PRIMARY_KEY_RULE and not r.is_filter
+        )
+
+    @property
+    def filters(self) -> tuple[RuleInfo, ...]:
+        """The Collection filters that constrain this member; empty for a plain schema."""
+        return tuple(r for r in self.rules if r.is_filter)
 
     def column_kinds(self, column: str) -> list[str]:
         """The rule kinds (the part after `|`) of one column, in Dataframely's order."""
@@ -182,12 +214,12 @@ def _rule_info(
         column = column_name
         text = _render.render_rule(columns[column_name], kind)
         label = f"{column_name} {text}" if text else name
-        docstring = _docstring(_render.check_function(columns[column_name], kind))
+        docstring = function_docstring(_render.check_function(columns[column_name], kind))
     elif name == PRIMARY_KEY_RULE:
         label, docstring = _render.primary_key_text(schema.primary_key()), None
     else:  # a `@dy.rule`: its factory is a class attribute named like the rule
         label = name
-        docstring = _docstring(rule_function(schema, name))
+        docstring = function_docstring(rule_function(schema, name))
     return RuleInfo(
         name=name,
         column=column,
@@ -198,7 +230,8 @@ def _rule_info(
     )
 
 
-def _docstring(function: Any) -> str | None:
+def function_docstring(function: Any) -> str | None:
+    """A function's own docstring, cleaned; None when it has none (or `function` is None)."""
     if function is None or getattr(function, "__doc__", None) is None:
         return None
     return inspect.cleandoc(function.__doc__) or None

@@ -46,6 +46,7 @@ __all__ = [
     "NestedResourceFactory",
     "Rule",
     "StepOutput",
+    "collection_filters",
     "context_for_manager",
     "current_asset_context",
     "database_handled_types",
@@ -53,6 +54,7 @@ __all__ = [
     "db_io_manager_with",
     "document_type_alias",
     "failure_outcomes",
+    "failure_propagation_rule",
     "is_context_parameter",
     "is_duckdb_io_manager",
     "output_context_for",
@@ -406,6 +408,32 @@ def failure_outcomes(failure: dy.FailureInfo) -> pl.DataFrame | None:
     """
     frame = getattr(failure, "_df", None)
     return frame if isinstance(frame, pl.DataFrame) else None
+
+
+def collection_filters(
+    collection: type[dy.Collection],
+) -> dict[str, Callable[[Any], pl.LazyFrame]]:
+    """Every `@dy.filter` of `collection` by its name, with the function it decorates.
+
+    Dataframely has no public way to list a Collection's filters. Relies on
+    `Collection._filters()` returning a dict, in declaration order (a parent's first), of
+    `dataframely._filter.Filter` objects whose `logic` is the decorated function; the dict's
+    keys are the names `Collection.filter` gives the filters' columns in each member's
+    `FailureInfo`. Read against Dataframely 3.1.2 (the locked version).
+    """
+    return {name: f.logic for name, f in collection._filters().items()}
+
+
+def failure_propagation_rule(member: str) -> str:
+    """The rule name `Collection.filter` gives the rows it removes for `member`'s failed rows.
+
+    A member declared with `dy.CollectionMember(propagate_row_failures=True)` removes, from
+    every member not `ignored_in_filters`, the rows whose common primary key a row of it failed
+    a rule with. Relies on `Collection.filter` naming that pseudo-filter's column (and its key
+    in `FailureInfo.counts()`) `<member>|failure_propagation`, a name built inside the method
+    and exported nowhere. Read against Dataframely 3.1.2 (the locked version).
+    """
+    return f"{member}|failure_propagation"
 
 
 def document_type_alias(alias: Any, doc: str) -> None:

@@ -12,7 +12,10 @@ from typing import Any
 __all__ = [
     "CheckNameCollisionError",
     "ClearQuarantineError",
+    "CollectionFilterDuplicatesError",
+    "CollectionMemberMissingError",
     "CollectionNotSupportedError",
+    "CollectionWithoutMembersError",
     "ColumnSchemaError",
     "ConcurrentRunError",
     "CredentialsInUrlError",
@@ -33,6 +36,7 @@ __all__ = [
     "QuarantineStorageCollisionError",
     "QuarantineStorageError",
     "ReservedColumnError",
+    "UnknownCollectionMemberError",
     "UnknownWarningRuleError",
     "UnsafePathKeyError",
     "UnsupportedDtypeError",
@@ -126,6 +130,117 @@ class CollectionNotSupportedError(DagsterDataframelyError):
             f"asset can only be checked against a single `dy.Schema`. Declare a separate "
             f"asset for each member of {collection_name!r} and give each one that member's "
             f"schema."
+        )
+
+
+class CollectionWithoutMembersError(DagsterDataframelyError):
+    """Raised when a `dy.Collection` with no member is declared as assets.
+
+    Each member becomes one asset, so a Collection without members would declare none.
+
+    Parameters
+    ----------
+    collection_name
+        The name of the `dy.Collection`.
+    """
+
+    def __init__(self, collection_name: str) -> None:
+        self.collection_name = collection_name
+        super().__init__(
+            f"The Dataframely Collection {collection_name!r} has no members, so there is no "
+            f"asset to declare. Annotate at least one member on it, such as "
+            f"`orders: dy.LazyFrame[Orders]`."
+        )
+
+
+class UnknownCollectionMemberError(DagsterDataframelyError):
+    """Raised when frames are given for names that are not members of the Collection.
+
+    A frame under a misspelled name would otherwise be dropped without a word, and the member
+    it was meant for validated as missing.
+
+    Parameters
+    ----------
+    collection_name
+        The name of the `dy.Collection`.
+    unknown
+        The names that are not members.
+    members
+        The Collection's members, in declaration order.
+    """
+
+    def __init__(
+        self, collection_name: str, unknown: Sequence[str], members: Sequence[str]
+    ) -> None:
+        self.collection_name = collection_name
+        self.unknown = list(unknown)
+        self.members = list(members)
+        super().__init__(
+            f"Frames were returned for {_quoted(self.unknown)}, which "
+            f"{'is not a member' if len(self.unknown) == 1 else 'are not members'} of the "
+            f"Collection {collection_name!r}. Its members are: {_quoted(self.members)}. "
+            f"Return each frame under its member's name."
+        )
+
+
+class CollectionMemberMissingError(DagsterDataframelyError):
+    """Raised when some members of a Collection are returned but a required one is not.
+
+    The Collection's filters need every required member to decide which rows to keep, so no
+    member can be validated without it. Returning no member at all skips every one instead.
+
+    Parameters
+    ----------
+    collection_name
+        The name of the `dy.Collection`.
+    missing
+        The required members with no frame (absent, or `None`).
+    """
+
+    def __init__(self, collection_name: str, missing: Sequence[str]) -> None:
+        self.collection_name = collection_name
+        self.missing = list(missing)
+        super().__init__(
+            f"No frame was returned for the required "
+            f"{'member' if len(self.missing) == 1 else 'members'} {_quoted(self.missing)} of "
+            f"the Collection {collection_name!r}, so its filters cannot run and nothing was "
+            f"validated or written. Return a frame for every required member (an empty one "
+            f"if it has no rows), declare the member optional "
+            f"(`dy.LazyFrame[Schema] | None`), or return no member at all to skip the step."
+        )
+
+
+class CollectionFilterDuplicatesError(DagsterDataframelyError):
+    """Raised when a Collection's filters would duplicate rows of a member.
+
+    `Collection.filter` joins each member on the primary keys a `@dy.filter` returns, so a
+    filter that returns a key twice repeats that key's rows. Nothing is written: a duplicated
+    row is as wrong as a lost one.
+
+    Parameters
+    ----------
+    collection_name
+        The name of the `dy.Collection`.
+    member
+        The member whose rows were duplicated.
+    input_count
+        How many rows the member had.
+    output_count
+        How many rows came out of the split, valid and invalid together.
+    """
+
+    def __init__(
+        self, collection_name: str, member: str, input_count: int, output_count: int
+    ) -> None:
+        self.collection_name = collection_name
+        self.member = member
+        self.input_count = input_count
+        self.output_count = output_count
+        super().__init__(
+            f"The filters of the Collection {collection_name!r} turned the {_rows(input_count)} "
+            f"of member {member!r} into {_rows(output_count)}: a `@dy.filter` returned some "
+            f"primary key more than once, so nothing was written. Make every filter return "
+            f"each key once, for example by ending it with `.unique()`."
         )
 
 
