@@ -88,3 +88,39 @@ class Shop(dy.Collection):
     """A collection, which `dd.asset` refuses: one asset per member instead."""
 
     orders: dy.LazyFrame[Orders]
+
+
+class BookOrders(dy.Schema):
+    """An order of an `OrderBook`."""
+
+    order_id = dy.String(primary_key=True)
+    amount = dy.Float64(min=0.0)
+
+
+class BookLines(dy.Schema):
+    """A line of an order of an `OrderBook`."""
+
+    order_id = dy.String(primary_key=True)
+    line_no = dy.Int64(primary_key=True, min=1)
+    quantity = dy.Int64(min=1)
+
+
+class OrderBook(dy.Collection):
+    """Orders and their lines: every line has an order, every order a line with a quantity."""
+
+    orders: dy.LazyFrame[BookOrders]
+    lines: dy.LazyFrame[BookLines]
+
+    @dy.filter()
+    def has_order(self) -> pl.LazyFrame:
+        """Every line has an order."""
+        return self.lines.join(self.orders, on="order_id", how="semi").select("order_id").unique()
+
+    @dy.filter()
+    def positive_total(self) -> pl.LazyFrame:
+        return (
+            self.lines.group_by("order_id")
+            .agg(pl.col("quantity").sum())
+            .filter(pl.col("quantity") > 0)
+            .select("order_id")
+        )

@@ -13,7 +13,7 @@ import inspect
 import pkgutil
 import tomllib
 from pathlib import Path
-from typing import Any, Literal, Self
+from typing import Annotated, Any, Literal, Self
 
 import dagster as dg
 import dataframely as dy
@@ -28,11 +28,13 @@ from dagster_dataframely._upstream import (
     DagsterInvalidPropertyError,
     NestedResourceFactory,
     Rule,
+    collection_filters,
     context_for_manager,
     current_asset_context,
     database_handled_types,
     document_type_alias,
     failure_outcomes,
+    failure_propagation_rule,
     is_context_parameter,
     output_context_for,
     output_io_manager,
@@ -48,7 +50,7 @@ from dagster_dataframely._upstream import (
     validation_rules,
 )
 
-from .schemas import EveryDtype, OrderLines, Orders
+from .schemas import EveryDtype, OrderBook, OrderLines, Orders
 
 ROOT = Path(__file__).resolve().parents[1]
 SOURCE = ROOT / "src" / "dagster_dataframely"
@@ -519,6 +521,54 @@ def test_failure_outcomes_keep_each_rule_outcome_as_a_boolean() -> None:
     expected = {"a": [-1], "a|nullability": [True], "a|min": [False]}
     assert frame.to_dict(as_series=False) == expected, (
         f"dataframely.FailureInfo._df changed shape: {frame.to_dict(as_series=False)}."
+    )
+
+
+def test_collection_filters_are_the_decorated_functions_by_name() -> None:
+    """`Collection._filters()`: each `@dy.filter` by name, the function as `Filter.logic`."""
+    filters = collection_filters(OrderBook)
+    assert list(filters) == ["has_order", "positive_total"], (
+        "dataframely.Collection._filters() no longer lists the filters by name in order."
+    )
+    assert filters["has_order"].__doc__ == "Every line has an order.", (
+        "dataframely._filter.Filter.logic is no longer the decorated function."
+    )
+    _, failure = OrderBook.filter(
+        {
+            "orders": pl.DataFrame({"order_id": ["o-1"], "amount": [1.0]}),
+            "lines": pl.DataFrame({"order_id": ["o-2"], "line_no": [1], "quantity": [1]}),
+        },
+        cast=False,
+    )
+    assert "has_order" in failure["lines"].counts(), (
+        "Collection.filter no longer names a filter's failures by the filter's name."
+    )
+
+
+def test_failure_propagation_rule_is_the_name_collection_filter_gives() -> None:
+    """`Collection.filter` names the propagated failures `<member>|failure_propagation`."""
+
+    class Parent(dy.Schema):
+        key = dy.Int64(primary_key=True)
+        value = dy.Int64(min=0)
+
+    class Child(dy.Schema):
+        key = dy.Int64(primary_key=True)
+
+    class Family(dy.Collection):
+        parent: Annotated[dy.LazyFrame[Parent], dy.CollectionMember(propagate_row_failures=True)]
+        child: dy.LazyFrame[Child]
+
+    _, failure = Family.filter(
+        {
+            "parent": pl.DataFrame({"key": [1, 2], "value": [1, -1]}),
+            "child": pl.DataFrame({"key": [1, 2]}),
+        },
+        cast=False,
+    )
+    assert failure["child"].counts() == {failure_propagation_rule("parent"): 1}, (
+        "Collection.filter no longer names a propagated failure '<member>|failure_propagation': "
+        f"{failure['child'].counts()}."
     )
 
 
