@@ -6,6 +6,7 @@ the returned frame and writes the invalid rows to a quarantine beside the table.
 
 from . import errors, testing, wiring
 from ._asset import asset
+from ._collection_asset import collection_asset
 from ._io_manager import QuarantineAwareIOManager
 from ._multi_asset import AssetOut, multi_asset
 from ._quarantine import quarantine_spec
@@ -19,6 +20,7 @@ __all__ = [
     "QuarantineAwareIOManager",
     "SchemaRules",
     "asset",
+    "collection_asset",
     "errors",
     "multi_asset",
     "quarantine_spec",

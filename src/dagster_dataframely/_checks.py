@@ -310,13 +310,7 @@ def check_results_for(
     whose failing rules are all warning rules reports at `WARN`, whatever `severity` is.
     """
     extra = dict(extra_metadata or {})
-    yield dg.AssetCheckResult(
-        check_name=_names.COLUMN_SCHEMA_CHECK,
-        asset_key=asset_key,
-        passed=True,
-        severity=dg.AssetCheckSeverity.ERROR,
-        metadata=extra,
-    )
+    yield column_schema_passed(asset_key, extra)
     samples = failures.samples(max_failure_samples)
     for group in groups:
         metadata = _group_metadata(group, failures.counts, samples)
@@ -357,6 +351,19 @@ def _group_metadata(
     if rule.name in samples:
         metadata[_names.FAILED_SAMPLE] = table_value(samples[rule.name])
     return metadata
+
+
+def column_schema_passed(
+    asset_key: dg.AssetKey, extra_metadata: Mapping[str, Any] | None = None
+) -> dg.AssetCheckResult:
+    """The passing column-schema result: every declared column is there, with its dtype."""
+    return dg.AssetCheckResult(
+        check_name=_names.COLUMN_SCHEMA_CHECK,
+        asset_key=asset_key,
+        passed=True,
+        severity=dg.AssetCheckSeverity.ERROR,
+        metadata=dict(extra_metadata or {}),
+    )
 
 
 def column_schema_failure(

@@ -53,6 +53,11 @@ def schema_version(schema: type[dy.Schema]) -> str:
     return _version(read_schema(schema))
 
 
+def info_version(info: SchemaInfo) -> str:
+    """`schema_version` of a schema already read; a Collection member's covers its filters too."""
+    return _version(info)
+
+
 @functools.lru_cache(maxsize=1024)
 def _version(info: SchemaInfo) -> str:
     content = {

@@ -28,9 +28,10 @@ import polars as pl
 
 from . import _names
 from ._failures import Failures
+from ._outcome import Frame, column_problems
 from ._schema import RuleInfo, SchemaInfo, function_docstring, read_schema
 from ._upstream import collection_filters, failure_propagation_rule
-from ._validate import Frame, column_problems, require_frame
+from ._validate import require_frame
 from .errors import (
     CheckNameCollisionError,
     CollectionFilterDuplicatesError,

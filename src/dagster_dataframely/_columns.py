@@ -181,6 +181,11 @@ def schema_metadata(
     return {_names.COLUMN_SCHEMA: table_schema(schema, warning_rules=warning_rules)}
 
 
+def info_metadata(info: SchemaInfo, warnings: frozenset[str]) -> dict[str, dg.TableSchema]:
+    """`schema_metadata` of a schema already read: a Collection member's shows its filters."""
+    return {_names.COLUMN_SCHEMA: _table_schema(info, warnings)}
+
+
 def call_keeping_columns_tab(
     key: dg.AssetKey,
     info: SchemaInfo,

@@ -24,8 +24,8 @@ from . import _names
 from ._asset import unwrap
 from ._asset_context import can_clear, partition_key, quarantine_writer, selected_outputs
 from ._checks import asset_check_specs
-from ._code_version import schema_version
-from ._columns import call_keeping_columns_tabs, schema_metadata
+from ._code_version import info_version
+from ._columns import call_keeping_columns_tabs, info_metadata
 from ._compute import ComputeSignature
 from ._outcome import OUTCOME_ERRORS, AssetYield, Frame, Outcome, decide, emit
 from ._quarantine import validate_quarantine_key
@@ -538,13 +538,15 @@ def declare_output(
     given: OutputSettings,
     *,
     code_version: str | None = None,
+    info: SchemaInfo | None = None,
 ) -> OutputDeclaration:
     """Resolve one output: its key, its settings, and the `dg.AssetOut` Dagster gets.
 
     `out` is the user's `dg.AssetOut` (a Collection member's, or the one `dd.AssetOut`
-    built) and `given` the output's `dd.asset` settings; `code_version` is the
-    multi-asset's, used when `out` has none, before the schema's version. Settings and
-    environment variables are read now, as `dd.asset` does.
+    built); `code_version` is the multi-asset's, used when `out` has none, before the
+    schema's version. Settings and environment variables are read now, as `dd.asset` does.
+    `info` is `schema` already read, with a Collection's filters for a member's (its Columns
+    tab, checks and quarantine then have them too); None reads `schema`.
 
     Raises
     ------
@@ -558,18 +560,18 @@ def declare_output(
         statistics=given.statistics,
         row_sample=given.row_sample,
     )
-    info = read_schema(schema)
-    settings = with_warning_rules(settings, info, given.warning_rules)
+    info = info or read_schema(schema)
+    settings = with_warning_rules(settings, info, warning_rules)
     key = out.key or dg.AssetKey([*(out.key_prefix or []), name])
     if given.clear_quarantine and not given.quarantine:
         raise ClearQuarantineError(key.to_user_string())
     spec = out.to_spec(key, deps=[]).replace_attributes(
         metadata={
             **(out.metadata or {}),
-            **schema_metadata(schema, warning_rules=settings.warning_rules),
+            **info_metadata(info, settings.warning_rules),
         },
         description=out.description or own_docstring(schema),
-        code_version=out.code_version or code_version or schema_version(schema),
+        code_version=out.code_version or code_version or info_version(info),
     )
     resolved = dg.AssetOut.from_spec(
         spec,
@@ -657,7 +659,7 @@ def build_multi_asset(
         spec
         for declaration in outputs.values()
         for spec in asset_check_specs(
-            declaration.info.schema,
+            declaration.info,
             asset=declaration.key,
             check_granularity=declaration.settings.check_granularity,
             schema_rules=declaration.settings.schema_rules,

@@ -21,7 +21,13 @@ from dataframely.filter_result import FilterResult
 from typing_extensions import TypeAliasType
 
 from . import _names
-from ._checks import check_groups, check_results_for, column_schema_failure, partition_metadata
+from ._checks import (
+    check_groups,
+    check_results_for,
+    column_schema_failure,
+    column_schema_passed,
+    partition_metadata,
+)
 from ._failures import Failures
 from ._quarantine_files import QuarantineWriter
 from ._report import materialization_metadata
@@ -50,8 +56,12 @@ The return annotation of a hand-wired `@dg.asset` whose body is
 `yield from validation_results(...)`.""",
 )
 
-OutcomeKind = Literal["skip", "column_mismatch", "clean", "abort", "partial", "all_invalid"]
-"""The six rows of the failure policy's table, in its order but for the skip."""
+OutcomeKind = Literal[
+    "skip", "column_mismatch", "clean", "abort", "partial", "all_invalid", "unchecked"
+]
+"""The six rows of the failure policy's table, in its order but for the skip; then
+`unchecked`: the frame's columns match, but no rule ran, because another member of the same
+Collection has mismatched columns and the Collection's filters need every member."""
 
 FAILING_KINDS: frozenset[OutcomeKind] = frozenset({"column_mismatch", "abort", "all_invalid"})
 """The outcomes that fail the step, and so write no table."""
@@ -249,6 +259,10 @@ def emit(
             partition_metadata(outcome.partition_key),
         )
         raise _error(outcome)
+    if outcome.kind == "unchecked":
+        # Only the column gate ran, and passed; the step fails on another output's columns.
+        yield column_schema_passed(outcome.key, partition_metadata(outcome.partition_key))
+        return
     failures, valid, quarantined = outcome.failures, outcome.valid, outcome.quarantined
     assert failures is not None
     if outcome.kind == "skip":
