@@ -220,8 +220,11 @@ def split_collection(info: CollectionInfo, frames: Mapping[str, object]) -> Coll
     A member whose value is `None` or absent is skipped; no member at all skips every one.
     Every member's columns are compared with its schema first (without running any plan), and
     a mismatch in any member splits none: the filters need every member. Otherwise the user's
-    plans run once (together, so a source they share is read once), and `Collection.filter`
-    splits the collected rows.
+    plans run once (together, on the streaming engine, so a source they share is read once),
+    and `Collection.filter` splits the collected rows, eagerly, on Polars' default engine: its
+    joins of members with filters ran about a third slower on the streaming one (measured with
+    `benchmarks/collection.py`). Valid rows and failures both come from frames Dataframely has
+    already collected, so no row lands on both sides or on neither.
 
     Raises
     ------
@@ -258,7 +261,7 @@ def split_collection(info: CollectionInfo, frames: Mapping[str, object]) -> Coll
     if problems:
         return CollectionSplit({}, problems, skipped)
     rows = _collect_once(present)
-    result = info.collection.filter(rows, cast=False, engine="streaming")
+    result = info.collection.filter(rows, cast=False)
     splits = {}
     for name in rows:
         member = info.members[name]
