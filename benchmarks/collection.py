@@ -150,7 +150,7 @@ def main() -> None:
         times: dict[str, list[float]] = {variant: [] for variant in VARIANTS}
         for _ in range(repeat):
             for variant in VARIANTS:
-                times[variant].append(_timed(lambda v=variant: RUN[v](members)))
+                times[variant].append(_timed(lambda v=variant, m=members: RUN[v](m)))
         median = {variant: statistics.median(values) for variant, values in times.items()}
         cells = [f"{median['floor']:.2f} s"] + [
             f"{median[v]:.2f} s ({median[v] / median['floor']:.2f}x)" for v in ("default", "lean")
