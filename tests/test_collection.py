@@ -13,6 +13,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from polars.testing import assert_frame_equal
 
+import dagster_dataframely as dd
 from dagster_dataframely import errors
 from dagster_dataframely._checks import asset_check_specs, check_groups, check_results_for
 from dagster_dataframely._code_version import _version
@@ -456,3 +457,62 @@ def _assert_partition(
             check_row_order=False,
         )
         assert member.failures.counts == expected_failure[name].counts()
+
+
+# --- dd.collection_asset at declaration ---------------------------------------------------------
+
+
+def test_collection_asset_declares_one_asset_per_member_with_its_checks() -> None:
+    @dd.collection_asset(
+        OrderBook,
+        quarantine=True,
+        key_prefix="shop",
+        check_granularity="schema",
+        outs={"lines": dg.AssetOut(io_manager_key="warehouse", key_prefix="erp")},
+    )
+    def book() -> None:
+        return None
+
+    assert set(book.keys) == {dg.AssetKey(["shop", "orders"]), dg.AssetKey(["erp", "lines"])}
+    specs = {(s.asset_key.to_user_string(), s.name) for s in book.check_specs}
+    for member in ("shop/orders", "erp/lines"):
+        assert {name for key, name in specs if key == member} == {
+            "dy_schema__columns",
+            "dy_schema__rules",
+            "dy_filter__has_order",
+            "dy_filter__positive_total",
+        }
+    lines = book.specs_by_key[dg.AssetKey(["erp", "lines"])]
+    assert book.get_io_manager_key_for_asset_key(lines.key) == "warehouse"
+    assert lines.description == BookLines.__doc__
+    columns_tab = lines.metadata["dagster/column_schema"]
+    assert "filter has_order of OrderBook" in columns_tab.constraints.other
+    info = read_collection(OrderBook)
+    assert lines.code_version == _version(info.members["lines"].info)
+
+
+def test_collection_asset_refuses_outs_for_no_member() -> None:
+    with pytest.raises(errors.UnknownCollectionMemberError) as raised:
+        dd.collection_asset(OrderBook, outs={"line": dg.AssetOut()})
+    assert raised.value.unknown == ["line"]
+
+
+def test_collection_asset_refuses_clear_quarantine_without_quarantine() -> None:
+    with pytest.raises(errors.ClearQuarantineError):
+        dd.collection_asset(OrderBook, clear_quarantine=True)
+
+
+def test_collection_asset_refuses_a_schema_and_dd_asset_still_refuses_a_collection() -> None:
+    with pytest.raises(TypeError, match=r"dy\.Collection"):
+        dd.collection_asset(BookOrders)  # type: ignore[arg-type]
+    with pytest.raises(errors.CollectionNotSupportedError):
+        dd.asset(OrderBook)
+
+
+def test_a_return_value_that_is_no_mapping_nor_collection_fails_with_a_clear_error() -> None:
+    @dd.collection_asset(OrderBook)
+    def book() -> Any:
+        return [ORDERS, LINES]
+
+    with pytest.raises(errors.MultiAssetReturnError, match="neither a mapping of members"):
+        list(book(dg.build_asset_context()))
