@@ -8,13 +8,15 @@ They only read: no row is written, moved or quarantined.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 
 import dagster as dg
 import dataframely as dy
 import polars as pl
 
 from ._checks import asset_check_specs
+from ._collection import read_collection
+from ._collection_checks import collection_table_checks
 from ._schema import read_schema
 from ._settings import Granularity, SchemaRules, resolve_settings
 from ._validate import resolved_check_results
@@ -57,8 +59,13 @@ EAGER_TABLE = _table_type(pl.DataFrame)
 
 
 def table_checks(
-    schema: type[dy.Schema],
-    asset: dg.AssetsDefinition | dg.AssetSpec | dg.AssetKey | str | Sequence[str],
+    schema: type[dy.Schema] | type[dy.Collection],
+    asset: dg.AssetsDefinition
+    | dg.AssetSpec
+    | dg.AssetKey
+    | str
+    | Sequence[str]
+    | Mapping[str, dg.AssetsDefinition | dg.AssetSpec | dg.AssetKey | str | Sequence[str]],
     /,
     *,
     severity: dg.AssetCheckSeverity,
@@ -80,13 +87,23 @@ def table_checks(
     `dg.Definitions(asset_checks=[...])`; Dagster runs it after each materialization of the
     asset, and on its own from the asset's Checks tab.
 
+    For a `dy.Collection`, pass a mapping from member name to that member's asset: one check
+    definition then loads every member's table, splits them together with one
+    `Collection.filter` (as `dd.collection_asset` does; this holds every member's rows in
+    memory at once), and reports each member's checks on its own asset: its rule checks and
+    one `dy_filter__<name>` check per filter that constrains it (see docs/collections.md). An
+    optional member may be left out of the mapping.
+
     Parameters
     ----------
     schema
-        The Dataframely schema the table should follow.
+        The Dataframely schema the table should follow, or a `dy.Collection` whose members'
+        tables should follow it.
     asset
         The asset whose table to check: its definition (a `@dg.asset`, one key of a
-        `@dbt_assets` passed as the key), an external `dg.AssetSpec`, or its key.
+        `@dbt_assets` passed as the key), an external `dg.AssetSpec`, or its key. For a
+        Collection, a mapping from member name to such an asset; every member's asset must
+        have the same partitions.
     severity
         The severity of a failing rule check. The column-schema check always fails at
         `ERROR`, and on a mismatch no rule runs.
@@ -103,7 +120,8 @@ def table_checks(
         As for `dd.asset`; None falls back to the environment, then the default.
     warning_rules
         As for `dd.asset`: the rules (Dataframely's names) whose checks fail at `WARN`, whatever
-        `severity` is; their check descriptions say so before any run.
+        `severity` is; their check descriptions say so before any run. Not taken with a
+        Collection, as `dd.collection_asset` does not take them.
     name
         The check op's name; by default `<asset key>__dataframely_checks`.
 
@@ -124,6 +142,26 @@ def table_checks(
         schema_rules=schema_rules,
         max_failure_samples=max_failure_samples,
     )
+    if isinstance(schema, type) and issubclass(schema, dy.Collection):
+        if not isinstance(asset, Mapping) or warning_rules is not None:
+            raise dg.DagsterInvariantViolationError(
+                f"table_checks of the Collection {schema.__name__} takes a mapping from member "
+                "name to that member's asset, and no warning_rules."
+            )
+        return collection_table_checks(
+            read_collection(schema),
+            asset,
+            {member: _target(target, partitions_def) for member, target in asset.items()},
+            settings=settings,
+            severity=severity,
+            table_type=LAZY_TABLE if lazy else EAGER_TABLE,
+            name=name,
+        )
+    if isinstance(asset, Mapping):
+        raise dg.DagsterInvariantViolationError(
+            "table_checks takes a mapping of assets only with a dy.Collection; pass the one "
+            "asset whose table follows the schema."
+        )
     info = read_schema(schema)
     settings = with_warning_rules(settings, info, warning_rules)
     key, partitions = _target(asset, partitions_def)

@@ -184,29 +184,32 @@ class UnknownCollectionMemberError(DagsterDataframelyError):
 
 
 class CollectionMemberMissingError(DagsterDataframelyError):
-    """Raised when some members of a Collection are returned but a required one is not.
+    """Raised when some members of a Collection are given but a required one is not.
 
     The Collection's filters need every required member to decide which rows to keep, so no
-    member can be validated without it. Returning no member at all skips every one instead.
+    member can be validated without it. A `dd.collection_asset` function that returns no
+    member at all skips every one instead.
 
     Parameters
     ----------
     collection_name
         The name of the `dy.Collection`.
     missing
-        The required members with no frame (absent, or `None`).
+        The required members with no frame (absent, or `None`) or, for `dd.table_checks`, no
+        asset.
     """
 
     def __init__(self, collection_name: str, missing: Sequence[str]) -> None:
         self.collection_name = collection_name
         self.missing = list(missing)
         super().__init__(
-            f"No frame was returned for the required "
+            f"Nothing was given for the required "
             f"{'member' if len(self.missing) == 1 else 'members'} {_quoted(self.missing)} of "
             f"the Collection {collection_name!r}, so its filters cannot run and nothing was "
-            f"validated or written. Return a frame for every required member (an empty one "
-            f"if it has no rows), declare the member optional "
-            f"(`dy.LazyFrame[Schema] | None`), or return no member at all to skip the step."
+            f"validated or written. Give every required member: return a frame for it from a "
+            f"dd.collection_asset function (an empty one if it has no rows), or map it to its "
+            f"asset in dd.table_checks; or declare the member optional "
+            f"(`dy.LazyFrame[Schema] | None`); or return no member at all to skip the step."
         )
 
 
