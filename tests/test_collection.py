@@ -190,6 +190,17 @@ def test_two_filters_with_one_check_name_are_refused() -> None:
     assert raised.value.name == "dy_filter__parent__failure_propagation"
 
 
+def test_a_filter_name_dagster_refuses_in_a_check_name_is_refused() -> None:
+    namespace: dict[str, Any] = {
+        "__annotations__": {"parent": dy.LazyFrame[Parent], "child": dy.LazyFrame[Child]},
+        "größe": dy.filter()(lambda self: self.parent.select("key")),
+    }
+    accented = type("Accented", (dy.Collection,), namespace)
+    with pytest.raises(errors.InvalidRuleNameError) as raised:
+        read_collection(accented)
+    assert raised.value.rules == ["größe"]
+
+
 def test_a_member_schema_this_package_refuses_is_named_with_its_member() -> None:
     class Reserved(dy.Schema):
         key = dy.Int64(primary_key=True)

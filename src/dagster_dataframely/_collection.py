@@ -38,6 +38,7 @@ from .errors import (
     CollectionMemberMissingError,
     CollectionWithoutMembersError,
     DagsterDataframelyError,
+    InvalidRuleNameError,
     UnknownCollectionMemberError,
 )
 
@@ -83,6 +84,8 @@ def read_collection(collection: object) -> CollectionInfo:
         The Collection has no member.
     CheckNameCollisionError
         Two filters (a `@dy.filter` and a member's failure propagation) get one check name.
+    InvalidRuleNameError
+        A filter's or member's name has a letter Dagster does not allow in a check name.
     DagsterDataframelyError
         A member's schema is one this package cannot use (as `dd.asset` raises it), with a
         note naming the member.
@@ -161,6 +164,9 @@ def _filter_rules(collection: type[dy.Collection], key: tuple[str, ...]) -> tupl
                     plan=functools.partial(str, text),
                 )
             )
+    invalid = [r.name for r in rules if not _names.DAGSTER_NAME.fullmatch(r.check_name)]
+    if invalid:  # a Python identifier may have letters Dagster refuses in a check name
+        raise InvalidRuleNameError(name, invalid)
     seen: dict[str, str] = {}
     for rule in rules:
         first = seen.setdefault(rule.check_name, rule.name)
