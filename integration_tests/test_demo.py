@@ -53,6 +53,12 @@ def test_the_demo_code_location_loads_and_materializes(demo: ModuleType) -> None
     assert triage["dy_rule__amount__min"] == 1
     all_orders = materialization_metadata(result, dg.AssetKey(["analytics", "all_orders"]))
     assert all_orders["dagster/row_count"] == 24
+    # The Collection: the first order lost its header, so the filter quarantines its two lines.
+    book = warehouse / "order_book"
+    assert pl.read_parquet(book / "orders.parquet").height == 9
+    lines_quarantine = pl.read_parquet(book / "lines_quarantine.parquet")
+    assert lines_quarantine.height == 10
+    assert (lines_quarantine["dy_filter__line_has_order"] == "invalid").sum() == 2
 
     partitioned = [demo.daily_orders]
     daily_orders = dg.AssetKey("daily_orders")

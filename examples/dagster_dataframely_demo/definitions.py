@@ -2,7 +2,8 @@
 
 Four validated assets show the outcomes worth seeing: a clean table, a table whose bad lines go
 to a quarantine, a daily-partitioned table (Sundays have no data and skip), and a table stored in
-DuckDB. Everything is written under `.demo/` in the project.
+DuckDB. A Collection, orders and their lines, is validated together with its filter "every line
+has an order". Everything is written under `.demo/` in the project.
 """
 
 import datetime as dt
@@ -17,7 +18,7 @@ from dagster_polars import PolarsParquetIOManager
 import dagster_dataframely as dd
 
 from ._data import marketplace_orders, orders_for_day, storefront_orders
-from .schema import Orders
+from .schema import OrderBook, Orders
 
 DEMO_DIR = Path(os.environ.get("DAGSTER_DATAFRAMELY_DEMO_DIR", ".demo")).absolute()
 WAREHOUSE = DEMO_DIR / "warehouse"
@@ -68,6 +69,21 @@ def all_orders(storefront_lines: pl.DataFrame, marketplace_lines: pl.DataFrame) 
     return pl.concat([storefront_lines, marketplace_lines])
 
 
+@dd.collection_asset(OrderBook, quarantine=True, key_prefix="order_book", group_name="order_book")
+def order_book(raw_marketplace_orders: pl.DataFrame) -> dict[str, pl.DataFrame]:
+    """The marketplace feed as orders and their lines; the feed lost the first order's header.
+
+    That order's lines are quarantined by the filter `line_has_order`, and the quarantine's
+    column `dy_filter__line_has_order` says so.
+    """
+    orders = (
+        raw_marketplace_orders.group_by("order_id", maintain_order=True)
+        .agg(pl.col("customer_email", "ordered_at").first())
+        .slice(1)
+    )
+    return {"orders": orders, "lines": raw_marketplace_orders}
+
+
 # The quarantine has no step of its own, so the dependency on `marketplace_lines` is what makes
 # this asset run after the step that writes the quarantine.
 @dg.asset(group_name="sales", deps=["marketplace_lines"])
@@ -90,6 +106,7 @@ defs = dg.Definitions(
         quarantine_triage,
         daily_orders,
         all_orders,
+        order_book,
     ],
     resources={
         "io_manager": PolarsParquetIOManager(base_dir=str(WAREHOUSE)),
