@@ -90,6 +90,12 @@ def collection_asset(
     member stops the split of all (the filters need every member): the other members then
     report only their passing column check. See docs/collections.md.
 
+    Not accepted, with the reasons: `can_subset` (the filters need every member, so the
+    members are validated and written together), `warning_rules` (a row kept by a warning
+    rule would be kept after the filters had already removed the rows of other members that
+    depend on it, breaking the filters' promise), and `@dg.multi_asset`'s `specs`,
+    `check_specs`, `internal_asset_deps` and `io_manager_def` (as for `dd.multi_asset`).
+
     Parameters
     ----------
     collection
@@ -158,12 +164,6 @@ def collection_asset(
         change of either marks the member changed.
     pool
         Passed to `@dg.multi_asset` unchanged.
-
-    Not accepted, with the reasons: `can_subset` (the filters need every member, so the
-    members are validated and written together), `warning_rules` (a row kept by a warning
-    rule would be kept after the filters had already removed the rows of other members that
-    depend on it, breaking the filters' promise), and `@dg.multi_asset`'s `specs`,
-    `check_specs`, `internal_asset_deps` and `io_manager_def` (as for `dd.multi_asset`).
 
     Returns
     -------
