@@ -312,7 +312,9 @@ def test_a_members_quarantine_is_read_downstream(tmp_path: Path) -> None:
     def order_book() -> Mapping[str, Any]:
         return MIXED
 
-    lines_quarantine = dd.quarantine_spec(Lines, dg.AssetKey("lines"))
+    lines_quarantine = dd.quarantine_spec(OrderBook, order_book, asset_key="lines")
+    columns = lines_quarantine.metadata["dagster/column_schema"].columns
+    assert [c.name for c in columns][-2:] == ["dy_rule__quantity__min", FILTER]
 
     @dg.asset(deps=[dg.AssetKey("lines")])
     def orphans(lines_quarantine: pl.DataFrame) -> pl.DataFrame:

@@ -527,3 +527,20 @@ def test_a_return_value_that_is_no_mapping_nor_collection_fails_with_a_clear_err
 
     with pytest.raises(errors.MultiAssetReturnError, match="neither a mapping of members"):
         list(book(dg.build_asset_context()))
+
+
+def test_quarantine_spec_of_a_member_has_its_filter_columns() -> None:
+    @dd.collection_asset(OrderBook, quarantine=True, key_prefix="shop")
+    def book() -> None:
+        return None
+
+    key = dg.AssetKey(["shop", "lines"])
+    for spec in (
+        dd.quarantine_spec(OrderBook, book, asset_key=key),
+        dd.quarantine_spec(OrderBook, key),
+    ):
+        assert spec.key == dg.AssetKey(["shop", "lines_quarantine"])
+        columns = [c.name for c in spec.metadata["dagster/column_schema"].columns]
+        assert columns[-2:] == ["dy_filter__has_order", "dy_filter__positive_total"]
+    with pytest.raises(errors.UnknownCollectionMemberError):
+        dd.quarantine_spec(OrderBook, dg.AssetKey("orderz"))

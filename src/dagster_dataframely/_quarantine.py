@@ -11,13 +11,14 @@ import polars as pl
 from dataframely import FailureInfo
 
 from . import _names
+from ._collection import read_collection
 from ._columns import quarantine_table_schema
 from ._concurrent_runs import check_no_concurrent_run
 from ._failures import Failures
 from ._io_manager import write_through
 from ._observations import quarantine_observation
 from ._quarantine_files import QuarantineWriter
-from ._schema import read_schema
+from ._schema import SchemaInfo, read_schema
 from ._storage_slots import check_quarantine_storage
 from ._upstream import (
     DagsterInvalidPropertyError,
@@ -32,6 +33,7 @@ from .errors import (
     MultiAssetKeyError,
     QuarantineKeyCollisionError,
     QuarantineStorageCollisionError,
+    UnknownCollectionMemberError,
 )
 
 
@@ -256,7 +258,7 @@ def definition_asset_key(
 
 
 def quarantine_spec(
-    schema: type[dy.Schema],
+    schema: type[dy.Schema] | type[dy.Collection],
     asset: dg.AssetsDefinition | dg.AssetKey | str | Sequence[str],
     *,
     asset_key: dg.AssetKey | str | Sequence[str] | None = None,
@@ -278,7 +280,10 @@ def quarantine_spec(
     Parameters
     ----------
     schema
-        The schema the asset validates against; it gives the spec's Columns tab.
+        The schema the asset validates against; it gives the spec's Columns tab. For a member
+        of a `dd.collection_asset`, the `dy.Collection`: the tab then has a column per filter
+        that constrains the member too. The member is the output of the definition that has
+        the key (`asset_key`), or the last part of the key `asset`.
     asset
         The asset the invalid rows came from, as its definition or its asset key. Pass a key
         only for an asset you cannot import. A definition also gives the spec its partitions
@@ -346,7 +351,6 @@ def quarantine_spec(
     Pass the spec, not its key, to `dg.Definitions(assets=[...])` with `orders`. A downstream
     asset can then declare `orders_quarantine` as an input.
     """
-    info = read_schema(schema)
     carried: dict[str, Any] = {}
     inherited: dict[str, Any] = {}
     if isinstance(asset, dg.AssetsDefinition):
@@ -372,6 +376,7 @@ def quarantine_spec(
         )
     else:
         key = dg.AssetKey.from_coercible(asset)
+    info = _quarantined_schema(schema, asset, key)
     return dg.AssetSpec(
         key=_names.quarantine_key(key),
         deps=[key],
@@ -386,6 +391,29 @@ def quarantine_spec(
         owners=owners if owners is not None else inherited.get("owners"),
         tags={**(inherited.get("tags") or {}), **(tags or {})},
     )
+
+
+def _quarantined_schema(
+    schema: type[dy.Schema] | type[dy.Collection], asset: object, key: dg.AssetKey
+) -> SchemaInfo:
+    """The schema whose rows the quarantine holds: a Collection member's has its filters.
+
+    Raises
+    ------
+    UnknownCollectionMemberError
+        `schema` is a Collection and `key` is none of its members' assets.
+    """
+    if not (isinstance(schema, type) and issubclass(schema, dy.Collection)):
+        return read_schema(schema)
+    collection = read_collection(schema)
+    member = (
+        asset.get_output_name_for_asset_key(key)
+        if isinstance(asset, dg.AssetsDefinition)
+        else key.path[-1]
+    )
+    if member not in collection.members:
+        raise UnknownCollectionMemberError(collection.name, [member], list(collection.members))
+    return collection.members[member].info
 
 
 def _io_manager_metadata(metadata: Mapping[str, Any]) -> dict[str, Any]:
