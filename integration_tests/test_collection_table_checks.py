@@ -77,3 +77,46 @@ def test_a_collection_needs_an_asset_per_required_member() -> None:
         dd.table_checks(OrderBook, {"orders": orders}, severity=dg.AssetCheckSeverity.WARN)
     with pytest.raises(dg.DagsterInvariantViolationError, match="mapping"):
         dd.table_checks(OrderBook, orders, severity=dg.AssetCheckSeverity.WARN)
+
+
+def test_partitioned_members_are_checked_one_partition_at_a_time(tmp_path: Path) -> None:
+    daily = dg.DailyPartitionsDefinition(start_date="2026-01-01", end_date="2026-01-03")
+    by_day = {"2026-01-01": LINES.head(1), "2026-01-02": LINES}
+
+    @dg.asset(partitions_def=daily, name="orders")
+    def daily_orders() -> pl.DataFrame:
+        return ORDERS
+
+    @dg.asset(partitions_def=daily, name="lines")
+    def daily_lines(context: dg.AssetExecutionContext) -> pl.DataFrame:
+        return by_day[context.partition_key]
+
+    checks = dd.table_checks(
+        OrderBook,
+        {"orders": daily_orders, "lines": daily_lines},
+        severity=dg.AssetCheckSeverity.WARN,
+    )
+    for day, passed in (("2026-01-01", True), ("2026-01-02", False)):
+        result = dg.materialize(
+            [daily_orders, daily_lines, checks],
+            partition_key=day,
+            resources={"io_manager": PolarsParquetIOManager(base_dir=str(tmp_path))},
+            instance=shared_instance(),
+        )
+        (filter_check,) = [
+            e
+            for e in result.get_asset_check_evaluations()
+            if e.check_name == FILTER and e.asset_key == daily_lines.key
+        ]
+        assert filter_check.passed is passed
+        assert filter_check.metadata["dy_partition"].value == day
+
+
+def test_members_with_other_partitions_are_refused() -> None:
+    daily = dg.DailyPartitionsDefinition(start_date="2026-01-01")
+    with pytest.raises(dg.DagsterInvariantViolationError, match="same partitions_def"):
+        dd.table_checks(
+            OrderBook,
+            {"orders": orders, "lines": dg.AssetSpec("lines", partitions_def=daily)},
+            severity=dg.AssetCheckSeverity.WARN,
+        )

@@ -57,13 +57,16 @@ def collection_table_checks(
     missing = [m for m, member in info.members.items() if m not in assets and not member.optional]
     if missing:
         raise CollectionMemberMissingError(info.name, missing)
-    partitions = {id(p): p for _, p in targets.values()}
+    partitions: list[dg.PartitionsDefinition[str] | None] = []
+    for _, member_partitions in targets.values():
+        if member_partitions not in partitions:  # equal definitions are one
+            partitions.append(member_partitions)
     if len(partitions) > 1:
         raise dg.DagsterInvariantViolationError(
             f"table_checks of the Collection {info.name} checks its members together, one "
             "partition at a time, so every member's asset needs the same partitions_def."
         )
-    (partitions_def,) = partitions.values()
+    (partitions_def,) = partitions
     specs = [
         spec
         for member, (key, _) in targets.items()
