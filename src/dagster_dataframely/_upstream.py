@@ -419,7 +419,7 @@ def collection_filters(
     `Collection._filters()` returning a dict, in declaration order (a parent's first), of
     `dataframely._filter.Filter` objects whose `logic` is the decorated function; the dict's
     keys are the names `Collection.filter` gives the filters' columns in each member's
-    `FailureInfo`. Read against Dataframely 3.1.2 (the locked version).
+    `FailureInfo`. Since Dataframely 3.1.0 (checked against 3.1.0 and 3.1.2).
     """
     return {name: f.logic for name, f in collection._filters().items()}
 
@@ -431,7 +431,7 @@ def failure_propagation_rule(member: str) -> str:
     every member not `ignored_in_filters`, the rows whose common primary key a row of it failed
     a rule with. Relies on `Collection.filter` naming that pseudo-filter's column (and its key
     in `FailureInfo.counts()`) `<member>|failure_propagation`, a name built inside the method
-    and exported nowhere. Read against Dataframely 3.1.2 (the locked version).
+    and exported nowhere. Since Dataframely 3.1.0 (checked against 3.1.0 and 3.1.2).
     """
     return f"{member}|failure_propagation"
 
