@@ -19,7 +19,13 @@ import dagster as dg
 import dataframely as dy
 
 from ._collection import CollectionInfo, no_failures, read_collection, split_collection
-from ._multi_asset import OutputDeclaration, OutputRun, build_multi_asset, declare_output
+from ._multi_asset import (
+    OutputDeclaration,
+    OutputRun,
+    OutputSettings,
+    build_multi_asset,
+    declare_output,
+)
 from ._outcome import Frame, Outcome, decided
 from ._settings import Granularity, SchemaRules, read_quarantine_dir
 from ._validate import type_name
@@ -228,18 +234,21 @@ def collection_asset(
     if unknown:
         raise UnknownCollectionMemberError(info.name, unknown, list(info.members))
     read_quarantine_dir()  # an empty value is a mistake worth failing on at declaration
+    settings = OutputSettings(
+        quarantine=quarantine,
+        clear_quarantine=clear_quarantine,
+        check_granularity=check_granularity,
+        schema_rules=schema_rules,
+        max_failure_samples=max_failure_samples,
+        statistics=statistics,
+        row_sample=row_sample,
+    )
     declarations = {
         member_name: declare_output(
             member_name,
             member.info.schema,
             _member_out(member_name, (outs or {}).get(member_name), key_prefix),
-            quarantine=quarantine,
-            clear_quarantine=clear_quarantine,
-            check_granularity=check_granularity,
-            schema_rules=schema_rules,
-            max_failure_samples=max_failure_samples,
-            statistics=statistics,
-            row_sample=row_sample,
+            settings,
             code_version=code_version,
             info=member.info,
         )

@@ -543,10 +543,11 @@ def declare_output(
     """Resolve one output: its key, its settings, and the `dg.AssetOut` Dagster gets.
 
     `out` is the user's `dg.AssetOut` (a Collection member's, or the one `dd.AssetOut`
-    built); `code_version` is the multi-asset's, used when `out` has none, before the
-    schema's version. Settings and environment variables are read now, as `dd.asset` does.
-    `info` is `schema` already read, with a Collection's filters for a member's (its Columns
-    tab, checks and quarantine then have them too); None reads `schema`.
+    built) and `given` the output's `dd.asset` settings; `code_version` is the
+    multi-asset's, used when `out` has none, before the schema's version. Settings and
+    environment variables are read now, as `dd.asset` does. `info` is `schema` already read,
+    with a Collection's filters for a member's (its Columns tab, checks and quarantine then
+    have them too); None reads `schema`.
 
     Raises
     ------
@@ -561,7 +562,7 @@ def declare_output(
         row_sample=given.row_sample,
     )
     info = info or read_schema(schema)
-    settings = with_warning_rules(settings, info, warning_rules)
+    settings = with_warning_rules(settings, info, given.warning_rules)
     key = out.key or dg.AssetKey([*(out.key_prefix or []), name])
     if given.clear_quarantine and not given.quarantine:
         raise ClearQuarantineError(key.to_user_string())
