@@ -53,12 +53,18 @@ def test_the_demo_code_location_loads_and_materializes(demo: ModuleType) -> None
     assert triage["dy_rule__amount__min"] == 1
     all_orders = materialization_metadata(result, dg.AssetKey(["analytics", "all_orders"]))
     assert all_orders["dagster/row_count"] == 24
-    # The Collection: the first order lost its header, so the filter quarantines its two lines.
+    # The Collection: one orders row fails its own rule; of the lines, one fails its own rule
+    # and the filter removes the line of that invalid order and the line of an unknown order.
     book = warehouse / "order_book"
-    assert pl.read_parquet(book / "orders.parquet").height == 9
+    assert pl.read_parquet(book / "orders.parquet").height == 4
+    assert pl.read_parquet(book / "orders_quarantine.parquet").height == 1
+    assert pl.read_parquet(book / "lines.parquet").height == 7
     lines_quarantine = pl.read_parquet(book / "lines_quarantine.parquet")
-    assert lines_quarantine.height == 10
-    assert (lines_quarantine["dy_filter__line_has_order"] == "invalid").sum() == 2
+    removed_by_filter = lines_quarantine.filter(
+        pl.col("dy_filter__every_line_has_an_order") == "invalid"
+    )
+    assert sorted(removed_by_filter["order_id"]) == ["ORD-000103", "ORD-000109"]
+    assert lines_quarantine.height == 3
 
     partitioned = [demo.daily_orders]
     daily_orders = dg.AssetKey("daily_orders")
@@ -119,6 +125,8 @@ def test_the_demo_adds_its_runs_to_the_history_the_ui_shows(
         }
         assert "dy_rule__primary_key" in failing_checks
     printed = capsys.readouterr().out
+    assert printed.index("order_book/orders") < printed.index("order_book/lines")
+    assert "dy_filter__every_line_has_an_order" in printed
     assert f"now holds {1 + runs_per_demo} runs" in printed
     assert "make ui" in printed
 

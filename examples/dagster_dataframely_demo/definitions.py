@@ -2,8 +2,9 @@
 
 Four validated assets show the outcomes worth seeing: a clean table, a table whose bad lines go
 to a quarantine, a daily-partitioned table (Sundays have no data and skip), and a table stored in
-DuckDB. A Collection, orders and their lines, is validated together with its filter "every line
-has an order". Everything is written under `.demo/` in the project.
+DuckDB. A Collection, `OrderBook`, validates orders and their lines together in one step, so a
+line without a valid order goes to the lines' quarantine. Everything is written under `.demo/`
+in the project.
 """
 
 import datetime as dt
@@ -18,7 +19,8 @@ from dagster_polars import PolarsParquetIOManager
 import dagster_dataframely as dd
 
 from ._data import marketplace_orders, orders_for_day, storefront_orders
-from .schema import OrderBook, Orders
+from .order_book import OrderBook, order_headers, order_line_rows
+from .schema import Orders
 
 DEMO_DIR = Path(os.environ.get("DAGSTER_DATAFRAMELY_DEMO_DIR", ".demo")).absolute()
 WAREHOUSE = DEMO_DIR / "warehouse"
@@ -69,19 +71,24 @@ def all_orders(storefront_lines: pl.DataFrame, marketplace_lines: pl.DataFrame) 
     return pl.concat([storefront_lines, marketplace_lines])
 
 
-@dd.collection_asset(OrderBook, quarantine=True, key_prefix="order_book", group_name="order_book")
-def order_book(raw_marketplace_orders: pl.DataFrame) -> dict[str, pl.DataFrame]:
-    """The marketplace feed as orders and their lines; the feed lost the first order's header.
+@dg.asset(group_name="raw")
+def raw_order_headers() -> pl.DataFrame:
+    """The order service's export of orders, without their lines."""
+    return order_headers()
 
-    That order's lines are quarantined by the filter `line_has_order`, and the quarantine's
-    column `dy_filter__line_has_order` says so.
-    """
-    orders = (
-        raw_marketplace_orders.group_by("order_id", maintain_order=True)
-        .agg(pl.col("customer_email", "ordered_at").first())
-        .slice(1)
-    )
-    return {"orders": orders, "lines": raw_marketplace_orders}
+
+@dg.asset(group_name="raw")
+def raw_order_lines() -> pl.DataFrame:
+    """The order service's export of order lines."""
+    return order_line_rows()
+
+
+@dd.collection_asset(OrderBook, quarantine=True, key_prefix="order_book", group_name="order_book")
+def order_book(
+    raw_order_headers: pl.DataFrame, raw_order_lines: pl.DataFrame
+) -> dict[str, pl.DataFrame]:
+    """Orders and their lines as one Collection: `order_book/orders` and `order_book/lines`."""
+    return {"orders": raw_order_headers, "lines": raw_order_lines}
 
 
 # The quarantine has no step of its own, so the dependency on `marketplace_lines` is what makes
@@ -106,6 +113,8 @@ defs = dg.Definitions(
         quarantine_triage,
         daily_orders,
         all_orders,
+        raw_order_headers,
+        raw_order_lines,
         order_book,
     ],
     resources={

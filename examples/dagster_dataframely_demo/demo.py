@@ -123,7 +123,13 @@ def _print(summaries: dict[dg.AssetKey, Summary], failed: int) -> None:
     outcome = "every run succeeded" if not failed else f"{failed} runs FAILED"
     print(f"Materialized the demo code location: {outcome}.")
     print(f"Everything is under {DEMO_DIR}\n")
-    for key, summary in summaries.items():
+    declared = [
+        key
+        for assets in defs.assets or []
+        for key in getattr(assets, "keys_by_output_name", {}).values()
+    ]
+    for key in sorted(summaries, key=lambda k: declared.index(k) if k in declared else 0):
+        summary = summaries[key]
         skipped = summary.partitions - summary.materialized
         heading = key.to_user_string()
         if summary.partitions > 1:

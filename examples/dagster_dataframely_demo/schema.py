@@ -52,23 +52,3 @@ class Orders(dy.Schema):
     def one_currency_per_order(cls) -> pl.Expr:
         """Every line of an order is in the order's currency."""
         return pl.col("currency").n_unique().over("order_id") == 1
-
-
-class OrderHeaders(dy.Schema):
-    """An order: one row per order, its lines in `Orders`."""
-
-    order_id = dy.String(primary_key=True, regex=r"^ORD-[0-9]{6,8}$")
-    customer_email = dy.String(regex=r"^[^@\s]+@[^@\s]+\.[a-z]+$")
-    ordered_at = dy.Datetime(time_zone="UTC", time_unit="us")
-
-
-class OrderBook(dy.Collection):
-    """Orders and their lines, validated together: every line has an order."""
-
-    orders: dy.LazyFrame[OrderHeaders]
-    lines: dy.LazyFrame[Orders]
-
-    @dy.filter()
-    def line_has_order(self) -> pl.LazyFrame:
-        """Every line has an order."""
-        return self.orders.select("order_id")
