@@ -308,6 +308,15 @@ SHOTS = [
         height=1600,
     ),
     Shot(
+        "collection-filter-check.png",
+        "order_book/lines, a member of the OrderBook Collection: its rule checks and the check of "
+        "the Collection's filter, dy_filter__every_line_has_an_order, selected",
+        "/assets/order_book/lines?view=checks&checkDetail=dy_filter__every_line_has_an_order",
+        "dy_failed_count",
+        _check_list,
+        height=900,
+    ),
+    Shot(
         "materialization-metadata.png",
         "storefront_lines' materialization with no invalid rows: row count, valid sample and "
         "one statistics table per dtype group",
