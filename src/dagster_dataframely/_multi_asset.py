@@ -386,7 +386,8 @@ def multi_asset(
 
     With `can_subset=True`, a run that selects some outputs validates and writes only those;
     the values the function returns for the others are ignored. The function always receives
-    a `context` if it declares one; `context.selected_output_names` says which outputs run.
+    a `context` if it declares one; `context.op_execution_context.selected_output_names` says
+    which outputs run.
 
     Every keyword parameter but `outs` is `@dg.multi_asset`'s, passed to it unchanged unless
     its description below says otherwise. Four `@dg.multi_asset` parameters are not accepted:
