@@ -124,6 +124,7 @@ def kill_mid_write(
 # Killed half way through a write.
 
 
+@pytest.mark.fault_injection
 @pytest.mark.parametrize("write", WRITES)
 @pytest.mark.parametrize("kind", KINDS)
 def test_a_killed_staged_write_leaves_the_last_good_version(
@@ -142,6 +143,7 @@ def test_a_killed_staged_write_leaves_the_last_good_version(
         assert_quarantine(stored(kind, QUARANTINE, warehouse, restricted), first)
 
 
+@pytest.mark.fault_injection
 @pytest.mark.parametrize("kind", KINDS)
 def test_the_next_staged_write_after_a_kill_succeeds_and_leaves_nothing_behind(
     warehouse: Path, restricted: Path, tmp_path: Path, kind: str
@@ -162,6 +164,7 @@ def test_the_next_staged_write_after_a_kill_succeeds_and_leaves_nothing_behind(
         assert files_under(warehouse) == {"w.duckdb"}
 
 
+@pytest.mark.fault_injection
 @pytest.mark.parametrize("kind", KINDS)
 def test_without_staging_a_killed_write_destroys_the_last_good_table(
     warehouse: Path, restricted: Path, tmp_path: Path, kind: str
@@ -224,6 +227,7 @@ def _disks(kind: str, write: str, small_disk: Path, tmp_path: Path) -> tuple[Pat
     return (on_small, elsewhere) if write == TABLE else (elsewhere, on_small)
 
 
+@pytest.mark.fault_injection
 @pytest.mark.parametrize("write", WRITES)
 @pytest.mark.parametrize("kind", KINDS)
 def test_a_staged_write_to_a_full_disk_leaves_the_last_good_version(
@@ -249,6 +253,7 @@ def test_a_staged_write_to_a_full_disk_leaves_the_last_good_version(
         }
 
 
+@pytest.mark.fault_injection
 @pytest.mark.parametrize("kind", KINDS)
 def test_without_staging_a_full_disk_destroys_the_last_good_table(
     small_disk: Path, tmp_path: Path, kind: str

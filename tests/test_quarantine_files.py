@@ -587,6 +587,7 @@ file_writer(dg.AssetKey(["orders"]), sys.argv[1], "2026-01-02")(pl.DataFrame({"x
 """
 
 
+@pytest.mark.fault_injection
 def test_a_write_killed_mid_way_leaves_nothing_a_directory_scan_sees(tmp_path: Path) -> None:
     root = tmp_path / "quarantine"
     good = pl.DataFrame({"x": [1, 2, 3]})

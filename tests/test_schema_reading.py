@@ -189,6 +189,43 @@ def test_a_dtype_polars_cannot_hold_is_refused_naming_each_column() -> None:
     assert "38" in str(info.value)
 
 
+def test_a_too_wide_decimal_is_refused_at_any_depth_with_polars_reason() -> None:
+    # Inside a struct field, an array and a list of structs: Polars refuses each, so must we.
+    class NestedTooWide(dy.Schema):
+        order_id = dy.String(primary_key=True)
+        address = dy.Struct({"city": dy.String(), "balance": dy.Decimal(76, 2)})
+        readings = dy.Array(dy.Decimal(39, 2), 3)
+        lines = dy.List(dy.Struct({"price": dy.Decimal(50)}))
+        fine = dy.List(dy.Struct({"price": dy.Decimal(38, 2)}))
+
+    with pytest.raises(errors.UnsupportedDtypeError) as info:
+        read_schema(NestedTooWide)
+    problems = info.value.problems
+    assert [problem["column"] for problem in problems] == ["address", "readings", "lines"]
+    assert problems[0]["dtype"] == str(pl.Struct({"city": pl.String, "balance": pl.Decimal(76, 2)}))
+    for problem in problems:
+        assert problem["reason"].startswith("precision must be between 1 and 38")
+    assert str(info.value).startswith("Schema 'NestedTooWide' declares columns with a dtype")
+
+
+def test_a_time_zone_polars_does_not_know_is_refused() -> None:
+    class Unzoned(dy.Schema):
+        at = dy.Datetime(time_zone="Not/AZone")
+        naive = dy.Datetime()
+        utc = dy.Datetime(time_zone="UTC")
+
+    with pytest.raises(errors.UnsupportedDtypeError) as info:
+        read_schema(Unzoned)
+    assert [problem["column"] for problem in info.value.problems] == ["at"]
+    assert "Not/AZone" in info.value.problems[0]["reason"]
+
+
+def test_every_dtype_polars_can_hold_is_accepted() -> None:
+    # One column of every Dataframely dtype, parameterised ones included: none is refused.
+    info = read_schema(EveryDtype)
+    assert list(info.columns) == list(EveryDtype.columns())
+
+
 def test_collection_is_refused() -> None:
     with pytest.raises(errors.CollectionNotSupportedError, match="Shop"):
         read_schema(Shop)

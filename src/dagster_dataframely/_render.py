@@ -148,8 +148,10 @@ def _check_name_part(column: dy.Column, kind: str) -> str:
 def check_function(column: dy.Column, kind: str) -> Callable[..., Any] | None:
     """The named callable behind the `check=` rule `kind`, to read its docstring."""
     check = column.check
+    if check is None:  # most columns: skip reading a name out of `kind`
+        return None
     name = _check_name_part(column, kind)
-    if check is None or not name:
+    if not name:
         return None
     if isinstance(check, Mapping):
         function: Callable[..., Any] | None = check.get(name)
