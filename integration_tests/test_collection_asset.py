@@ -13,15 +13,14 @@ from typing import Any
 
 import dagster as dg
 import dataframely as dy
-import duckdb
 import polars as pl
 import pytest
-from dagster_duckdb_polars import DuckDBPolarsIOManager
 from dagster_polars import PolarsParquetIOManager
 
 import dagster_dataframely as dd
 
 from .conftest import DAILY, DAY_1, DAY_2, QUIET, shared_instance
+from .two_managers import KINDS, TwoManagers, checks
 
 pytestmark = pytest.mark.integration
 
@@ -72,22 +71,13 @@ ORPHAN_LINES = pl.DataFrame({"order_id": ["o-7"], "line_no": [1], "quantity": [1
 WRONG_LINES = LINES.with_columns(pl.col("quantity").cast(pl.String))
 
 FILTER = "dy_filter__line_has_order"
-MANAGERS = ("parquet", "duckdb", "both")
-"""`both`: `orders` on parquet, `lines` on DuckDB, in the same step."""
 
 
-class Warehouse:
-    """The step's IO managers, and readers that open what they stored, not through them."""
+class Warehouse(TwoManagers):
+    """`orders` and `lines`; with `both`, `orders` on parquet, `lines` in DuckDB."""
 
     def __init__(self, kind: str, root: Path) -> None:
-        self.kind = kind
-        self.database = root / "warehouse.duckdb"
-        self.parquet = root / "parquet"
-
-    def manager_of(self, member: str) -> str:
-        if self.kind == "both":
-            return "parquet" if member == "orders" else "duckdb"
-        return self.kind
+        super().__init__(kind, root, ("orders", "lines"))
 
     def asset(self, returned: object, **settings: Any) -> dg.AssetsDefinition:
         outs = {m: dg.AssetOut(io_manager_key=self.manager_of(m)) for m in ("orders", "lines")}
@@ -101,42 +91,14 @@ class Warehouse:
     def run(self, returned: object, **settings: Any) -> dg.ExecuteInProcessResult:
         return dg.materialize(
             [self.asset(returned, **settings)],
-            resources={
-                "parquet": PolarsParquetIOManager(base_dir=str(self.parquet)),
-                "duckdb": DuckDBPolarsIOManager(database=str(self.database)),
-            },
+            resources=self.resources(),
             instance=shared_instance(),
             run_config=QUIET,
             raise_on_error=False,
         )
 
-    def read(self, name: str) -> pl.DataFrame | None:
-        """The stored rows of `name` (a table or a quarantine), None when there is none."""
-        if self.manager_of(name.removesuffix("_quarantine")) == "parquet":
-            path = self.parquet / f"{name}.parquet"
-            return pl.read_parquet(path) if path.exists() else None
-        if not self.database.exists():
-            return None
-        with duckdb.connect(str(self.database), read_only=True) as connection:
-            tables = {row[2] for row in connection.execute("show all tables").fetchall()}
-            return (
-                connection.execute(f"select * from public.{name}").pl() if name in tables else None
-            )
 
-    def snapshot(self) -> dict[str, object]:
-        """Every stored table: a parquet file's bytes, a DuckDB table's sorted rows."""
-        state: dict[str, object] = {}
-        for name in ("orders", "lines"):
-            if self.manager_of(name) == "parquet":
-                path = self.parquet / f"{name}.parquet"
-                state[name] = path.read_bytes() if path.exists() else None
-            else:
-                stored = self.read(name)
-                state[name] = None if stored is None else sorted(stored.rows())
-        return state
-
-
-@pytest.fixture(params=MANAGERS)
+@pytest.fixture(params=KINDS)
 def warehouse(request: pytest.FixtureRequest, tmp_path: Path) -> Warehouse:
     return Warehouse(request.param, tmp_path)
 
@@ -144,13 +106,6 @@ def warehouse(request: pytest.FixtureRequest, tmp_path: Path) -> Warehouse:
 def rows(frame: pl.DataFrame | None, *columns: str) -> list[tuple[Any, ...]]:
     assert frame is not None
     return sorted(frame.select(columns).rows())
-
-
-def checks(result: dg.ExecuteInProcessResult) -> dict[tuple[str, str], bool]:
-    return {
-        (e.asset_key.to_user_string(), e.check_name): e.passed
-        for e in result.get_asset_check_evaluations()
-    }
 
 
 def materialized(result: dg.ExecuteInProcessResult) -> set[str]:

@@ -13,10 +13,8 @@ from typing import Any
 
 import dagster as dg
 import dataframely as dy
-import duckdb
 import polars as pl
 import pytest
-from dagster_duckdb_polars import DuckDBPolarsIOManager
 from dagster_polars import PolarsParquetIOManager
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -25,6 +23,7 @@ import dagster_dataframely as dd
 from dagster_dataframely import errors
 
 from .conftest import QUIET, shared_instance
+from .two_managers import KINDS, TwoManagers, checks
 
 pytestmark = pytest.mark.integration
 
@@ -69,65 +68,18 @@ CLEAN_ADDRESSES = pl.DataFrame(
 ALL_INVALID_ADDRESSES = pl.DataFrame({"address_id": [7], "customer_id": ["c1"], "zip": ["no"]})
 WRONG_ADDRESSES = pl.DataFrame({"address_id": ["7"], "customer_id": ["c1"], "zip": ["12345"]})
 
-MANAGERS = ("parquet", "duckdb", "both")
-"""`both`: `customers` on parquet, `addresses` on DuckDB, in the same step."""
 
-
-class Storage:
-    """The step's IO managers, and readers that look at what they stored, not through them."""
+class Storage(TwoManagers):
+    """`customers` and `addresses`; with `both`, `customers` on parquet, `addresses` in DuckDB."""
 
     def __init__(self, kind: str, root: Path) -> None:
-        self.kind = kind
-        self.root = root
-        self.database = root / "warehouse.duckdb"
-        self.parquet = root / "parquet"
-
-    def manager_of(self, output: str) -> str:
-        if self.kind == "both":
-            return "parquet" if output == "customers" else "duckdb"
-        return self.kind
-
-    def resources(self) -> dict[str, Any]:
-        return {
-            "parquet": PolarsParquetIOManager(base_dir=str(self.parquet)),
-            "duckdb": DuckDBPolarsIOManager(database=str(self.database)),
-        }
+        super().__init__(kind, root, ("customers", "addresses"))
 
     def out(self, schema: type[dy.Schema], name: str, **settings: Any) -> dd.AssetOut:
         return dd.AssetOut(schema, io_manager_key=self.manager_of(name), **settings)
 
-    def read(self, name: str) -> pl.DataFrame | None:
-        """The stored rows of `name` (a table or a quarantine), None when there is none."""
-        output = name.removesuffix("_quarantine")
-        if self.manager_of(output) == "parquet":
-            path = self.parquet / f"{name}.parquet"
-            return pl.read_parquet(path) if path.exists() else None
-        if not self.database.exists():
-            return None
-        with duckdb.connect(str(self.database), read_only=True) as connection:
-            found = connection.execute(
-                "select count(*) from information_schema.tables "
-                "where table_schema = 'public' and table_name = ?",
-                [name],
-            ).fetchone()
-            if not found or not found[0]:
-                return None
-            return connection.execute(f"select * from public.{name}").pl()
 
-    def snapshot(self) -> dict[str, object]:
-        """Every stored table (not quarantine): parquet file bytes, DuckDB rows sorted."""
-        state: dict[str, object] = {}
-        for name in ("customers", "addresses"):
-            if self.manager_of(name) == "parquet":
-                path = self.parquet / f"{name}.parquet"
-                state[name] = path.read_bytes() if path.exists() else None
-            else:
-                stored = self.read(name)
-                state[name] = None if stored is None else stored.sort(pl.all()).rows()
-        return state
-
-
-@pytest.fixture(params=MANAGERS)
+@pytest.fixture(params=KINDS)
 def storage(request: pytest.FixtureRequest, tmp_path: Path) -> Storage:
     return Storage(request.param, tmp_path)
 
@@ -177,13 +129,6 @@ def run(
 def sorted_rows(frame: pl.DataFrame | None, columns: list[str]) -> list[tuple[Any, ...]]:
     assert frame is not None
     return sorted(frame.select(columns).rows(), key=repr)
-
-
-def checks(result: dg.ExecuteInProcessResult) -> dict[tuple[str, str], bool]:
-    return {
-        (c.asset_key.to_user_string(), c.check_name): c.passed
-        for c in result.get_asset_check_evaluations()
-    }
 
 
 def test_every_output_writes_its_valid_rows_and_its_own_quarantine(storage: Storage) -> None:
