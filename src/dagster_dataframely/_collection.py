@@ -29,16 +29,20 @@ import polars as pl
 from . import _names
 from ._failures import Failures
 from ._outcome import Frame, column_problems
-from ._schema import RuleInfo, SchemaInfo, function_docstring, read_schema
+from ._schema import (
+    RuleInfo,
+    SchemaInfo,
+    function_docstring,
+    read_schema,
+    validate_rule_names,
+)
 from ._upstream import collection_filters, failure_propagation_rule
 from ._validate import require_frame
 from .errors import (
-    CheckNameCollisionError,
     CollectionFilterDuplicatesError,
     CollectionMemberMissingError,
     CollectionWithoutMembersError,
     DagsterDataframelyError,
-    InvalidRuleNameError,
     UnknownCollectionMemberError,
 )
 
@@ -164,14 +168,8 @@ def _filter_rules(collection: type[dy.Collection], key: tuple[str, ...]) -> tupl
                     plan=functools.partial(str, text),
                 )
             )
-    invalid = [r.name for r in rules if not _names.DAGSTER_NAME.fullmatch(r.check_name)]
-    if invalid:  # a Python identifier may have letters Dagster refuses in a check name
-        raise InvalidRuleNameError(name, invalid)
-    seen: dict[str, str] = {}
-    for rule in rules:
-        first = seen.setdefault(rule.check_name, rule.name)
-        if first != rule.name:
-            raise CheckNameCollisionError(name, first, rule.name, rule.check_name)
+    # A Python identifier may have letters Dagster refuses in a check name.
+    validate_rule_names(name, tuple(rules))
     return tuple(rules)
 
 

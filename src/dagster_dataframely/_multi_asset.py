@@ -643,16 +643,14 @@ def build_multi_asset(
     *,
     decide_all: DecideAll | None = None,
     unpack_return: UnpackReturn | None = None,
-    extra_check_specs: Sequence[dg.AssetCheckSpec] = (),
     **multi_asset_kwargs: Any,
 ) -> dg.AssetsDefinition:
     """Build the `dg.AssetsDefinition` of a validating multi-asset.
 
     `outputs` in the order their results are yielded; `multi_asset_kwargs` go to
     `@dg.multi_asset` (never `outs`, `specs` or `check_specs`); `partitions_def` among them
-    also partitions every output's checks and quarantine. Each output gets its schema's check
-    specs; `extra_check_specs` are added as they are, and their results must come out of the
-    outcomes `decide_all` returns (their `info`'s rules). The step always has a context
+    also partitions every output's checks and quarantine. Each output gets the check specs of
+    its `info` (a Collection member's include its filters). The step always has a context
     (`selected_output_names`, the writers), injected when the function takes none.
     """
     partitions_def: dg.PartitionsDefinition[str] | None = multi_asset_kwargs.get("partitions_def")
@@ -679,7 +677,7 @@ def build_multi_asset(
     )
     return dg.multi_asset(
         outs={output: declaration.out for output, declaration in outputs.items()},
-        check_specs=[*check_specs, *extra_check_specs],
+        check_specs=check_specs,
         **{k: v for k, v in multi_asset_kwargs.items() if v is not None},
     )(compute)
 

@@ -151,7 +151,7 @@ def _read(schema: type[dy.Schema]) -> SchemaInfo:
         _rule_info(schema, columns, primary_key, rule_name, rule)
         for rule_name, rule in validation_rules(schema).items()
     )
-    _validate_rule_names(name, rules)
+    validate_rule_names(name, rules)
     kinds_by_column: dict[str, list[str]] = {}
     for rule in rules:
         if rule.column is not None:
@@ -232,7 +232,12 @@ def _always_buildable(dtype: pl.DataType) -> bool:
     return isinstance(dtype, pl.Datetime) and dtype.time_zone is None
 
 
-def _validate_rule_names(schema_name: str, rules: tuple[RuleInfo, ...]) -> None:
+def validate_rule_names(schema_name: str, rules: tuple[RuleInfo, ...]) -> None:
+    """Refuse a check name Dagster does not allow, or one that two rules would share.
+
+    Run over a schema's rules, and over a Collection's filters, whose check names are built
+    from the filters' names.
+    """
     invalid = [r.name for r in rules if not _names.DAGSTER_NAME.fullmatch(r.check_name)]
     if invalid:
         raise InvalidRuleNameError(schema_name, invalid)
