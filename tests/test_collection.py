@@ -19,11 +19,11 @@ from dagster_dataframely._checks import asset_check_specs, check_groups, check_r
 from dagster_dataframely._code_version import _version
 from dagster_dataframely._collection import (
     CollectionInfo,
-    no_failures,
     read_collection,
     split_collection,
 )
 from dagster_dataframely._columns import _table_schema, quarantine_table_schema
+from dagster_dataframely._failures import Failures
 
 from .schemas import BookLines, BookOrders, OrderBook
 
@@ -334,7 +334,7 @@ def test_no_member_at_all_skips_every_member() -> None:
     split = split_collection(info, {"orders": None, "lines": None})
     assert split.skipped == {"orders", "lines"}
     assert not split.splits
-    empty = no_failures(info.members["lines"].info)
+    empty = Failures.none(info.members["lines"].info)
     assert empty.invalid_count == 0
     assert empty.quarantine_frame.columns[-1] == "dy_filter__positive_total"
 

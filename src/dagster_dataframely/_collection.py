@@ -307,10 +307,3 @@ def member_failures(info: SchemaInfo, failure: dy.FailureInfo) -> Failures:
         pl.when(removed_by_filter).then(True).otherwise(pl.col(rule)).alias(rule) for rule in rules
     )
     return Failures(info=info, outcomes=outcomes, counts=failures.counts)
-
-
-def no_failures(info: SchemaInfo) -> Failures:
-    """The failures of a member with no rows: none, every rule and filter over zero rows."""
-    empty = info.schema.create_empty()
-    outcomes = empty.with_columns(pl.lit(None, pl.Boolean).alias(r.name) for r in info.rules)
-    return Failures(info=info, outcomes=outcomes, counts={})

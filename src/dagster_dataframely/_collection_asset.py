@@ -18,7 +18,8 @@ from typing import Any
 import dagster as dg
 import dataframely as dy
 
-from ._collection import CollectionInfo, no_failures, read_collection, split_collection
+from ._collection import CollectionInfo, read_collection, split_collection
+from ._failures import Failures
 from ._multi_asset import (
     OutputDeclaration,
     OutputRun,
@@ -352,7 +353,7 @@ def decide_members(
             outcomes[member] = unchecked
         elif member in split.skipped:
             outcomes[member] = dataclasses.replace(
-                unchecked, kind="skip", failures=no_failures(declaration.info)
+                unchecked, kind="skip", failures=Failures.none(declaration.info)
             )
         else:
             rows = split.splits[member]

@@ -23,7 +23,8 @@ from ._checks import (
     column_schema_passed,
     partition_metadata,
 )
-from ._collection import CollectionInfo, no_failures, split_collection
+from ._collection import CollectionInfo, split_collection
+from ._failures import Failures
 from ._settings import Settings
 from .errors import CollectionMemberMissingError, ColumnSchemaError, UnknownCollectionMemberError
 
@@ -138,7 +139,7 @@ def member_check_results(
         rows = split.splits.get(member)
         yield from check_results_for(
             check_groups(member_info, settings.check_granularity, settings.schema_rules),
-            rows.failures if rows is not None else no_failures(member_info),
+            rows.failures if rows is not None else Failures.none(member_info),
             asset_key=key,
             severity=severity,
             max_failure_samples=settings.max_failure_samples,

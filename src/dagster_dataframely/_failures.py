@@ -32,6 +32,17 @@ class Failures:
         outcomes = rule_outcomes(info, failure) if info.rules else info.schema.create_empty()
         return cls(info=info, outcomes=outcomes, counts=failure.counts())
 
+    @classmethod
+    def none(cls, info: SchemaInfo) -> Failures:
+        """No invalid row: the failures of a skip, every rule (and filter) over zero rows.
+
+        Built, not computed: filtering an empty frame gives the same empty outcomes, and a
+        Collection member's filters have no schema to filter with.
+        """
+        empty = info.schema.create_empty()
+        outcomes = empty.with_columns(pl.lit(None, pl.Boolean).alias(r.name) for r in info.rules)
+        return cls(info=info, outcomes=outcomes, counts={})
+
     @property
     def invalid_count(self) -> int:
         return self.outcomes.height

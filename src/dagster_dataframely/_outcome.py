@@ -162,7 +162,7 @@ def decide(
             key,
             partition_key,
             has_writer,
-            failures=skip_failures(info),
+            failures=Failures.none(info),
         )
     problems = column_problems(info, frame)
     if problems:
@@ -266,7 +266,7 @@ def emit(
     failures, valid, quarantined = outcome.failures, outcome.valid, outcome.quarantined
     assert failures is not None
     if outcome.kind == "skip":
-        # Dagster wants a result for every declared check: the rules ran over zero rows.
+        # Dagster wants a result for every declared check: every rule passes over zero rows.
         yield from _results(outcome, failures, dg.AssetCheckSeverity.ERROR)
         return
     assert valid is not None
@@ -383,13 +383,6 @@ def column_problems(info: SchemaInfo, frame: Frame) -> list[dict[str, str]]:
                 }
             )
     return problems
-
-
-def skip_failures(info: SchemaInfo) -> Failures:
-    """The failures of an empty frame: none, but every rule still ran, over zero rows."""
-    return Failures.from_failure_info(
-        info, info.schema.filter(info.schema.create_empty(), cast=False).failure
-    )
 
 
 def _user_metadata(returned: dg.MaterializeResult[Any] | None) -> Mapping[str, Any]:
