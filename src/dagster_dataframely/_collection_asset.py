@@ -289,8 +289,9 @@ def _member_out(
     """The member's `dg.AssetOut`: its key resolved under `key_prefix`, never required."""
     out = out or dg.AssetOut()
     prefix = [key_prefix] if isinstance(key_prefix, str) else list(key_prefix or [])
-    own_prefix = [out.key_prefix] if isinstance(out.key_prefix, str) else out.key_prefix
-    key = out.key or dg.AssetKey([*(own_prefix if own_prefix is not None else prefix), member])
+    # `dg.AssetOut` keeps its own `key_prefix` as a list already.
+    own_prefix = out.key_prefix if out.key_prefix is not None else prefix
+    key = out.key or dg.AssetKey([*own_prefix, member])
     return dg.AssetOut.from_spec(
         out.to_spec(key, deps=[]),
         dagster_type=out.dagster_type,
