@@ -89,6 +89,7 @@ integration: $(SYNCED)
 lint: $(SYNCED)
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/ruff format --check .
+	$(VENV)/bin/lint-imports
 
 typecheck: $(SYNCED)
 	$(VENV)/bin/mypy

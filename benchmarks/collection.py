@@ -5,9 +5,9 @@ The floor is Dataframely splitting a two-member Collection, collected once:
 collected inside it), then `len(failure)` for each member. The variants time what a
 `dd.collection_asset` step does after its user's function returns, without Dagster around it:
 
-- default: the joint split (`_collection.split_collection`: the same `Collection.filter` over
+- default: the joint split (`_run.collection_split`: the same `Collection.filter` over
   rows collected once, plus the failures with one outcome per rule and filter), then each
-  member's outcome (`_outcome.decided`) emitted (`_outcome.emit`) with the default settings:
+  member's outcome classified and emitted (`_run.emit`) with the default settings:
   statistics, 5-row samples of valid and invalid rows, 5 failure samples per rule and filter,
   every check result; the quarantine writer only returns an address;
 - lean: the same with `statistics=False, row_sample=0, max_failure_samples=0`.
@@ -32,9 +32,11 @@ import dagster as dg
 import dataframely as dy
 import polars as pl
 
-from dagster_dataframely._collection import read_collection, split_collection
-from dagster_dataframely._outcome import decided, emit
-from dagster_dataframely._settings import resolve_settings
+from dagster_dataframely._model.collection import read_collection
+from dagster_dataframely._model.settings import resolve_settings
+from dagster_dataframely._run.collection_split import decide_members
+from dagster_dataframely._run.emit import emit
+from dagster_dataframely._run.output import OutputRun, ValidatedOutput
 
 VARIANTS = ("floor", "default", "lean")
 TARGET = 1.3
@@ -104,19 +106,17 @@ def floor(members: dict[str, pl.DataFrame]) -> None:
 def _ours(members: dict[str, pl.DataFrame], **settings: object) -> None:
     info = read_collection(OrderBook)
     resolved = resolve_settings(**settings)  # type: ignore[arg-type]
-    split = split_collection(info, members)
-    for name, member in info.members.items():
-        rows = split.splits[name]
-        outcome = decided(
-            member.info,
-            resolved,
-            key=dg.AssetKey(name),
-            valid=rows.valid,
-            failures=rows.failures,
-            has_writer=True,
+    runs = {
+        name: OutputRun(
+            ValidatedOutput(name, dg.AssetKey(name), member.info, resolved, True, False),
             partition_key=None,
+            writer=lambda frame: "mem",
+            clear_quarantine=False,
         )
-        list(emit(outcome, writer=lambda frame: "mem"))
+        for name, member in info.members.items()
+    }
+    outcomes = decide_members(info, members, runs)
+    list(emit([outcomes[name] for name in runs]))
 
 
 RUN: dict[str, Callable[[dict[str, pl.DataFrame]], None]] = {

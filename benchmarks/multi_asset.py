@@ -37,7 +37,7 @@ import polars as pl  # noqa: E402
 
 import dagster_dataframely as dd  # noqa: E402
 from dagster_dataframely import wiring  # noqa: E402
-from dagster_dataframely._quarantine_capture import capturing_quarantine  # noqa: E402
+from dagster_dataframely._store.capture import capturing_quarantine  # noqa: E402
 from dagster_dataframely_demo._data import order_lines  # noqa: E402
 from dagster_dataframely_demo.schema import Orders  # noqa: E402
 

@@ -217,14 +217,14 @@ def measure_memory(variant: str, kind: str, path: Path) -> dict[str, int]:
 
 def breakdown(frame: pl.DataFrame, repeat: int) -> list[tuple[str, float]]:
     """Median time of each step `validation_results` takes after the floor's collect."""
-    from dagster_dataframely._checks import check_groups, check_results_for
-    from dagster_dataframely._failures import Failures
-    from dagster_dataframely._report import invalid_rows_metadata
-    from dagster_dataframely._schema import read_schema, rule_outcomes
-    from dagster_dataframely._statistics import statistics_tables
-    from dagster_dataframely._tables import table_value
-    from dagster_dataframely._validate import column_problems
-    from dagster_dataframely._warnings import keep_warning_only_rows
+    from dagster_dataframely._model.check_groups import check_groups
+    from dagster_dataframely._model.schema import read_schema
+    from dagster_dataframely._run.check_results import check_results_for
+    from dagster_dataframely._run.failures import Failures, rule_outcomes
+    from dagster_dataframely._run.report import invalid_rows_metadata
+    from dagster_dataframely._run.split import column_problems, keep_warning_only_rows
+    from dagster_dataframely._run.statistics import statistics_tables
+    from dagster_dataframely._run.tables import table_value
 
     info = read_schema(Orders)
     groups = check_groups(info, "rule", "collapsed")

@@ -6,15 +6,9 @@ from typing import Any
 
 import dagster as dg
 import pytest
-from hypothesis import settings
 
 from .asset_support import QUARANTINE_DIR, QUIET, SETTING_VARIABLES, AssetContext, Materialize
 from .parquet_io_manager import ParquetIOManager
-
-# No per-example deadline: on CI's two shared cores one example of a property test can take a
-# second, and a deadline would fail it for the machine's load, not for the property.
-settings.register_profile("shared-machine", deadline=None)
-settings.load_profile("shared-machine")
 
 
 @pytest.fixture

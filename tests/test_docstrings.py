@@ -13,6 +13,7 @@ import re
 from collections.abc import Callable
 from pathlib import Path
 
+import dagster as dg
 import pytest
 
 import dagster_dataframely as dd
@@ -22,6 +23,18 @@ _GOOGLE_SECTION = re.compile(r"^\s*(Args|Arguments|Returns|Raises|Yields|Example
 _ENTRY = re.compile(
     r"^(?P<names>\*{0,2}[A-Za-z_][A-Za-z0-9_]*(, \*{0,2}[A-Za-z_][A-Za-z0-9_]*)*)(\s*:.*)?$"
 )
+
+# "Every keyword parameter not described below is `@dg.asset`'s, passed to it unchanged:
+# `ins`, `deps`, ... and `pool`." names a decorator's pass-through parameters once.
+_PASSED_ON = re.compile(r"passed to it\s+unchanged:\s+(?P<names>.*?)\.(?:\s|$)", re.S)
+
+PASS_THROUGH_TARGETS: dict[str, Callable[..., object]] = {
+    "dd.asset": dg.asset,
+    "dd.AssetOut": dg.AssetOut,
+    "dd.multi_asset": dg.multi_asset,
+    "dd.collection_asset": dg.multi_asset,
+}
+"""The Dagster callable each front-end passes its undescribed parameters to."""
 
 TYPE_ALIASES = {
     "dd.Granularity": dd.Granularity,
@@ -61,6 +74,22 @@ def documented_parameters(doc: str) -> set[str]:
     return names
 
 
+def passed_on_parameters(doc: str) -> list[str]:
+    """The parameters the docstring names once as passed on to Dagster unchanged."""
+    found = _PASSED_ON.search(doc.split("Parameters\n----------")[0])
+    return re.findall(r"`(\w+)`", found["names"]) if found else []
+
+
+def documented_in_order(doc: str) -> list[str]:
+    """The names the `Parameters` section describes, in the order it describes them."""
+    names: list[str] = []
+    for line in sections(doc).get("Parameters", "").splitlines():
+        entry = _ENTRY.match(line)
+        if entry and not line.startswith(" "):
+            names.extend(name.lstrip("*") for name in entry["names"].split(", "))
+    return names
+
+
 def signature_parameters(value: object) -> list[str]:
     """The parameters a caller passes: a class's constructor arguments, a function's own."""
     if isinstance(value, type) and hasattr(value, "model_fields"):  # a Pydantic resource
@@ -82,10 +111,31 @@ def test_every_parameter_is_described(name: str) -> None:
     value = CALLABLES[name]
     doc = inspect.getdoc(value) or ""
     in_signature = signature_parameters(value)
-    missing = [p for p in in_signature if p not in documented_parameters(doc)]
+    described = documented_parameters(doc)
+    passed_on = set(passed_on_parameters(doc))
+    missing = [p for p in in_signature if p not in described | passed_on]
     assert not missing, f"{name} does not describe {missing}"
-    stale = sorted(documented_parameters(doc) - set(in_signature))
+    stale = sorted((described | passed_on) - set(in_signature))
     assert not stale, f"{name} describes parameters it does not take: {stale}"
+    twice = sorted(described & passed_on)
+    assert not twice, f"{name} describes {twice} and also lists them as passed on unchanged"
+
+
+@pytest.mark.parametrize("name", sorted(CALLABLES))
+def test_parameters_are_described_in_signature_order(name: str) -> None:
+    value = CALLABLES[name]
+    described = documented_in_order(inspect.getdoc(value) or "")
+    in_signature = [p for p in signature_parameters(value) if p in described]
+    assert described == in_signature, f"{name} describes its parameters out of order"
+
+
+@pytest.mark.parametrize("name", sorted(PASS_THROUGH_TARGETS))
+def test_parameters_passed_on_unchanged_are_dagsters(name: str) -> None:
+    """A listed pass-through parameter is one the Dagster counterpart takes, under that name."""
+    passed_on = passed_on_parameters(inspect.getdoc(public_names()[name]) or "")
+    assert passed_on, f"{name} lists no parameter passed on to Dagster"
+    theirs = set(inspect.signature(PASS_THROUGH_TARGETS[name]).parameters)
+    assert set(passed_on) <= theirs, sorted(set(passed_on) - theirs)
 
 
 @pytest.mark.parametrize("name", sorted(public_names()))
@@ -113,8 +163,10 @@ def test_no_private_module_uses_google_sections() -> None:
 
 def test_help_of_asset_names_every_setting_and_error() -> None:
     text = pydoc.render_doc(dd.asset, renderer=pydoc.plaintext)
+    passed_on = passed_on_parameters(inspect.getdoc(dd.asset) or "")
     for parameter in inspect.signature(dd.asset).parameters:
-        assert f"\n    {parameter}\n" in text, parameter
+        shown = f"`{parameter}`" if parameter in passed_on else f"\n    {parameter}\n"
+        assert shown in text, parameter
     for error in ("CollectionNotSupportedError", "InvalidSettingError", "ReservedColumnError"):
         assert error in text
 

@@ -7,9 +7,11 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any
 
+import dagster as dg
 import pytest
 
 from dagster_dataframely import errors
+from dagster_dataframely._upstream import DagsterInvalidPropertyError
 from dagster_dataframely.errors import (
     CheckNameCollisionError,
     ClearQuarantineError,
@@ -21,27 +23,35 @@ from dagster_dataframely.errors import (
     ConcurrentRunError,
     CredentialsInUrlError,
     DagsterDataframelyError,
+    InvalidArgumentsError,
     InvalidColumnNameError,
+    InvalidDefinitionError,
     InvalidRuleNameError,
     InvalidSettingError,
     MaterializeResultFieldError,
     MaterializeResultValueError,
     MultiAssetKeyError,
     MultiAssetReturnError,
+    NoRunningStepError,
     NoValidRowsError,
     PartitionKeyTooLongError,
     QuarantineDirError,
     QuarantineDirProtocolError,
+    QuarantineFrameTypeError,
     QuarantineIOManagerError,
     QuarantineKeyCollisionError,
     QuarantineStorageCollisionError,
     QuarantineStorageError,
     ReservedColumnError,
+    SchemaTypeError,
+    StagedWriteError,
+    StorageRefusedError,
     UnknownCollectionMemberError,
     UnknownWarningRuleError,
     UnsafePathKeyError,
     UnsupportedDtypeError,
     ValidationAbortError,
+    ValidationFailedError,
 )
 
 POS = inspect.Parameter.POSITIONAL_OR_KEYWORD
@@ -391,6 +401,52 @@ CASES = [
         },
         fragments=("has no asset 'customers'", "asset_key=", "'lines', 'orders'"),
     ),
+    Case(
+        InvalidArgumentsError,
+        ("table_checks", "it takes one asset", "Pass its key."),
+        attributes={
+            "function": "table_checks",
+            "problem": "it takes one asset",
+            "fix": "Pass its key.",
+        },
+        fragments=("table_checks: it takes one asset. Pass its key.",),
+    ),
+    Case(
+        SchemaTypeError,
+        ("a dataframely Schema class (a subclass of dy.Schema)", "<function orders>"),
+        attributes={
+            "expected": "a dataframely Schema class (a subclass of dy.Schema)",
+            "given": "<function orders>",
+        },
+        fragments=(
+            "Expected a dataframely Schema class",
+            "got <function orders>",
+            "the class itself",
+        ),
+    ),
+    Case(
+        StagedWriteError,
+        (".dy-staged-1.tmp",),
+        attributes={"staging_name": ".dy-staged-1.tmp"},
+        fragments=(
+            "staged_writes=True",
+            "wrote a directory",
+            "Drop staged_writes=True",
+            ".dy-staged-1.tmp",
+        ),
+    ),
+    Case(
+        QuarantineFrameTypeError,
+        ("orders_quarantine", "dict"),
+        attributes={"asset": "orders_quarantine", "value_type": "dict"},
+        fragments=("orders_quarantine", "pl.DataFrame", "got dict", "delegating_writer"),
+    ),
+    Case(
+        NoRunningStepError,
+        ("delegating_writer",),
+        attributes={"function": "delegating_writer"},
+        fragments=("delegating_writer", "direct", "file_writer", "call_asset"),
+    ),
 ]
 
 IDS = [case.cls.__name__ for case in CASES]
@@ -495,7 +551,53 @@ SIGNATURES: dict[type[DagsterDataframelyError], list[tuple[str, Any, Any]]] = {
     ConcurrentRunError: [
         (name, POS, inspect.Parameter.empty) for name in ("asset", "partition", "other_run_id")
     ],
+    # Not in the reference: package errors where the package used to raise Dagster's or
+    # Python's own (issue 18); each also subclasses the class raised before.
+    InvalidArgumentsError: [
+        (name, POS, inspect.Parameter.empty) for name in ("function", "problem", "fix")
+    ],
+    SchemaTypeError: [(name, POS, inspect.Parameter.empty) for name in ("expected", "given")],
+    StagedWriteError: [("staging_name", POS, inspect.Parameter.empty)],
+    QuarantineFrameTypeError: [
+        (name, POS, inspect.Parameter.empty) for name in ("asset", "value_type")
+    ],
+    NoRunningStepError: [("function", POS, inspect.Parameter.empty)],
 }
+
+CATEGORIES: dict[type[DagsterDataframelyError], set[type[DagsterDataframelyError]]] = {
+    InvalidDefinitionError: {
+        CollectionNotSupportedError,
+        CollectionWithoutMembersError,
+        UnknownCollectionMemberError,
+        ReservedColumnError,
+        InvalidColumnNameError,
+        InvalidRuleNameError,
+        CheckNameCollisionError,
+        UnsupportedDtypeError,
+        UnknownWarningRuleError,
+        InvalidSettingError,
+        ClearQuarantineError,
+        MultiAssetKeyError,
+        InvalidArgumentsError,
+        SchemaTypeError,
+    },
+    ValidationFailedError: {ColumnSchemaError, ValidationAbortError, NoValidRowsError},
+    StorageRefusedError: {
+        QuarantineKeyCollisionError,
+        QuarantineStorageCollisionError,
+        QuarantineStorageError,
+        UnsafePathKeyError,
+        ConcurrentRunError,
+        QuarantineDirError,
+        QuarantineIOManagerError,
+        CredentialsInUrlError,
+        QuarantineDirProtocolError,
+        PartitionKeyTooLongError,
+        StagedWriteError,
+        QuarantineFrameTypeError,
+    },
+}
+"""Each category base and the errors under it; the rest sit under the base class alone."""
 
 
 def test_every_error_is_covered() -> None:
@@ -505,9 +607,47 @@ def test_every_error_is_covered() -> None:
         if isinstance(obj, type)
         and issubclass(obj, DagsterDataframelyError)
         and obj is not DagsterDataframelyError
+        and obj not in CATEGORIES
     }
     assert exported == {case.cls for case in CASES} == set(SIGNATURES)
-    assert set(errors.__all__) == {cls.__name__ for cls in exported} | {"DagsterDataframelyError"}
+    bases = {"DagsterDataframelyError"} | {cls.__name__ for cls in CATEGORIES}
+    assert set(errors.__all__) == {cls.__name__ for cls in exported} | bases
+
+
+@pytest.mark.parametrize("case", CASES, ids=IDS)
+def test_each_error_is_in_its_category(case: Case) -> None:
+    for category, members in CATEGORIES.items():
+        assert issubclass(case.cls, category) is (case.cls in members), category.__name__
+
+
+def test_the_definition_errors_are_dagsters_definition_errors() -> None:
+    """Code that catches Dagster's own definition errors catches the package's too."""
+    assert issubclass(InvalidDefinitionError, dg.DagsterInvalidDefinitionError)
+    with pytest.raises(dg.DagsterInvalidDefinitionError):
+        raise ReservedColumnError("Orders", ["dy_x"])
+
+
+def test_the_verdict_and_storage_errors_are_no_dagster_errors() -> None:
+    """Raised inside a step, they stay user-code errors, which Dagster wraps and can retry."""
+    for category in (ValidationFailedError, StorageRefusedError):
+        assert not issubclass(category, dg.DagsterError), category
+
+
+@pytest.mark.parametrize(
+    ("cls", "raised_before"),
+    [
+        (InvalidArgumentsError, dg.DagsterInvariantViolationError),
+        (QuarantineFrameTypeError, dg.DagsterInvariantViolationError),
+        (SchemaTypeError, TypeError),
+        (StagedWriteError, IsADirectoryError),
+        (NoRunningStepError, DagsterInvalidPropertyError),
+    ],
+)
+def test_an_error_that_replaced_a_foreign_one_is_still_that_one(
+    cls: type[DagsterDataframelyError], raised_before: type[Exception]
+) -> None:
+    """Code that caught what the package raised before still catches the package's error."""
+    assert issubclass(cls, raised_before)
 
 
 def test_base_class_is_an_exception() -> None:

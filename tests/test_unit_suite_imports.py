@@ -21,8 +21,13 @@ print(json.dumps(sorted({name.partition(".")[0] for name in sys.modules})))
 """
 
 
-def test_no_unit_test_module_imports_a_third_party_io_manager() -> None:
-    modules = sorted(f"tests.{path.stem}" for path in TESTS.glob("*.py"))
+def _loaded_by_the_unit_suite() -> set[str]:
+    """The top-level packages importing every unit test module loads, in a fresh interpreter."""
+    modules = sorted(
+        ".".join(("tests", *path.relative_to(TESTS).with_suffix("").parts))
+        for path in TESTS.rglob("*.py")
+        if path.name != "__init__.py"
+    )
     # As pytest imports them: from the repository root, with `examples/` on the path.
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(TESTS.parent / "examples")])}
     imported = subprocess.run(
@@ -33,5 +38,11 @@ def test_no_unit_test_module_imports_a_third_party_io_manager() -> None:
         text=True,
         check=True,
     )
-    loaded = set(json.loads(imported.stdout.splitlines()[-1]))
+    return set(json.loads(imported.stdout.splitlines()[-1]))
+
+
+def test_no_unit_test_module_imports_a_third_party_io_manager_or_the_demo() -> None:
+    """The demo is a user of the package, not a fixture: changing it moves no unit test."""
+    loaded = _loaded_by_the_unit_suite()
     assert sorted(loaded.intersection(IO_MANAGER_MODULES)) == []
+    assert "dagster_dataframely_demo" not in loaded

@@ -142,10 +142,19 @@ def test_is_context_parameter_agrees_with_dagster(name: str) -> None:
     )
 
 
-def test_running_step_raises_the_spec_error_under_direct_invocation() -> None:
-    """`get_step_execution_context()` on a direct invocation's context."""
+def test_running_step_is_none_under_direct_invocation() -> None:
+    """`get_step_execution_context()` on a direct invocation's context raises Dagster's error.
+
+    `running_step` turns that error into None; the spec names the error for `delegating_writer`,
+    whose own error subclasses it.
+    """
+    context = dg.build_asset_context()
     with pytest.raises(DagsterInvalidPropertyError):
-        running_step(dg.build_asset_context())
+        context.op_execution_context.get_step_execution_context()
+    assert running_step(context) is None, (
+        "OpExecutionContext.get_step_execution_context() no longer raises "
+        "DagsterInvalidPropertyError under direct invocation"
+    )
 
 
 def test_step_output_addresses_the_output_dagster_stores(tmp_path: Path) -> None:

@@ -5,13 +5,14 @@ the returned frame and writes the invalid rows to a quarantine beside the table.
 """
 
 from . import errors, testing, wiring
-from ._asset import asset
-from ._collection_asset import collection_asset
-from ._io_manager import QuarantineAwareIOManager
-from ._multi_asset import AssetOut, multi_asset
-from ._quarantine import quarantine_spec
-from ._settings import Granularity, SchemaRules
-from ._table_checks import table_checks
+from ._api.asset import asset
+from ._api.asset_out import AssetOut
+from ._api.collection_asset import collection_asset
+from ._api.multi_asset import multi_asset
+from ._api.table_checks import table_checks
+from ._declare.quarantine_spec import quarantine_spec
+from ._model.settings import Granularity, SchemaRules
+from ._store.io_manager import QuarantineAwareIOManager
 from ._version import __version__ as __version__
 
 __all__ = [

@@ -9,9 +9,9 @@ upstream shape changes. Ruff enforces the fence (`TID251` bans the private modul
 private attributes everywhere in `src/` but this file), and `tests/test_upstream.py` also rejects
 a private name reached through `getattr`/`setattr`.
 
-"Since" means the oldest release checked: the declared floors, Dagster 1.13.0 and Dataframely
-3.1.0, against which every access below was read, and the versions locked for development
-(Dagster 1.13.27, Dataframely 3.1.2).
+"Since" means the oldest release checked. Every access below was read against the declared
+floors, Dagster 1.13.6 and Dataframely 3.1.0 (`pyproject.toml`; a test keeps the two in step),
+and against the versions locked for development (Dagster 1.13.27, Dataframely 3.1.2).
 
 No module outside this one imports a private upstream module, not even for a type: the types
 other modules need (`Rule`, `DagsterInvalidPropertyError`) are re-exported from here.
@@ -34,10 +34,8 @@ from dagster._core.definitions.assets.graph.base_asset_graph import BaseAssetGra
 from dagster._core.definitions.assets.job.asset_job import JobScopedAssetGraph
 from dagster._core.errors import DagsterInvalidPropertyError
 from dagster._core.events import AssetMaterializationPlannedData
-from dagster._core.execution.context.system import StepExecutionContext
 from dagster._core.execution.plan.outputs import StepOutputHandle
 from dagster._core.storage.db_io_manager import DbIOManager
-from dagster._core.storage.upath_io_manager import UPathIOManager
 from dataframely._rule import Rule, RuleFactory
 from upath import UPath
 
@@ -112,26 +110,24 @@ def is_context_parameter(name: str) -> bool:
 class StepOutput:
     """One output of the running step, as Dagster's own output handling addresses it."""
 
-    step: StepExecutionContext
+    step: dg.StepExecutionContext
     handle: StepOutputHandle
 
 
-def running_step(context: dg.AssetExecutionContext) -> StepExecutionContext:
-    """The step an asset's compute function runs in.
+def running_step(context: dg.AssetExecutionContext) -> dg.StepExecutionContext | None:
+    """The step an asset's compute function runs in; None under direct invocation, which has none.
 
-    Relies on `OpExecutionContext.get_step_execution_context()` (`:meta private:`) and the
-    class it returns, `dagster._core.execution.context.system.StepExecutionContext`.
+    Relies on `OpExecutionContext.get_step_execution_context()` (`:meta private:`), which
+    returns the step and raises `DagsterInvalidPropertyError` in a direct invocation.
     Since Dagster 1.13.0.
-
-    Raises
-    ------
-    DagsterInvalidPropertyError
-        Under direct invocation, where there is no step.
     """
-    return context.op_execution_context.get_step_execution_context()
+    try:
+        return context.op_execution_context.get_step_execution_context()
+    except DagsterInvalidPropertyError:
+        return None
 
 
-def step_output(step: StepExecutionContext, output_name: str) -> StepOutput:
+def step_output(step: dg.StepExecutionContext, output_name: str) -> StepOutput:
     """The running step's output `output_name`.
 
     Relies on the step's `.step.key` and on
@@ -148,7 +144,7 @@ def output_context_for(output: StepOutput, asset_key: dg.AssetKey) -> dg.OutputC
     output's partition key, definition metadata and resource config; `asset_spec` stays the
     output's own, which is how `QuarantineAwareIOManager` tells a quarantine write apart.
 
-    Relies on `StepExecutionContext.get_output_context(handle)`, and on `OutputContext` being a
+    Relies on `dg.StepExecutionContext.get_output_context(handle)`, and on `OutputContext` being a
     plain object whose `asset_key` and `get_asset_identifier()` read the attribute
     `_asset_key` and whose `asset_spec` reads `_asset_spec`. If Dagster stopped honouring the
     swapped key, the invalid rows would be written over the table: the characterization test
@@ -162,12 +158,12 @@ def output_context_for(output: StepOutput, asset_key: dg.AssetKey) -> dg.OutputC
 def output_io_manager(output: StepOutput) -> dg.IOManager:
     """The IO manager the running step stores the output with.
 
-    Relies on `StepExecutionContext.get_io_manager(handle)`. Since Dagster 1.13.0.
+    Relies on `dg.StepExecutionContext.get_io_manager(handle)`. Since Dagster 1.13.0.
     """
     return output.step.get_io_manager(output.handle)
 
 
-def source_graph_materializable_keys(step: StepExecutionContext) -> Set[dg.AssetKey]:
+def source_graph_materializable_keys(step: dg.StepExecutionContext) -> Set[dg.AssetKey]:
     """Every asset key the graph the running job was selected from materializes.
 
     A job that runs a selection of assets sees only that selection in its own asset graph, but
@@ -181,7 +177,7 @@ def source_graph_materializable_keys(step: StepExecutionContext) -> Set[dg.Asset
     return _source_asset_graph(step).materializable_asset_keys
 
 
-def source_graph_has(step: StepExecutionContext, asset_key: dg.AssetKey) -> bool:
+def source_graph_has(step: dg.StepExecutionContext, asset_key: dg.AssetKey) -> bool:
     """Whether the asset graph the running job was selected from has `asset_key` at all.
 
     Unlike `source_graph_materializable_keys`, it is true for an asset nothing materializes too,
@@ -191,7 +187,7 @@ def source_graph_has(step: StepExecutionContext, asset_key: dg.AssetKey) -> bool
     return _source_asset_graph(step).has(asset_key)
 
 
-def _source_asset_graph(step: StepExecutionContext) -> BaseAssetGraph[Any]:
+def _source_asset_graph(step: dg.StepExecutionContext) -> BaseAssetGraph[Any]:
     """The code location's asset graph (the one a selected job was built from), not the run's."""
     graph = step.job_def.asset_layer.asset_graph
     while isinstance(graph, JobScopedAssetGraph):
@@ -287,6 +283,7 @@ class NestedResourceFactory(dg.ConfigurableIOManagerFactory[dg.IOManager]):
     """
 
     def _with_updated_values(self, values: Mapping[str, Any] | None) -> Self:
+        """Dagster's rebuild of the resource, with the private state carried over."""
         rebuilt = super()._with_updated_values(values)
         assert isinstance(rebuilt, type(self))
         self.carry_over_to(rebuilt)
@@ -351,11 +348,11 @@ def db_io_manager_with(
     return writer
 
 
-def upath_output_locations(manager: UPathIOManager, context: dg.OutputContext) -> list[UPath]:
+def upath_output_locations(manager: dg.UPathIOManager, context: dg.OutputContext) -> list[UPath]:
     """The files `manager.handle_output(context, ...)` would write, one per partition.
 
-    Relies on `UPathIOManager._get_path` (an unpartitioned output) and
-    `UPathIOManager._get_paths_for_partitions` (a partitioned one), the two methods its own
+    Relies on `dg.UPathIOManager._get_path` (an unpartitioned output) and
+    `dg.UPathIOManager._get_paths_for_partitions` (a partitioned one), the two methods its own
     `handle_output` calls to decide where to write. Nothing is read or written.
     Since Dagster 1.13.0.
     """
@@ -364,10 +361,10 @@ def upath_output_locations(manager: UPathIOManager, context: dg.OutputContext) -
     return [manager._get_path(context)]
 
 
-def upath_base(manager: UPathIOManager) -> UPath:
+def upath_base(manager: dg.UPathIOManager) -> UPath:
     """The directory every file of `manager` is meant to be under.
 
-    Relies on `UPathIOManager._base_path`, set by its `__init__`. Since Dagster 1.13.0.
+    Relies on `dg.UPathIOManager._base_path`, set by its `__init__`. Since Dagster 1.13.0.
     """
     base: UPath = manager._base_path
     return base

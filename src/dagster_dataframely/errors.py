@@ -2,12 +2,18 @@
 
 They live in one module under one base class so that a caller can catch a single error by
 name, or every error from this package at once, and so that each message says both what
-went wrong and what to change.
+went wrong and what to change. Three categories sit between the base and most errors: the
+refusals of a declaration (`InvalidDefinitionError`), the data's verdict
+(`ValidationFailedError`) and the refusals to store rows unsafely (`StorageRefusedError`).
 """
 
 import inspect
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
+
+import dagster as dg
+
+from ._upstream import DagsterInvalidPropertyError
 
 __all__ = [
     "CheckNameCollisionError",
@@ -20,27 +26,35 @@ __all__ = [
     "ConcurrentRunError",
     "CredentialsInUrlError",
     "DagsterDataframelyError",
+    "InvalidArgumentsError",
     "InvalidColumnNameError",
+    "InvalidDefinitionError",
     "InvalidRuleNameError",
     "InvalidSettingError",
     "MaterializeResultFieldError",
     "MaterializeResultValueError",
     "MultiAssetKeyError",
     "MultiAssetReturnError",
+    "NoRunningStepError",
     "NoValidRowsError",
     "PartitionKeyTooLongError",
     "QuarantineDirError",
     "QuarantineDirProtocolError",
+    "QuarantineFrameTypeError",
     "QuarantineIOManagerError",
     "QuarantineKeyCollisionError",
     "QuarantineStorageCollisionError",
     "QuarantineStorageError",
     "ReservedColumnError",
+    "SchemaTypeError",
+    "StagedWriteError",
+    "StorageRefusedError",
     "UnknownCollectionMemberError",
     "UnknownWarningRuleError",
     "UnsafePathKeyError",
     "UnsupportedDtypeError",
     "ValidationAbortError",
+    "ValidationFailedError",
 ]
 
 _CHECK_NAME_CHARACTERS = "letters, digits and underscores (A-Za-z0-9_)"
@@ -57,6 +71,7 @@ def _bulleted(lines: Iterable[str]) -> str:
 
 
 def _rows(count: int) -> str:
+    """`1 row`, `2 rows`: the count with its noun."""
     return f"{count} row" if count == 1 else f"{count} rows"
 
 
@@ -111,7 +126,96 @@ class DagsterDataframelyError(Exception):
         return (_rebuild, (type(self), tuple(args), kwargs), dict(self.__dict__))
 
 
-class CollectionNotSupportedError(DagsterDataframelyError):
+class InvalidDefinitionError(DagsterDataframelyError, dg.DagsterInvalidDefinitionError):
+    """Base class of the refusals of a declaration: a schema, setting or argument unusable here.
+
+    Raised where the asset or check is declared, so a code location fails to load instead of a
+    run failing later; a hand-wiring function raises them when it is called. Each is also a
+    `dg.DagsterInvalidDefinitionError`, so code that catches Dagster's own definition errors
+    catches these too (and Dagster reports one raised inside a run as a definition problem,
+    which a retry cannot fix).
+
+    Parameters
+    ----------
+    message
+        The whole message, which says what failed and how to fix it.
+    """
+
+
+class ValidationFailedError(DagsterDataframelyError):
+    """Base class of the data's verdict: validation failed the step, so no table was written.
+
+    `ColumnSchemaError`, `ValidationAbortError` and `NoValidRowsError`: the frame did not have
+    the schema's columns, or rows failed and nothing may be written. The table keeps its last
+    good contents. Catch this one class to handle every failing outcome of the failure policy
+    at once; it is never raised for a bug in the package or in the asset's own code.
+
+    Parameters
+    ----------
+    message
+        The whole message, which says what failed and how to fix it.
+    """
+
+
+class StorageRefusedError(DagsterDataframelyError):
+    """Base class of the refusals to store rows where they would be lost, replaced or exposed.
+
+    A quarantine that would share the table's place, a key a path cannot hold, two runs writing
+    one partition, a URL with credentials, a directory nobody configured: raised before anything
+    is written, so the table and the quarantine keep what they had.
+
+    Parameters
+    ----------
+    message
+        The whole message, which says what failed and how to fix it.
+    """
+
+
+class InvalidArgumentsError(InvalidDefinitionError, dg.DagsterInvariantViolationError):
+    """Raised when a call's arguments cannot go together, or one is of a kind it cannot take.
+
+    Also a `dg.DagsterInvariantViolationError`, which these calls raised before this package
+    gave the refusals a class of their own, so code that catches that still catches them.
+
+    Parameters
+    ----------
+    function
+        The function that refused its arguments, such as `table_checks`.
+    problem
+        What is wrong with them.
+    fix
+        What to pass instead.
+    """
+
+    def __init__(self, function: str, problem: str, fix: str) -> None:
+        self.function = function
+        self.problem = problem
+        self.fix = fix
+        super().__init__(f"{function}: {problem}. {fix}")
+
+
+class SchemaTypeError(InvalidDefinitionError, TypeError):
+    """Raised when a Dataframely schema or Collection class is expected and something else given.
+
+    Also a `TypeError`, as it was before this package gave it a class of its own.
+
+    Parameters
+    ----------
+    expected
+        What was expected, such as `a dataframely Schema class (a subclass of dy.Schema)`.
+    given
+        The `repr` of what was given instead.
+    """
+
+    def __init__(self, expected: str, given: str) -> None:
+        self.expected = expected
+        self.given = given
+        super().__init__(
+            f"Expected {expected}, got {given}. Pass the class itself, not an instance or a frame."
+        )
+
+
+class CollectionNotSupportedError(InvalidDefinitionError):
     """Raised when the decorator is given a `dy.Collection` instead of a `dy.Schema`.
 
     An asset is one table, and a Collection describes several, so there is no single
@@ -126,14 +230,15 @@ class CollectionNotSupportedError(DagsterDataframelyError):
     def __init__(self, collection_name: str) -> None:
         self.collection_name = collection_name
         super().__init__(
-            f"`schema=` was given the Dataframely Collection {collection_name!r}, but an "
-            f"asset can only be checked against a single `dy.Schema`. Declare a separate "
-            f"asset for each member of {collection_name!r} and give each one that member's "
-            f"schema."
+            f"`schema=` was given the Dataframely Collection {collection_name!r}, but this "
+            f"asset is checked against a single `dy.Schema`. Validate the Collection's members "
+            f"together with `dd.collection_asset({collection_name})`, check members' existing "
+            f"tables with `dd.table_checks({collection_name}, {{member: asset, ...}})`, or give "
+            f"each member an asset of its own with that member's schema."
         )
 
 
-class CollectionWithoutMembersError(DagsterDataframelyError):
+class CollectionWithoutMembersError(InvalidDefinitionError):
     """Raised when a `dy.Collection` with no member is declared as assets.
 
     Each member becomes one asset, so a Collection without members would declare none.
@@ -153,7 +258,7 @@ class CollectionWithoutMembersError(DagsterDataframelyError):
         )
 
 
-class UnknownCollectionMemberError(DagsterDataframelyError):
+class UnknownCollectionMemberError(InvalidDefinitionError):
     """Raised when frames are given for names that are not members of the Collection.
 
     A frame under a misspelled name would otherwise be dropped without a word, and the member
@@ -247,7 +352,7 @@ class CollectionFilterDuplicatesError(DagsterDataframelyError):
         )
 
 
-class ReservedColumnError(DagsterDataframelyError):
+class ReservedColumnError(InvalidDefinitionError):
     """Raised when a schema has a column whose name starts with the reserved `dy_` prefix.
 
     This package names its checks and the rule columns of the quarantine with `dy_`, so
@@ -271,7 +376,7 @@ class ReservedColumnError(DagsterDataframelyError):
         )
 
 
-class InvalidColumnNameError(DagsterDataframelyError):
+class InvalidColumnNameError(InvalidDefinitionError):
     """Raised when a column name has characters Dagster rejects in an asset check name.
 
     Every rule's check name is built from its column's name, and Dagster only accepts
@@ -297,7 +402,7 @@ class InvalidColumnNameError(DagsterDataframelyError):
         )
 
 
-class InvalidRuleNameError(DagsterDataframelyError):
+class InvalidRuleNameError(InvalidDefinitionError):
     """Raised when a rule name has characters Dagster rejects in an asset check name.
 
     The `|` Dataframely places between a column and its rule is translated, but any other
@@ -324,7 +429,7 @@ class InvalidRuleNameError(DagsterDataframelyError):
         )
 
 
-class CheckNameCollisionError(DagsterDataframelyError):
+class CheckNameCollisionError(InvalidDefinitionError):
     """Raised when two rules of one schema map to the same asset check name.
 
     Dagster would reject the duplicate as well, but its error does not say which rules
@@ -354,7 +459,7 @@ class CheckNameCollisionError(DagsterDataframelyError):
         )
 
 
-class UnsupportedDtypeError(DagsterDataframelyError):
+class UnsupportedDtypeError(InvalidDefinitionError):
     """Raised when a schema declares a column with a dtype Polars cannot hold.
 
     Dataframely accepts such a declaration (`dy.Decimal(76)`, a precision beyond Polars' 38
@@ -385,7 +490,7 @@ class UnsupportedDtypeError(DagsterDataframelyError):
         )
 
 
-class UnknownWarningRuleError(DagsterDataframelyError):
+class UnknownWarningRuleError(InvalidDefinitionError):
     """Raised when `warning_rules=` names a rule the schema does not have.
 
     A misspelt name must not leave the rule it meant blocking while the user believes it only
@@ -414,7 +519,7 @@ class UnknownWarningRuleError(DagsterDataframelyError):
         )
 
 
-class InvalidSettingError(DagsterDataframelyError):
+class InvalidSettingError(InvalidDefinitionError):
     """Raised when a setting resolves to a value it does not accept.
 
     Settings come from the package default, an environment variable or an argument, so the
@@ -561,7 +666,7 @@ class MultiAssetReturnError(DagsterDataframelyError):
         )
 
 
-class MultiAssetKeyError(DagsterDataframelyError):
+class MultiAssetKeyError(InvalidDefinitionError):
     """Raised when a function needs one asset of a multi-asset definition and cannot tell which.
 
     `dd.quarantine_spec`, `dd.wiring.delegating_writer` and `dd.wiring.validate_quarantine_key`
@@ -593,7 +698,7 @@ class MultiAssetKeyError(DagsterDataframelyError):
         )
 
 
-class ColumnSchemaError(DagsterDataframelyError):
+class ColumnSchemaError(ValidationFailedError):
     """Raised when a frame's columns or dtypes differ from the schema.
 
     That points at a bug in the code producing the frame rather than at bad rows, so the
@@ -622,7 +727,7 @@ class ColumnSchemaError(DagsterDataframelyError):
         )
 
 
-class ValidationAbortError(DagsterDataframelyError):
+class ValidationAbortError(ValidationFailedError):
     """Raised when rows fail validation and the asset has no quarantine for them.
 
     Without a quarantine every row must be valid, so the asset writes nothing rather than
@@ -652,7 +757,7 @@ class ValidationAbortError(DagsterDataframelyError):
         )
 
 
-class NoValidRowsError(DagsterDataframelyError):
+class NoValidRowsError(ValidationFailedError):
     """Raised when every row fails validation, so only the quarantine was written.
 
     The asset's table is left untouched, so an empty table never replaces the last good one.
@@ -685,7 +790,7 @@ class NoValidRowsError(DagsterDataframelyError):
         )
 
 
-class QuarantineKeyCollisionError(DagsterDataframelyError):
+class QuarantineKeyCollisionError(StorageRefusedError):
     """Raised when another asset already materializes the quarantine's asset key.
 
     Both would write to the same place, and whichever ran second would overwrite the other,
@@ -745,7 +850,7 @@ class QuarantineStorageCollisionError(QuarantineKeyCollisionError):
         self.message = message
 
 
-class QuarantineStorageError(DagsterDataframelyError):
+class QuarantineStorageError(StorageRefusedError):
     """Raised in a run, before anything is written, when the quarantine has no safe place.
 
     The asset's IO manager (or `QuarantineAwareIOManager`'s `quarantine_io_manager`) would
@@ -776,7 +881,7 @@ class QuarantineStorageError(DagsterDataframelyError):
         )
 
 
-class UnsafePathKeyError(DagsterDataframelyError):
+class UnsafePathKeyError(StorageRefusedError):
     """Raised in a run, before anything is written, for a key a file path cannot hold as is.
 
     A path-based IO manager joins the asset key and the partition key into a path, and the
@@ -805,7 +910,7 @@ class UnsafePathKeyError(DagsterDataframelyError):
         )
 
 
-class ConcurrentRunError(DagsterDataframelyError):
+class ConcurrentRunError(StorageRefusedError):
     """Raised when another run is writing the same asset partition at the same time.
 
     Its table and quarantine writes could interleave with this run's, leaving one run's table
@@ -835,7 +940,7 @@ class ConcurrentRunError(DagsterDataframelyError):
         )
 
 
-class QuarantineDirError(DagsterDataframelyError):
+class QuarantineDirError(StorageRefusedError):
     """Raised when a directly called asset has invalid rows and no quarantine directory.
 
     A run hands invalid rows to its IO manager, but a direct call has none, and there is no
@@ -857,7 +962,7 @@ class QuarantineDirError(DagsterDataframelyError):
         )
 
 
-class QuarantineIOManagerError(DagsterDataframelyError):
+class QuarantineIOManagerError(StorageRefusedError):
     """Raised when `QuarantineAwareIOManager` is given something it cannot route rows to.
 
     Raised when the resource initializes, or on the first write a manager turns out unable to
@@ -880,7 +985,7 @@ class QuarantineIOManagerError(DagsterDataframelyError):
         super().__init__(f"QuarantineAwareIOManager cannot use {manager}: {problem}. {fix}")
 
 
-class ClearQuarantineError(DagsterDataframelyError):
+class ClearQuarantineError(InvalidDefinitionError):
     """Raised when `clear_quarantine=True` is set on an asset that writes no quarantine.
 
     Raised at decoration time by `dd.asset` without `quarantine=True`, and on the call by
@@ -902,7 +1007,7 @@ class ClearQuarantineError(DagsterDataframelyError):
         )
 
 
-class CredentialsInUrlError(DagsterDataframelyError):
+class CredentialsInUrlError(StorageRefusedError):
     """Raised when a directory is a URL with a user name or password written into it.
 
     Whatever shows the location (metadata, an error, a log line) would show the secret, and
@@ -930,7 +1035,7 @@ class CredentialsInUrlError(DagsterDataframelyError):
         )
 
 
-class QuarantineDirProtocolError(DagsterDataframelyError):
+class QuarantineDirProtocolError(StorageRefusedError):
     """Raised when the quarantine directory is a URL whose filesystem cannot write files.
 
     fsspec reads `http://` and `https://` URLs but cannot write to them, and answers a write
@@ -953,7 +1058,7 @@ class QuarantineDirProtocolError(DagsterDataframelyError):
         )
 
 
-class PartitionKeyTooLongError(DagsterDataframelyError):
+class PartitionKeyTooLongError(StorageRefusedError):
     """Raised when a partition key would make a quarantine file name too long to create.
 
     A local filesystem refuses a file or directory name over 255 bytes with a bare `OSError`
@@ -981,4 +1086,72 @@ class PartitionKeyTooLongError(DagsterDataframelyError):
             f"{limit} bytes in one file or directory name. Use shorter partition keys (each "
             f"segment of the key, escaped, plus `.parquet` for the last, within {limit} bytes "
             f"of UTF-8), or write the quarantine to an object store such as s3://."
+        )
+
+
+class StagedWriteError(StorageRefusedError, IsADirectoryError):
+    """Raised when `staged_writes=True` finds that the IO manager wrote a directory.
+
+    Staging replaces one file per table; a dataset split into files (or a Delta table) cannot
+    be renamed into place whole, so the previous table is left as it was. Also an
+    `IsADirectoryError`, as it was before this package gave it a class of its own.
+
+    Parameters
+    ----------
+    staging_name
+        The name of the staging path the manager wrote a directory to.
+    """
+
+    def __init__(self, staging_name: str) -> None:
+        self.staging_name = staging_name
+        super().__init__(
+            f"staged_writes=True stages one file per table, but the IO manager wrote a "
+            f"directory (a dataset split into files, or a Delta table); the previous table was "
+            f"left as it was. Drop staged_writes=True for this asset: {staging_name}"
+        )
+
+
+class QuarantineFrameTypeError(StorageRefusedError, dg.DagsterInvariantViolationError):
+    """Raised when something other than a Polars `DataFrame` is written as a quarantine.
+
+    `QuarantineAwareIOManager` stores quarantines as `pl.DataFrame`s only; also a
+    `dg.DagsterInvariantViolationError`, as it was before this package gave it a class.
+
+    Parameters
+    ----------
+    asset
+        The quarantine's asset key, as a string.
+    value_type
+        The type of what was written instead.
+    """
+
+    def __init__(self, asset: str, value_type: str) -> None:
+        self.asset = asset
+        self.value_type = value_type
+        super().__init__(
+            f"A quarantine write for {asset} must be a pl.DataFrame, got {value_type}. Write "
+            f"the quarantine with dd.wiring.delegating_writer, which hands the writer the frame "
+            f"dd.wiring.quarantine_frame builds."
+        )
+
+
+class NoRunningStepError(DagsterDataframelyError, DagsterInvalidPropertyError):
+    """Raised when a writer that needs a run is made in a direct invocation, which has no step.
+
+    `delegating_writer` hands the rows to the step's IO manager, and a direct call has none.
+    Also Dagster's `DagsterInvalidPropertyError`, which a direct invocation's context raises
+    when asked for its step, so code written against that error still catches this one.
+
+    Parameters
+    ----------
+    function
+        The function that needs the running step.
+    """
+
+    def __init__(self, function: str) -> None:
+        self.function = function
+        super().__init__(
+            f"{function} hands the invalid rows to the running step's IO manager, and a direct "
+            f"invocation has no step. Use dd.wiring.file_writer in a direct call, or call the "
+            f"asset with dd.testing.call_asset, which keeps the quarantine in memory."
         )

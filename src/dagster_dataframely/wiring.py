@@ -1,16 +1,14 @@
 """The parts `dd.asset` is assembled from, for wiring a schema into an asset by hand."""
 
-from ._checks import check_specs
-from ._code_version import schema_version
-from ._columns import schema_metadata, table_schema
-from ._names import check_name
-from ._quarantine import (
-    delegating_writer,
-    quarantine_frame,
-    validate_quarantine_key,
-)
-from ._quarantine_files import QuarantineWriter, file_writer, quarantine_path
-from ._validate import AssetYield, check_results, validation_results
+from ._declare.check_specs import check_specs
+from ._model.code_version import schema_version
+from ._model.columns_tab import schema_metadata, table_schema
+from ._model.names import check_name
+from ._run.failures import quarantine_frame
+from ._run.validation import AssetYield, check_results, validation_results
+from ._store.delegating import delegating_writer, validate_quarantine_key
+from ._store.files import file_writer, quarantine_path
+from ._store.quarantine_writer import QuarantineWriter
 
 __all__ = [
     "AssetYield",

@@ -1,0 +1,268 @@
+"""`dd.asset`: one validated asset, the one-output case of the package's one builder."""
+
+from __future__ import annotations
+
+import inspect
+from collections.abc import Callable, Iterable, Mapping, Sequence, Set
+from typing import Any
+
+import dagster as dg
+import dataframely as dy
+import polars as pl
+
+from dagster_dataframely._declare.builder import build_asset
+from dagster_dataframely._declare.output import declare_output
+from dagster_dataframely._model.asset_settings import OutputSettings
+from dagster_dataframely._model.schema import read_schema
+from dagster_dataframely._model.settings import Granularity, SchemaRules, read_quarantine_dir
+
+AssetFunction = Callable[
+    ...,
+    pl.DataFrame
+    | pl.LazyFrame
+    | dg.MaterializeResult[pl.DataFrame]
+    | dg.MaterializeResult[pl.LazyFrame]
+    | None,
+]
+
+SINGLE_OUTPUT = "result"
+"""The name Dagster gives a `@dg.asset`'s output, whatever the asset's key."""
+
+
+def asset(
+    schema: type[dy.Schema],
+    /,
+    *,
+    quarantine: bool = False,
+    clear_quarantine: bool | None = None,
+    warning_rules: Iterable[str] | None = None,
+    check_granularity: Granularity | None = None,
+    schema_rules: SchemaRules | None = None,
+    max_failure_samples: int | None = None,
+    statistics: bool | None = None,
+    row_sample: int | None = None,
+    name: str | None = None,
+    key_prefix: str | Sequence[str] | None = None,
+    ins: Mapping[str, dg.AssetIn] | None = None,
+    deps: Iterable[
+        dg.AssetKey
+        | str
+        | Sequence[str]
+        | dg.AssetSpec
+        | dg.AssetsDefinition
+        | dg.SourceAsset
+        | dg.AssetDep
+    ]
+    | None = None,
+    metadata: Mapping[str, Any] | None = None,
+    tags: Mapping[str, str] | None = None,
+    description: str | None = None,
+    config_schema: Mapping[str, Any] | None = None,
+    required_resource_keys: Set[str] | None = None,
+    resource_defs: Mapping[str, object] | None = None,
+    hooks: Set[dg.HookDefinition] | None = None,
+    io_manager_key: str | None = None,
+    partitions_def: dg.PartitionsDefinition[str] | None = None,
+    op_tags: Mapping[str, Any] | None = None,
+    group_name: str | None = None,
+    automation_condition: dg.AutomationCondition[Any] | None = None,
+    freshness_policy: dg.FreshnessPolicy | None = None,
+    backfill_policy: dg.BackfillPolicy | None = None,
+    retry_policy: dg.RetryPolicy | None = None,
+    code_version: str | None = None,
+    owners: Sequence[str] | None = None,
+    kinds: Set[str] | None = None,
+    pool: str | None = None,
+) -> Callable[[AssetFunction], dg.AssetsDefinition]:
+    """Turn the decorated function into an asset that validates the frame it returns.
+
+    The decorated function returns a `pl.DataFrame` or `pl.LazyFrame`, a `dg.MaterializeResult`
+    whose `value` is one of those, or `None` to skip. A run checks the frame's columns and dtypes
+    against `schema`, filters it with `Schema.filter`, writes the valid rows through the asset's
+    IO manager and, with `quarantine=True`, the invalid rows to `<name>_quarantine` through the
+    same manager, then reports one asset check per rule. The schema's Columns tab and check
+    specs exist as soon as the module is imported.
+
+    Every keyword parameter not described below is `@dg.asset`'s, passed to it unchanged:
+    `ins`, `deps`, `tags`, `required_resource_keys`, `resource_defs`, `hooks`, `op_tags`,
+    `group_name`, `freshness_policy`, `backfill_policy`, `retry_policy`, `owners`, `kinds` and
+    `pool`. Six `@dg.asset` parameters are not accepted: `check_specs` (they come from the
+    schema), `key` (use `key_prefix` and `name`), `output_required`, `dagster_type`,
+    `is_virtual` and `io_manager_def` (bind an IO manager with `resource_defs`).
+
+    Parameters
+    ----------
+    schema
+        The Dataframely schema the returned frame must match: a `dy.Schema` subclass, never a
+        `dy.Collection`. Positional only.
+    quarantine
+        Whether a run writes the valid rows when some rows fail. With `True`, the run writes
+        the invalid rows to the quarantine, under the asset key `<name>_quarantine`, and fails
+        with `QuarantineKeyCollisionError` if another asset already materializes that key. With
+        `False`, any invalid row fails the run with `ValidationAbortError`, and the asset writes
+        nothing. `True` also adds a `context` parameter to the asset, whether or not the
+        decorated function declares one.
+    clear_quarantine
+        With `True` (and `quarantine=True`), a run whose rows are all valid writes an empty
+        quarantine, so that no stale invalid rows of an earlier run (of the same partition)
+        stay beside a clean table. `None` or `False` leaves the quarantine of a clean run as
+        it was.
+    warning_rules
+        Rules whose failures only warn, named as Dataframely names them (`amount|max`, a
+        `@dy.rule` method's name, `primary_key`); a single string names one rule. A row that
+        fails only these is valid, and their checks fail at `WARN`. See docs/warning-rules.md.
+    check_granularity
+        How many asset checks report the schema's rules: one per rule at `rule`, one per column
+        with rules at `column`, and one for the schema at `schema`. Changing it on an asset that
+        has already run starts a new check history. `None` uses
+        `DAGSTER_DATAFRAMELY_CHECK_GRANULARITY` if set, else `rule`.
+    schema_rules
+        Which checks report the schema-level rules at `column` granularity: `collapsed` into one
+        check, `dy_schema__rules`, or `per_rule`, one check each. `None` uses
+        `DAGSTER_DATAFRAMELY_SCHEMA_RULES` if set, else `collapsed`.
+    max_failure_samples
+        A rule's check metadata has at most this many rows that failed it, under
+        `dy_failed_sample`; `0` turns the samples off. **A run writes the rows to the Dagster
+        event log unredacted.** `dy.Config.set_max_failure_examples` does not change this
+        number. `None` uses `DAGSTER_DATAFRAMELY_MAX_FAILURE_SAMPLES` if set, else `5`.
+    statistics
+        Whether the materialization metadata has statistics of the written rows, one table per
+        dtype group. They are the main cost a run adds to the filter. `None` uses
+        `DAGSTER_DATAFRAMELY_STATISTICS` if set, else `True`.
+    row_sample
+        The materialization metadata has at most this many valid rows, and this many invalid
+        rows; `0` turns both samples off. **A run writes the rows to the Dagster event log
+        unredacted.** `None` uses `DAGSTER_DATAFRAMELY_ROW_SAMPLE` if set, else `5`.
+    name
+        The asset's name, the last part of its key. `None` uses the function's name.
+    key_prefix
+        Passed to `@dg.asset` unchanged. The quarantine's asset key has the same prefix.
+    metadata
+        Definition metadata, passed to `@dg.asset`. The schema's `dagster/column_schema` entry
+        replaces a key of the same name.
+    description
+        The asset's description. `None` uses the schema's own docstring (not an inherited one),
+        or the decorated function's docstring if the schema has none.
+    config_schema
+        Passed to `@dg.asset` unchanged. Only a mapping is accepted.
+    io_manager_key
+        Passed to `@dg.asset` unchanged. In a run, the invalid rows go to the same IO manager.
+    partitions_def
+        Passed to `@dg.asset` unchanged. The quarantine is written under the same partition
+        key, and each partition's frame is validated on its own.
+    automation_condition
+        Passed to `@dg.asset` unchanged. It applies to the asset, not to its quarantine, which
+        has no materialization.
+    code_version
+        Passed to `@dg.asset`. `None` uses `dd.wiring.schema_version(schema)`, so a change of
+        the schema marks the asset changed.
+
+    Returns
+    -------
+    Callable[[AssetFunction], dg.AssetsDefinition]
+        A decorator that returns a `dg.AssetsDefinition` with the schema's check specs and a
+        Columns tab filled from the schema.
+
+    Raises
+    ------
+    CollectionNotSupportedError
+        `schema` is a `dy.Collection`.
+    ReservedColumnError
+        A column name is in the reserved `dy_` namespace.
+    InvalidColumnNameError
+        A column name has a character Dagster does not allow in an asset check name.
+    InvalidRuleNameError
+        A `check=` key has a character Dagster does not allow in an asset check name.
+    CheckNameCollisionError
+        Two rules produce the same asset check name.
+    InvalidSettingError
+        A setting's argument or environment variable has a value the setting does not allow,
+        or `DAGSTER_DATAFRAMELY_QUARANTINE_DIR` is set but empty.
+    UnknownWarningRuleError
+        A name in `warning_rules` is not one of the schema's rules.
+    ClearQuarantineError
+        `clear_quarantine=True` without `quarantine=True`: there is nothing to clear.
+
+    Examples
+    --------
+    At the default `rule` granularity, the asset has one check per rule, plus the
+    column-schema check:
+
+    ```python
+    import dataframely as dy
+    import polars as pl
+
+    import dagster_dataframely as dd
+
+
+    class Orders(dy.Schema):
+        order_id = dy.String(primary_key=True)
+        amount = dy.Float64(nullable=False, min=0.0)
+
+
+    @dd.asset(Orders, quarantine=True)
+    def orders(raw_orders: pl.DataFrame) -> pl.DataFrame:
+        return raw_orders.select("order_id", "amount")
+
+
+    print([spec.name for spec in orders.check_specs])
+    ```
+
+    The check specs exist before the asset first runs, so the catalog lists every check before
+    its first result.
+    """
+    info = read_schema(schema)
+    given = OutputSettings.of(
+        quarantine=quarantine,
+        clear_quarantine=clear_quarantine,
+        warning_rules=warning_rules,
+        check_granularity=check_granularity,
+        schema_rules=schema_rules,
+        max_failure_samples=max_failure_samples,
+        statistics=statistics,
+        row_sample=row_sample,
+    )
+    settings = given.resolve(info)
+    read_quarantine_dir()  # an empty value is a mistake worth failing on at declaration
+    out = dg.AssetOut(
+        key_prefix=key_prefix,
+        io_manager_key=io_manager_key,
+        metadata=metadata,
+        description=description,
+        group_name=group_name,
+        tags=tags,
+        owners=owners,
+        code_version=code_version,
+        kinds=set(kinds) if kinds is not None else None,
+        automation_condition=automation_condition,
+        freshness_policy=freshness_policy,
+        backfill_policy=backfill_policy,
+        is_required=False,
+    )
+    op = {
+        "ins": ins,
+        "deps": deps,
+        "config_schema": config_schema,
+        "required_resource_keys": required_resource_keys,
+        "resource_defs": resource_defs,
+        "hooks": hooks,
+        "partitions_def": partitions_def,
+        "op_tags": op_tags,
+        "retry_policy": retry_policy,
+        "pool": pool,
+    }
+
+    def decorate(function: AssetFunction) -> dg.AssetsDefinition:
+        declaration = declare_output(
+            name or function.__name__,
+            info,
+            given,
+            settings,
+            out,
+            partitions_def=partitions_def,
+            description=inspect.getdoc(function),
+            output_name=SINGLE_OUTPUT,
+        )
+        return build_asset(declaration, function, op)
+
+    return decorate

@@ -1,0 +1,267 @@
+"""`dd.AssetOut`: one validated output of a `dd.multi_asset`, a schema beside a `dg.AssetOut`."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence, Set
+from dataclasses import dataclass
+from typing import Any
+
+import dagster as dg
+import dataframely as dy
+
+from dagster_dataframely._model.asset_settings import OutputSettings
+from dagster_dataframely._model.schema import read_schema
+from dagster_dataframely._model.settings import Granularity, SchemaRules
+
+
+@dataclass(frozen=True, init=False, eq=False)
+class AssetOut:
+    """One validated output of a `dd.multi_asset`: a schema, `dd.asset`'s settings, a `dg.AssetOut`.
+
+    Each output has everything `dd.asset` gives one asset, with its own settings: a Columns
+    tab from its schema, one check per rule set at its own granularity, statistics and
+    samples, and with `quarantine=True` its own quarantine `<output asset name>_quarantine`,
+    written through the output's own IO manager.
+
+    Every keyword parameter not described below is `dg.AssetOut`'s, passed to it unchanged:
+    `key`, `group_name`, `tags`, `owners`, `kinds`, `automation_condition`,
+    `freshness_policy` and `backfill_policy`.
+
+    Parameters
+    ----------
+    schema
+        The Dataframely schema the output's frame must match: a `dy.Schema` subclass, never a
+        `dy.Collection`. Positional only.
+    quarantine
+        As `dd.asset`'s, for this output: with `True` its invalid rows go to
+        `<output asset name>_quarantine` and its valid rows are written; with `False` any
+        invalid row fails the step.
+    clear_quarantine
+        As `dd.asset`'s, for this output: with `True` (and `quarantine=True`) a run whose rows
+        of this output are all valid writes an empty quarantine for it.
+    warning_rules
+        Rules of this output's schema whose failures only warn, as `dd.asset` takes them.
+    check_granularity
+        As `dd.asset`'s, for this output's checks. `None` uses
+        `DAGSTER_DATAFRAMELY_CHECK_GRANULARITY` if set, else `rule`.
+    schema_rules
+        As `dd.asset`'s, for this output's checks. `None` uses
+        `DAGSTER_DATAFRAMELY_SCHEMA_RULES` if set, else `collapsed`.
+    max_failure_samples
+        As `dd.asset`'s, for this output's checks. `None` uses
+        `DAGSTER_DATAFRAMELY_MAX_FAILURE_SAMPLES` if set, else `5`.
+    statistics
+        As `dd.asset`'s, for this output's materialization. `None` uses
+        `DAGSTER_DATAFRAMELY_STATISTICS` if set, else `True`.
+    row_sample
+        As `dd.asset`'s, for this output's materialization. `None` uses
+        `DAGSTER_DATAFRAMELY_ROW_SAMPLE` if set, else `5`.
+    key_prefix
+        Passed to `dg.AssetOut` unchanged. The output's key is `key_prefix` plus the output's
+        name, and its quarantine has the same prefix.
+    io_manager_key
+        Passed to `dg.AssetOut` unchanged. The output's quarantine goes through the same IO
+        manager.
+    metadata
+        Definition metadata, passed to `dg.AssetOut`. The schema's `dagster/column_schema`
+        entry replaces a key of the same name.
+    description
+        The output asset's description. `None` uses the schema's own docstring (not an
+        inherited one).
+    code_version
+        Passed to `dg.AssetOut`. `None` uses the multi-asset's `code_version` if it has one,
+        else `dd.wiring.schema_version(schema)`, so a change of the schema marks the output
+        changed.
+    is_required
+        Passed to `dg.AssetOut`, but `False` by default (`dg.AssetOut`'s is `True`), because
+        returning None for an output skips it. With `True`, a skipped output fails the step
+        with Dagster's own error.
+
+    Raises
+    ------
+    CollectionNotSupportedError
+        `schema` is a `dy.Collection`.
+    ReservedColumnError
+        A column name is in the reserved `dy_` namespace.
+    InvalidColumnNameError
+        A column name has a character Dagster does not allow in an asset check name.
+    InvalidRuleNameError
+        A `check=` key has a character Dagster does not allow in an asset check name.
+    CheckNameCollisionError
+        Two rules produce the same asset check name.
+
+    Examples
+    --------
+    ```python
+    import dataframely as dy
+
+    import dagster_dataframely as dd
+
+
+    class Orders(dy.Schema):
+        order_id = dy.String(primary_key=True)
+
+
+    out = dd.AssetOut(Orders, quarantine=True, io_manager_key="warehouse")
+    print(out.schema.__name__, out.settings.quarantine, out.out.io_manager_key)
+    ```
+    """
+
+    schema: type[dy.Schema]
+    settings: OutputSettings
+    """The `dd.asset` settings the parameters before `key_prefix` give."""
+    out: dg.AssetOut
+    """The `dg.AssetOut` the parameters from `key_prefix` on build (its key not yet resolved)."""
+
+    def __init__(
+        self,
+        schema: type[dy.Schema],
+        /,
+        *,
+        quarantine: bool = False,
+        clear_quarantine: bool | None = None,
+        warning_rules: Iterable[str] | None = None,
+        check_granularity: Granularity | None = None,
+        schema_rules: SchemaRules | None = None,
+        max_failure_samples: int | None = None,
+        statistics: bool | None = None,
+        row_sample: int | None = None,
+        key_prefix: str | Sequence[str] | None = None,
+        key: dg.AssetKey | str | Sequence[str] | None = None,
+        io_manager_key: str | None = None,
+        metadata: Mapping[str, Any] | None = None,
+        description: str | None = None,
+        group_name: str | None = None,
+        tags: Mapping[str, str] | None = None,
+        owners: Sequence[str] | None = None,
+        code_version: str | None = None,
+        kinds: Set[str] | None = None,
+        automation_condition: dg.AutomationCondition[Any] | None = None,
+        freshness_policy: dg.FreshnessPolicy | None = None,
+        backfill_policy: dg.BackfillPolicy | None = None,
+        is_required: bool = False,
+    ) -> None:
+        out = dg.AssetOut(
+            key_prefix=key_prefix,
+            key=key,
+            io_manager_key=io_manager_key,
+            metadata=metadata,
+            description=description,
+            group_name=group_name,
+            tags=tags,
+            owners=owners,
+            code_version=code_version,
+            kinds=set(kinds) if kinds is not None else None,
+            automation_condition=automation_condition,
+            freshness_policy=freshness_policy,
+            backfill_policy=backfill_policy,
+            is_required=is_required,
+        )
+        _set_fields(
+            self,
+            schema,
+            out,
+            OutputSettings.of(
+                quarantine=quarantine,
+                clear_quarantine=clear_quarantine,
+                warning_rules=warning_rules,
+                check_granularity=check_granularity,
+                schema_rules=schema_rules,
+                max_failure_samples=max_failure_samples,
+                statistics=statistics,
+                row_sample=row_sample,
+            ),
+        )
+
+    @classmethod
+    def from_spec(
+        cls,
+        schema: type[dy.Schema],
+        spec: dg.AssetSpec,
+        *,
+        quarantine: bool = False,
+        clear_quarantine: bool | None = None,
+        warning_rules: Iterable[str] | None = None,
+        check_granularity: Granularity | None = None,
+        schema_rules: SchemaRules | None = None,
+        max_failure_samples: int | None = None,
+        statistics: bool | None = None,
+        row_sample: int | None = None,
+        io_manager_key: str | None = None,
+        backfill_policy: dg.BackfillPolicy | None = None,
+        is_required: bool = False,
+    ) -> AssetOut:
+        """Return an output declared by a `dg.AssetSpec`, as `dg.AssetOut.from_spec` does.
+
+        The spec gives the output's key, description, metadata, group, tags, owners, code
+        version, kinds and policies; the schema's Columns tab, description and code version
+        fill in what the spec leaves unset, as for `dd.AssetOut`.
+
+        Parameters
+        ----------
+        schema
+            The Dataframely schema the output's frame must match.
+        spec
+            The output asset's spec. `dg.AssetOut.from_spec` refuses a spec with `deps`:
+            declare them on `dd.multi_asset(deps=...)` instead.
+        quarantine
+            As for `dd.AssetOut`.
+        clear_quarantine
+            As for `dd.AssetOut`.
+        warning_rules
+            As for `dd.AssetOut`.
+        check_granularity
+            As for `dd.AssetOut`.
+        schema_rules
+            As for `dd.AssetOut`.
+        max_failure_samples
+            As for `dd.AssetOut`.
+        statistics
+            As for `dd.AssetOut`.
+        row_sample
+            As for `dd.AssetOut`.
+        io_manager_key
+            The output's IO manager key, as for `dg.AssetOut.from_spec`.
+        backfill_policy
+            As for `dg.AssetOut.from_spec`.
+        is_required
+            As for `dd.AssetOut`: `False` by default.
+
+        Returns
+        -------
+        AssetOut
+            The output, ready for `dd.multi_asset(outs=...)`.
+        """
+        made = cls.__new__(cls)
+        out = dg.AssetOut.from_spec(
+            spec,
+            is_required=is_required,
+            io_manager_key=io_manager_key,
+            backfill_policy=backfill_policy,
+        )
+        _set_fields(
+            made,
+            schema,
+            out,
+            OutputSettings.of(
+                quarantine=quarantine,
+                clear_quarantine=clear_quarantine,
+                warning_rules=warning_rules,
+                check_granularity=check_granularity,
+                schema_rules=schema_rules,
+                max_failure_samples=max_failure_samples,
+                statistics=statistics,
+                row_sample=row_sample,
+            ),
+        )
+        return made
+
+
+def _set_fields(
+    target: AssetOut, schema: type[dy.Schema], out: dg.AssetOut, settings: OutputSettings
+) -> None:
+    """Fill a frozen `AssetOut`; the schema is read now, so a bad one fails where it is named."""
+    read_schema(schema)
+    object.__setattr__(target, "schema", schema)
+    object.__setattr__(target, "settings", settings)
+    object.__setattr__(target, "out", out)

@@ -1,0 +1,256 @@
+"""`dd.collection_asset`: a `dy.Collection`'s members as assets, validated together where written.
+
+One asset per member on the package's one builder, so each member gets what `dd.asset` gives
+one asset and the step follows the same atomicity rule. What differs is the split: the members
+are split together, by one `Collection.filter` (`_run.collection_split`), so the Collection's
+`@dy.filter`s apply across them, and each filter has a check (`dy_filter__<name>`) and a
+quarantine column on every member it constrains.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Mapping, Sequence, Set
+from typing import Any
+
+import dagster as dg
+import dataframely as dy
+
+from dagster_dataframely._declare.builder import build_collection_asset
+from dagster_dataframely._declare.output import declare_output
+from dagster_dataframely._model.asset_settings import OutputSettings
+from dagster_dataframely._model.collection import read_collection
+from dagster_dataframely._model.settings import Granularity, SchemaRules, read_quarantine_dir
+from dagster_dataframely.errors import UnknownCollectionMemberError
+
+CollectionFunction = Callable[..., Mapping[str, Any] | dy.Collection | None]
+
+
+def collection_asset(
+    collection: type[dy.Collection],
+    /,
+    *,
+    quarantine: bool = False,
+    clear_quarantine: bool | None = None,
+    check_granularity: Granularity | None = None,
+    schema_rules: SchemaRules | None = None,
+    max_failure_samples: int | None = None,
+    statistics: bool | None = None,
+    row_sample: int | None = None,
+    key_prefix: str | Sequence[str] | None = None,
+    outs: Mapping[str, dg.AssetOut] | None = None,
+    name: str | None = None,
+    ins: Mapping[str, dg.AssetIn] | None = None,
+    deps: Iterable[
+        dg.AssetKey
+        | str
+        | Sequence[str]
+        | dg.AssetSpec
+        | dg.AssetsDefinition
+        | dg.SourceAsset
+        | dg.AssetDep
+    ]
+    | None = None,
+    description: str | None = None,
+    config_schema: Mapping[str, Any] | None = None,
+    required_resource_keys: Set[str] | None = None,
+    resource_defs: Mapping[str, object] | None = None,
+    hooks: Set[dg.HookDefinition] | None = None,
+    partitions_def: dg.PartitionsDefinition[str] | None = None,
+    op_tags: Mapping[str, Any] | None = None,
+    group_name: str | None = None,
+    backfill_policy: dg.BackfillPolicy | None = None,
+    retry_policy: dg.RetryPolicy | None = None,
+    code_version: str | None = None,
+    pool: str | None = None,
+) -> Callable[[CollectionFunction], dg.AssetsDefinition]:
+    """Turn the decorated function into one validated asset per member of a `dy.Collection`.
+
+    The function returns the members: a mapping from member name to a `pl.DataFrame`, a
+    `pl.LazyFrame` or a `dg.MaterializeResult` with one of those as `value` (None, or no
+    entry, for an optional member it has no rows for), or an instance of the Collection.
+    The members are validated together with one `Collection.filter`, so each member's own
+    rules and the Collection's `@dy.filter`s both apply: a row a filter removes goes to its
+    member's quarantine, with one column per rule and per filter saying which removed it.
+
+    Each member is an asset named by the member (under `key_prefix`), with what `dd.asset`
+    gives one asset: a Columns tab from its schema, one check per rule set, one check
+    `dy_filter__<filter name>` per filter that constrains it (every member not declared
+    `ignored_in_filters`), statistics, samples and, with `quarantine=True`, its quarantine
+    `<member asset name>_quarantine` through its own IO manager. A member declared with
+    `dy.CollectionMember(propagate_row_failures=True)` adds the filter
+    `dy_filter__<member>__failure_propagation` to the members it constrains.
+
+    The step is atomic, as a `dd.multi_asset`'s: every member's outcome is decided first, and
+    if one fails the step (a column mismatch, invalid rows without a quarantine, no valid
+    rows), no member's table is written, every member's checks still report, and the
+    quarantines of members with invalid rows are still written. A column mismatch in one
+    member stops the split of all (the filters need every member): the other members then
+    report only their passing column check. See docs/collections.md.
+
+    Not accepted, with the reasons: `can_subset` (the filters need every member, so the
+    members are validated and written together), `warning_rules` (a row kept by a warning
+    rule would be kept after the filters had already removed the rows of other members that
+    depend on it, breaking the filters' promise), and `@dg.multi_asset`'s `specs`,
+    `check_specs`, `internal_asset_deps` and `io_manager_def` (as for `dd.multi_asset`).
+
+    Every keyword parameter not described below is `@dg.multi_asset`'s, passed to it
+    unchanged: `ins`, `deps`, `required_resource_keys`, `resource_defs`, `hooks`, `op_tags`,
+    `group_name`, `backfill_policy`, `retry_policy` and `pool`.
+
+    Parameters
+    ----------
+    collection
+        The `dy.Collection` subclass whose members the function returns. Positional only.
+    quarantine
+        For every member, as `dd.asset`'s: with `True` its invalid rows (those a rule or a
+        filter removed) go to `<member asset name>_quarantine` and its valid rows are written;
+        with `False` any invalid row of any member fails the step.
+    clear_quarantine
+        For every member, as `dd.asset`'s. Needs `quarantine=True`.
+    check_granularity
+        For every member's rule checks, as `dd.asset`'s; each filter keeps a check of its own
+        at every granularity. `None` uses `DAGSTER_DATAFRAMELY_CHECK_GRANULARITY` if set, else
+        `rule`.
+    schema_rules
+        For every member, as `dd.asset`'s. `None` uses `DAGSTER_DATAFRAMELY_SCHEMA_RULES` if
+        set, else `collapsed`.
+    max_failure_samples
+        For every member, as `dd.asset`'s. `None` uses
+        `DAGSTER_DATAFRAMELY_MAX_FAILURE_SAMPLES` if set, else `5`.
+    statistics
+        For every member, as `dd.asset`'s. `None` uses `DAGSTER_DATAFRAMELY_STATISTICS` if set,
+        else `True`.
+    row_sample
+        For every member, as `dd.asset`'s. `None` uses `DAGSTER_DATAFRAMELY_ROW_SAMPLE` if
+        set, else `5`.
+    key_prefix
+        The key prefix of every member asset whose `outs` entry sets neither `key` nor
+        `key_prefix`. Each quarantine has its member's prefix.
+    outs
+        A `dg.AssetOut` for some members, by member name: its key, IO manager key, metadata,
+        description, group, tags, owners, code version, kinds and policies. `is_required` is
+        always `False` (an optional member may be skipped). A member without an entry gets a
+        plain `dg.AssetOut()`.
+    name
+        The op's name. `None` uses the function's name.
+    description
+        Passed to `@dg.multi_asset` unchanged: the op's description. A member's own
+        description comes from its `outs` entry, else its schema's docstring.
+    config_schema
+        Passed to `@dg.multi_asset` unchanged. Only a mapping is accepted.
+    partitions_def
+        Passed to `@dg.multi_asset` unchanged. Every member's checks and quarantine are
+        partitioned the same way, and each partition is validated on its own.
+    code_version
+        The op's code version. A member without a `code_version` in `outs` takes this one if
+        it is set, else a digest of its schema and of the filters that constrain it, so a
+        change of either marks the member changed.
+
+    Returns
+    -------
+    Callable[[CollectionFunction], dg.AssetsDefinition]
+        A decorator that returns a `dg.AssetsDefinition` with one asset per member, each with
+        its check specs and Columns tab.
+
+    Raises
+    ------
+    CollectionWithoutMembersError
+        The Collection has no member.
+    UnknownCollectionMemberError
+        `outs` names a member the Collection does not have.
+    ClearQuarantineError
+        `clear_quarantine=True` without `quarantine=True`.
+    CheckNameCollisionError
+        Two filters (a `@dy.filter` and a member's failure propagation) get one check name.
+    InvalidSettingError
+        A setting's argument or environment variable has a value the setting does not allow.
+
+    Examples
+    --------
+    ```python
+    import dataframely as dy
+    import polars as pl
+
+    import dagster_dataframely as dd
+
+
+    class Orders(dy.Schema):
+        order_id = dy.String(primary_key=True)
+
+
+    class Lines(dy.Schema):
+        order_id = dy.String(primary_key=True)
+        line_no = dy.Int64(primary_key=True)
+
+
+    class OrderBook(dy.Collection):
+        orders: dy.LazyFrame[Orders]
+        lines: dy.LazyFrame[Lines]
+
+        @dy.filter()
+        def has_order(self) -> pl.LazyFrame:
+            return self.lines.join(self.orders, on="order_id", how="semi").select("order_id")
+
+
+    @dd.collection_asset(OrderBook, quarantine=True)
+    def order_book() -> dict[str, pl.DataFrame]:
+        return {
+            "orders": pl.DataFrame({"order_id": ["A-1"]}),
+            "lines": pl.DataFrame({"order_id": ["A-1", "B-9"], "line_no": [1, 1]}),
+        }
+
+
+    print(sorted(key.to_user_string() for key in order_book.keys))
+    print(sorted(spec.name for spec in order_book.check_specs if "filter" in spec.name))
+    ```
+    """
+    info = read_collection(collection)
+    unknown = [member for member in outs or {} if member not in info.members]
+    if unknown:
+        raise UnknownCollectionMemberError(info.name, unknown, list(info.members))
+    read_quarantine_dir()  # an empty value is a mistake worth failing on at declaration
+    given = OutputSettings(
+        quarantine=quarantine,
+        clear_quarantine=clear_quarantine,
+        check_granularity=check_granularity,
+        schema_rules=schema_rules,
+        max_failure_samples=max_failure_samples,
+        statistics=statistics,
+        row_sample=row_sample,
+    )
+    declarations = [
+        declare_output(
+            member_name,
+            member.info,
+            given,
+            given.resolve(member.info),
+            (outs or {}).get(member_name) or dg.AssetOut(),
+            partitions_def=partitions_def,
+            default_prefix=key_prefix,
+            code_version=code_version,
+            is_required=False,
+        )
+        for member_name, member in info.members.items()
+    ]
+    op = {
+        "name": name,
+        "ins": ins,
+        "deps": deps,
+        "description": description,
+        "config_schema": config_schema,
+        "required_resource_keys": required_resource_keys,
+        "resource_defs": resource_defs,
+        "hooks": hooks,
+        "partitions_def": partitions_def,
+        "op_tags": op_tags,
+        "group_name": group_name,
+        "backfill_policy": backfill_policy,
+        "retry_policy": retry_policy,
+        "code_version": code_version,
+        "pool": pool,
+    }
+
+    def decorate(function: CollectionFunction) -> dg.AssetsDefinition:
+        return build_collection_asset(info, declarations, function, op)
+
+    return decorate

@@ -1,0 +1,192 @@
+"""`dd.multi_asset`: one step, several validated outputs, each with its own schema and quarantine.
+
+Every output gets what `dd.asset` gives one asset; what a multi-asset adds is the atomicity
+rule of the one pipeline (`_run.emit`): if one output fails the step, no table of the step is
+written.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Mapping, Sequence, Set
+from typing import Any
+
+import dagster as dg
+
+from dagster_dataframely._declare.builder import build_multi_asset
+from dagster_dataframely._declare.output import declare_output
+from dagster_dataframely._model.schema import read_schema
+from dagster_dataframely._model.settings import read_quarantine_dir
+
+from .asset_out import AssetOut
+
+MultiAssetFunction = Callable[..., Mapping[str, Any] | None]
+
+
+def multi_asset(
+    *,
+    outs: Mapping[str, AssetOut],
+    name: str | None = None,
+    ins: Mapping[str, dg.AssetIn] | None = None,
+    deps: Iterable[
+        dg.AssetKey
+        | str
+        | Sequence[str]
+        | dg.AssetSpec
+        | dg.AssetsDefinition
+        | dg.SourceAsset
+        | dg.AssetDep
+    ]
+    | None = None,
+    description: str | None = None,
+    config_schema: Mapping[str, Any] | None = None,
+    required_resource_keys: Set[str] | None = None,
+    resource_defs: Mapping[str, object] | None = None,
+    hooks: Set[dg.HookDefinition] | None = None,
+    partitions_def: dg.PartitionsDefinition[str] | None = None,
+    op_tags: Mapping[str, Any] | None = None,
+    can_subset: bool = False,
+    group_name: str | None = None,
+    backfill_policy: dg.BackfillPolicy | None = None,
+    retry_policy: dg.RetryPolicy | None = None,
+    code_version: str | None = None,
+    pool: str | None = None,
+) -> Callable[[MultiAssetFunction], dg.AssetsDefinition]:
+    """Turn the decorated function into a multi-asset that validates each output it returns.
+
+    The decorated function returns a mapping from output name (a key of `outs`) to that
+    output's value: a `pl.DataFrame`, a `pl.LazyFrame`, a `dg.MaterializeResult` whose
+    `value` is one of those, or `None` to skip the output. An output missing from the mapping
+    is skipped too. Each output is validated against its own schema with its own settings, as
+    `dd.asset` validates one asset: Columns tab, one check per rule set, statistics, samples,
+    and its own quarantine `<output asset name>_quarantine` through its own IO manager.
+
+    **Atomicity**: every selected output's outcome is decided before anything is written. If
+    one output fails the step (a column mismatch, invalid rows without a quarantine, no valid
+    rows), no table of the step is written, every output's checks still report, the
+    quarantines of outputs with invalid rows are still written, and the step raises the first
+    failing output's own error (`ColumnSchemaError`, `ValidationAbortError` or
+    `NoValidRowsError`) with a note naming every failing output. Otherwise every output is
+    written as `dd.asset` would write it. See docs/multi-assets.md.
+
+    With `can_subset=True`, a run that selects some outputs validates and writes only those;
+    the values the function returns for the others are ignored. The function always receives
+    a `context` if it declares one; `context.op_execution_context.selected_output_names` says
+    which outputs run.
+
+    Every keyword parameter not described below is `@dg.multi_asset`'s, passed to it
+    unchanged: `ins`, `deps`, `required_resource_keys`, `resource_defs`, `hooks`, `op_tags`,
+    `group_name`, `backfill_policy`, `retry_policy` and `pool`. Four `@dg.multi_asset`
+    parameters are not accepted:
+    `specs` (use `dd.AssetOut.from_spec`), `check_specs` (they come from the schemas),
+    `internal_asset_deps` (every output depends on every input) and `io_manager_def` (use
+    `resource_defs`).
+
+    Parameters
+    ----------
+    outs
+        The outputs by name, each a `dd.AssetOut` with its schema and settings. The name is
+        the output's asset name (under its `key_prefix`) unless its `key` says otherwise.
+    name
+        The multi-asset's op name. `None` uses the function's name.
+    description
+        Passed to `@dg.multi_asset` unchanged: the op's description. Each output's own
+        description comes from its `dd.AssetOut` or its schema's docstring.
+    config_schema
+        Passed to `@dg.multi_asset` unchanged. Only a mapping is accepted.
+    partitions_def
+        Passed to `@dg.multi_asset` unchanged. Every output's checks and quarantine are
+        partitioned the same way, and each partition is validated on its own.
+    can_subset
+        Passed to `@dg.multi_asset` unchanged. A subset run validates and writes only the
+        selected outputs, and the atomicity rule covers only those.
+    code_version
+        The op's code version. An output without a `code_version` of its own takes this one
+        if it is set, else `dd.wiring.schema_version` of its schema.
+
+    Returns
+    -------
+    Callable[[MultiAssetFunction], dg.AssetsDefinition]
+        A decorator that returns a `dg.AssetsDefinition` with one asset per output, each with
+        its schema's check specs and Columns tab.
+
+    Raises
+    ------
+    ClearQuarantineError
+        An output sets `clear_quarantine=True` without `quarantine=True`.
+    UnknownWarningRuleError
+        A name in an output's `warning_rules` is not one of its schema's rules.
+    InvalidSettingError
+        A setting's argument or environment variable has a value the setting does not allow,
+        or `DAGSTER_DATAFRAMELY_QUARANTINE_DIR` is set but empty.
+
+    Examples
+    --------
+    ```python
+    import dagster as dg
+    import dataframely as dy
+    import polars as pl
+
+    import dagster_dataframely as dd
+
+
+    class Orders(dy.Schema):
+        order_id = dy.String(primary_key=True)
+
+
+    class Lines(dy.Schema):
+        order_id = dy.String(nullable=False)
+        amount = dy.Float64(min=0.0)
+
+
+    @dd.multi_asset(
+        outs={"orders": dd.AssetOut(Orders), "lines": dd.AssetOut(Lines, quarantine=True)}
+    )
+    def orders_and_lines() -> dict[str, pl.DataFrame]:
+        return {
+            "orders": pl.DataFrame({"order_id": ["A-1"]}),
+            "lines": pl.DataFrame({"order_id": ["A-1", "A-1"], "amount": [2.0, -1.0]}),
+        }
+
+
+    print(sorted(key.to_user_string() for key in orders_and_lines.keys))
+    print(sorted(check.name for check in orders_and_lines.check_specs))
+    ```
+    """
+    read_quarantine_dir()  # an empty value is a mistake worth failing on at declaration
+    declarations = []
+    for output, out in outs.items():
+        info = read_schema(out.schema)
+        declarations.append(
+            declare_output(
+                output,
+                info,
+                out.settings,
+                out.settings.resolve(info),
+                out.out,
+                partitions_def=partitions_def,
+                code_version=code_version,
+            )
+        )
+    op = {
+        "name": name,
+        "ins": ins,
+        "deps": deps,
+        "description": description,
+        "config_schema": config_schema,
+        "required_resource_keys": required_resource_keys,
+        "resource_defs": resource_defs,
+        "hooks": hooks,
+        "partitions_def": partitions_def,
+        "op_tags": op_tags,
+        "can_subset": can_subset,
+        "group_name": group_name,
+        "backfill_policy": backfill_policy,
+        "retry_policy": retry_policy,
+        "code_version": code_version,
+        "pool": pool,
+    }
+
+    def decorate(function: MultiAssetFunction) -> dg.AssetsDefinition:
+        return build_multi_asset(declarations, function, op)
+
+    return decorate

@@ -1,0 +1,147 @@
+"""`dd.table_checks`: a schema's checks on a table that `dd.asset` did not build."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+
+import dagster as dg
+import dataframely as dy
+
+from dagster_dataframely._declare.table_checks import (
+    EAGER_TABLE,
+    LAZY_TABLE,
+    collection_table_checks,
+    schema_table_checks,
+    table_target,
+)
+from dagster_dataframely._model.asset_settings import OutputSettings
+from dagster_dataframely._model.collection import read_collection
+from dagster_dataframely._model.schema import read_schema
+from dagster_dataframely._model.settings import Granularity, SchemaRules, resolve_settings
+from dagster_dataframely.errors import InvalidArgumentsError
+
+
+def table_checks(
+    schema: type[dy.Schema] | type[dy.Collection],
+    asset: dg.AssetsDefinition
+    | dg.AssetSpec
+    | dg.AssetKey
+    | str
+    | Sequence[str]
+    | Mapping[str, dg.AssetsDefinition | dg.AssetSpec | dg.AssetKey | str | Sequence[str]],
+    /,
+    *,
+    severity: dg.AssetCheckSeverity,
+    lazy: bool = True,
+    partitions_def: dg.PartitionsDefinition[str] | None = None,
+    check_granularity: Granularity | None = None,
+    schema_rules: SchemaRules | None = None,
+    max_failure_samples: int | None = None,
+    warning_rules: Iterable[str] | None = None,
+    name: str | None = None,
+) -> dg.AssetChecksDefinition:
+    """Return the schema's asset checks on an existing asset, run against its stored table.
+
+    One `@dg.multi_asset_check` declares the column-schema check and one check per rule group,
+    exactly as `dd.wiring.check_specs` names and describes them, and reports them as
+    `dd.wiring.check_results` does. Its input is the asset itself, so the table is loaded by
+    the asset's own IO manager (declared on the asset, or with `AssetSpec.with_io_manager_key`
+    for an external one), for a partitioned asset one partition at a time. Add the result to
+    `dg.Definitions(asset_checks=[...])`; Dagster runs it after each materialization of the
+    asset, and on its own from the asset's Checks tab.
+
+    For a `dy.Collection`, pass a mapping from member name to that member's asset: one check
+    definition then loads every member's table, splits them together with one
+    `Collection.filter` (as `dd.collection_asset` does; this holds every member's rows in
+    memory at once), and reports each member's checks on its own asset: its rule checks and
+    one `dy_filter__<name>` check per filter that constrains it (see docs/collections.md). An
+    optional member may be left out of the mapping.
+
+    Parameters
+    ----------
+    schema
+        The Dataframely schema the table should follow, or a `dy.Collection` whose members'
+        tables should follow it.
+    asset
+        The asset whose table to check: its definition (a `@dg.asset`, one key of a
+        `@dbt_assets` passed as the key), an external `dg.AssetSpec`, or its key. For a
+        Collection, a mapping from member name to such an asset; every member's asset must
+        have the same partitions.
+    severity
+        The severity of a failing rule check. The column-schema check always fails at
+        `ERROR`, and on a mismatch no rule runs.
+    lazy
+        Load the table as a `pl.LazyFrame` (True), so only what the rules need is read where
+        the IO manager supports it (`dagster-polars`' managers), or as a `pl.DataFrame`
+        (False), for managers that load only eager frames, such as `DuckDBPolarsIOManager`.
+    partitions_def
+        The asset's partitions, when `asset` is a key. A definition or spec brings its own.
+        With partitions the checks are partitioned too, exactly as `dd.asset` partitions its
+        own (Dagster's preview feature, without its warning), each run checks the partition it
+        runs for, and each result names it under `dy_partition`.
+    check_granularity, schema_rules, max_failure_samples
+        As for `dd.asset`; None falls back to the environment, then the default.
+    warning_rules
+        As for `dd.asset`: the rules (Dataframely's names) whose checks fail at `WARN`, whatever
+        `severity` is; their check descriptions say so before any run. Not taken with a
+        Collection, as `dd.collection_asset` does not take them.
+    name
+        The check op's name; by default `<asset key>__dataframely_checks`.
+
+    Returns
+    -------
+    One `dg.AssetChecksDefinition` holding every check.
+
+    Raises
+    ------
+    InvalidArgumentsError
+        A definition of several assets without a key; `partitions_def` together with a
+        definition or spec; a Collection without a mapping of members, or with
+        `warning_rules`; a mapping with a schema; members whose assets have different
+        partitions. Also a `dg.DagsterInvariantViolationError`, as before.
+    DagsterDataframelyError
+        For a schema or setting this package cannot use.
+    """
+    if isinstance(schema, type) and issubclass(schema, dy.Collection):
+        if not isinstance(asset, Mapping) or warning_rules is not None:
+            raise InvalidArgumentsError(
+                "table_checks",
+                f"the Collection {schema.__name__} takes a mapping from member name to that "
+                "member's asset, and no warning_rules",
+                "Pass {member: asset, ...} and leave warning_rules out.",
+            )
+        return collection_table_checks(
+            read_collection(schema),
+            {member: table_target(target, partitions_def) for member, target in asset.items()},
+            settings=resolve_settings(
+                check_granularity=check_granularity,
+                schema_rules=schema_rules,
+                max_failure_samples=max_failure_samples,
+            ),
+            severity=severity,
+            table_type=LAZY_TABLE if lazy else EAGER_TABLE,
+            name=name,
+        )
+    if isinstance(asset, Mapping):
+        raise InvalidArgumentsError(
+            "table_checks",
+            "it takes a mapping of assets only with a dy.Collection",
+            "Pass the one asset whose table follows the schema.",
+        )
+    info = read_schema(schema)
+    settings = OutputSettings.of(
+        warning_rules=warning_rules,
+        check_granularity=check_granularity,
+        schema_rules=schema_rules,
+        max_failure_samples=max_failure_samples,
+    ).resolve(info)
+    key, partitions = table_target(asset, partitions_def)
+    return schema_table_checks(
+        info,
+        key,
+        partitions,
+        settings=settings,
+        severity=severity,
+        table_type=LAZY_TABLE if lazy else EAGER_TABLE,
+        name=name,
+    )

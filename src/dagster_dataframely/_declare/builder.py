@@ -1,0 +1,118 @@
+"""One builder: declared outputs and the user's function in, a Dagster asset definition out.
+
+One output becomes a real `@dg.asset` (what `context.asset_key`, direct invocation and a
+returned `MaterializeResult` rely on), several a `@dg.multi_asset`, as Dagster makes `@asset`
+the one-output case of its multi-asset builder. Either way the compute function is the one
+wrapper of `_run.compute`; the decorators differ only in how the function's return is read
+and, for a Collection, how the outputs are split.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
+
+import dagster as dg
+
+from dagster_dataframely._model.collection import CollectionInfo
+from dagster_dataframely._run.collection_split import decide_members
+from dagster_dataframely._run.compute import Split, Step, compute_function, decide_each
+from dagster_dataframely._run.returned import collection_members, one_output, output_mapping
+
+from .output import Declaration
+
+
+def build_asset(
+    declaration: Declaration, function: Callable[..., object], op: Mapping[str, Any]
+) -> dg.AssetsDefinition:
+    """`dd.asset`: a `@dg.asset` whose compute is the wrapper around `function`.
+
+    `op` holds `@dg.asset`'s parameters that are not the asset's own attributes (`ins`,
+    `deps`, `resource_defs`, ...); the attributes come from the declared `dg.AssetOut`.
+    """
+    output = declaration.output
+    step = Step(
+        op_name=output.key.to_python_identifier(),
+        outputs=(output,),
+        unpack=one_output(output.name),
+        partitions_def=op.get("partitions_def"),
+        single=True,
+    )
+    return dg.asset(
+        compute_function(function, step),
+        **_asset_attributes(declaration.out),
+        check_specs=list(declaration.check_specs),
+        output_required=False,
+        **_set(op),
+    )
+
+
+def build_multi_asset(
+    declarations: Sequence[Declaration], function: Callable[..., object], op: Mapping[str, Any]
+) -> dg.AssetsDefinition:
+    """`dd.multi_asset`: a `@dg.multi_asset` with one output per declaration."""
+    op_name = _op_name(function, op)
+    names = [d.output.name for d in declarations]
+    return _multi_asset(declarations, function, op, output_mapping(op_name, names))
+
+
+def build_collection_asset(
+    info: CollectionInfo,
+    declarations: Sequence[Declaration],
+    function: Callable[..., object],
+    op: Mapping[str, Any],
+) -> dg.AssetsDefinition:
+    """`dd.collection_asset`: one output per member, the members split together."""
+    unpack = collection_members(info, _op_name(function, op))
+    return _multi_asset(declarations, function, op, unpack, functools.partial(decide_members, info))
+
+
+def _multi_asset(
+    declarations: Sequence[Declaration],
+    function: Callable[..., object],
+    op: Mapping[str, Any],
+    unpack: Callable[[object], Mapping[str, object]],
+    split: Split = decide_each,
+) -> dg.AssetsDefinition:
+    """The `@dg.multi_asset` of a step of several outputs; the shared tail of the two builders."""
+    step = Step(
+        op_name=_op_name(function, op),
+        outputs=tuple(d.output for d in declarations),
+        unpack=unpack,
+        partitions_def=op.get("partitions_def"),
+        single=False,
+        split=split,
+    )
+    return dg.multi_asset(
+        outs={d.output.name: d.out for d in declarations},
+        check_specs=[spec for d in declarations for spec in d.check_specs],
+        **_set(op),
+    )(compute_function(function, step))
+
+
+def _asset_attributes(out: dg.AssetOut) -> dict[str, Any]:
+    """`@dg.asset`'s parameters for the asset itself, read off its declared `dg.AssetOut`."""
+    return {
+        "key": out.key,
+        "metadata": out.metadata,
+        "description": out.description,
+        "group_name": out.group_name,
+        "code_version": out.code_version,
+        "automation_condition": out.automation_condition,
+        "freshness_policy": out.freshness_policy,
+        "backfill_policy": out.backfill_policy,
+        "owners": out.owners,
+        "tags": out.tags,
+        "io_manager_key": out.io_manager_key,
+    }
+
+
+def _op_name(function: Callable[..., object], op: Mapping[str, Any]) -> str:
+    """The op's name, as Dagster gives it: `name=` or the function's; it names the step's errors."""
+    return str(op.get("name") or getattr(function, "__name__", "multi_asset"))
+
+
+def _set(op: Mapping[str, Any]) -> dict[str, Any]:
+    """The parameters the user set: None leaves Dagster's own default."""
+    return {name: value for name, value in op.items() if value is not None}

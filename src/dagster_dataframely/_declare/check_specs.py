@@ -1,0 +1,171 @@
+"""The check specs a schema declares on an asset: the column-schema check, then one per group."""
+
+from __future__ import annotations
+
+import warnings
+from collections.abc import Iterable
+
+import dagster as dg
+import dataframely as dy
+
+from dagster_dataframely._model import names
+from dagster_dataframely._model.check_groups import check_groups, column_schema_description
+from dagster_dataframely._model.schema import SchemaInfo, read_schema
+from dagster_dataframely._model.settings import (
+    Granularity,
+    SchemaRules,
+    Settings,
+    resolve_check_naming,
+)
+from dagster_dataframely._model.warning_rules import resolve_warning_rules
+
+PARTITIONED_CHECKS_WARNING = "Specifying a partitions_def on an AssetCheckSpec"
+"""The start of the preview warning Dagster gives for a check spec with partitions."""
+
+
+def check_specs(
+    schema: type[dy.Schema],
+    *,
+    asset: str | dg.AssetKey,
+    check_granularity: Granularity | None = None,
+    schema_rules: SchemaRules | None = None,
+    partitions_def: dg.PartitionsDefinition[str] | None = None,
+    warning_rules: Iterable[str] | None = None,
+) -> list[dg.AssetCheckSpec]:
+    """Return the asset check specs for the schema's rules, plus the column-schema check.
+
+    The column-schema check comes first and blocks: a frame with the wrong columns fails before
+    any rule runs. Then one spec per check the granularity groups the rules into. A rule's bound
+    never appears in a check name, so changing a bound keeps the check's history. The
+    description of a check says which of its rules are in `warning_rules`.
+
+    Parameters
+    ----------
+    schema
+        The schema whose rules the checks report.
+    asset
+        The key of the asset the checks belong to.
+    check_granularity
+        How many checks report the schema's rules: `rule`, `column` or `schema`. Changing it on
+        an asset that has already run starts a new check history. `None` uses
+        `DAGSTER_DATAFRAMELY_CHECK_GRANULARITY` if set, else `rule`.
+    schema_rules
+        Which checks report the schema-level rules at `column` granularity: `collapsed` or
+        `per_rule`. `None` uses `DAGSTER_DATAFRAMELY_SCHEMA_RULES` if set, else `collapsed`.
+    partitions_def
+        The asset's partitions. Every spec gets them, so the catalog shows each check's status
+        per partition and each evaluation records its partition (a preview feature of Dagster,
+        which warns about it).
+    warning_rules
+        Rules whose failures only warn, named as Dataframely names them (`amount|max`, a
+        `@dy.rule` method's name, `primary_key`); a single string names one rule. A row that
+        fails only these is valid, and their checks fail at `WARN`. See docs/warning-rules.md.
+
+    Returns
+    -------
+    list[dg.AssetCheckSpec]
+        The column-schema check's spec first, then one spec per check.
+
+    Raises
+    ------
+    UnknownWarningRuleError
+        A name in `warning_rules` is not one of the schema's rules.
+    InvalidSettingError
+        A setting's argument or environment variable has a value the setting does not allow.
+    ReservedColumnError
+        A column name is in the reserved `dy_` namespace.
+    InvalidColumnNameError
+        A column name has a character Dagster does not allow in an asset check name.
+    InvalidRuleNameError
+        A `check=` key has a character Dagster does not allow in an asset check name.
+    CheckNameCollisionError
+        Two rules produce the same asset check name.
+
+    Examples
+    --------
+    ```python
+    import dataframely as dy
+
+    import dagster_dataframely as dd
+
+
+    class Orders(dy.Schema):
+        order_id = dy.String(primary_key=True)
+        amount = dy.Float64(min=0.0)
+
+
+    specs = dd.wiring.check_specs(Orders, asset="orders", check_granularity="column")
+    print([spec.name for spec in specs])
+    ```
+    """
+    granularity, schema_rule_checks = resolve_check_naming(check_granularity, schema_rules)
+    info = read_schema(schema)
+    return _specs(
+        info,
+        asset=asset,
+        granularity=granularity,
+        schema_rules=schema_rule_checks,
+        partitions_def=partitions_def,
+        warning_rules=resolve_warning_rules(info, warning_rules),
+    )
+
+
+def declared_check_specs(
+    info: SchemaInfo,
+    *,
+    asset: dg.AssetKey,
+    settings: Settings,
+    partitions_def: dg.PartitionsDefinition[str] | None,
+) -> list[dg.AssetCheckSpec]:
+    """`check_specs` as the package's own declarations make them, without Dagster's preview warning.
+
+    The user of `dd.asset` never asked for partitioned checks (a preview feature), so a suite
+    that turns warnings into errors must still declare a partitioned asset; a hand-wired
+    `check_specs(partitions_def=...)` keeps Dagster's warning.
+    """
+    with warnings.catch_warnings():
+        warnings.filterwarnings(
+            "ignore", message=PARTITIONED_CHECKS_WARNING, category=dg.PreviewWarning
+        )
+        return _specs(
+            info,
+            asset=asset,
+            granularity=settings.check_granularity,
+            schema_rules=settings.schema_rules,
+            partitions_def=partitions_def,
+            warning_rules=settings.warning_rules,
+        )
+
+
+def _specs(
+    info: SchemaInfo,
+    *,
+    asset: str | dg.AssetKey,
+    granularity: Granularity,
+    schema_rules: SchemaRules,
+    partitions_def: dg.PartitionsDefinition[str] | None,
+    warning_rules: frozenset[str],
+) -> list[dg.AssetCheckSpec]:
+    """The column-schema check's spec, then one per check group, each on `partitions_def`.
+
+    A Collection member's `info` ends with its filters, so its specs end with them too.
+    """
+    specs = [
+        dg.AssetCheckSpec(
+            names.COLUMN_SCHEMA_CHECK,
+            asset=asset,
+            description=column_schema_description(info.name),
+            blocking=True,
+            partitions_def=partitions_def,
+        )
+    ]
+    specs += [
+        dg.AssetCheckSpec(
+            group.name,
+            asset=asset,
+            description=group.description,
+            partitions_def=partitions_def,
+        )
+        for group in check_groups(info, granularity, schema_rules, warning_rules)
+    ]
+    return specs

@@ -1,0 +1,94 @@
+"""One output declaration for every decorator: key, settings, Columns tab, code version, checks.
+
+`dd.asset` declares one output, `dd.multi_asset` one per `dd.AssetOut`, `dd.collection_asset`
+one per member; each is a `dg.AssetOut` (the user's, or one built from the decorator's own
+parameters) completed from the schema here, the same way for all.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import dagster as dg
+
+from dagster_dataframely._model import names
+from dagster_dataframely._model.asset_settings import OutputSettings
+from dagster_dataframely._model.code_version import info_version
+from dagster_dataframely._model.columns_tab import columns_tab
+from dagster_dataframely._model.keys import output_key
+from dagster_dataframely._model.schema import SchemaInfo, own_docstring
+from dagster_dataframely._model.settings import Settings
+from dagster_dataframely._run.output import ValidatedOutput
+from dagster_dataframely.errors import ClearQuarantineError
+
+from .check_specs import declared_check_specs
+
+
+@dataclass(frozen=True, slots=True, eq=False)
+class Declaration:
+    """One validated output, everything resolved: what Dagster declares and what the run needs."""
+
+    output: ValidatedOutput
+    out: dg.AssetOut
+    """What Dagster gets: the key set, the Columns tab, the description and the code version."""
+    check_specs: tuple[dg.AssetCheckSpec, ...]
+
+
+def declare_output(
+    name: str,
+    info: SchemaInfo,
+    given: OutputSettings,
+    settings: Settings,
+    out: dg.AssetOut,
+    *,
+    partitions_def: dg.PartitionsDefinition[str] | None,
+    default_prefix: str | Sequence[str] | None = None,
+    code_version: str | None = None,
+    description: str | None = None,
+    is_required: bool | None = None,
+    output_name: str | None = None,
+) -> Declaration:
+    """Complete `out` from the schema: its key, Columns tab, description, code version, checks.
+
+    `settings` are `given` resolved against `info` (a Collection member's `info` carries the
+    Collection's filters). `out`'s own values win; after them `default_prefix` (a Collection's
+    `key_prefix`), `code_version` (the op's) and `description` (the function's docstring, for
+    `dd.asset`) stand in for what `out` leaves unset, before the schema's. `is_required`
+    replaces `out`'s (a Collection member is never required). `output_name` is the op output's
+    name when it is not the asset's (`dd.asset`'s is Dagster's `result`).
+
+    Raises
+    ------
+    ClearQuarantineError
+        `clear_quarantine=True` without `quarantine=True`.
+    """
+    key = output_key(name, key=out.key, key_prefix=out.key_prefix, default_prefix=default_prefix)
+    if given.clear_quarantine and not given.quarantine:
+        raise ClearQuarantineError(key.to_user_string())
+    version = out.code_version if out.code_version is not None else code_version
+    spec = out.to_spec(key, deps=[]).replace_attributes(
+        metadata={
+            **(out.metadata or {}),
+            names.COLUMN_SCHEMA: columns_tab(info, settings.warning_rules),
+        },
+        description=out.description or own_docstring(info.schema) or description,
+        code_version=version if version is not None else info_version(info),
+    )
+    resolved = dg.AssetOut.from_spec(
+        spec,
+        dagster_type=out.dagster_type,
+        is_required=out.is_required if is_required is None else is_required,
+        io_manager_key=out.io_manager_key,
+        backfill_policy=out.backfill_policy,
+    )
+    validated = ValidatedOutput(
+        name=output_name or name,
+        key=key,
+        info=info,
+        settings=settings,
+        quarantine=given.quarantine,
+        clear_quarantine=bool(given.clear_quarantine),
+    )
+    specs = declared_check_specs(info, asset=key, settings=settings, partitions_def=partitions_def)
+    return Declaration(validated, resolved, tuple(specs))

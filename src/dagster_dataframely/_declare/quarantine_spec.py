@@ -1,0 +1,191 @@
+"""`quarantine_spec`: an asset's quarantine in the asset graph, with its own Columns tab."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import dagster as dg
+import dataframely as dy
+
+from dagster_dataframely._model import names
+from dagster_dataframely._model.collection import read_collection
+from dagster_dataframely._model.columns_tab import quarantine_table_schema
+from dagster_dataframely._model.keys import definition_asset_key, quarantine_key
+from dagster_dataframely._model.schema import SchemaInfo, read_schema
+from dagster_dataframely.errors import InvalidArgumentsError, UnknownCollectionMemberError
+
+
+def quarantine_spec(
+    schema: type[dy.Schema] | type[dy.Collection],
+    asset: dg.AssetsDefinition | dg.AssetKey | str | Sequence[str],
+    *,
+    asset_key: dg.AssetKey | str | Sequence[str] | None = None,
+    partitions_def: dg.PartitionsDefinition | None = None,
+    group_name: str | None = None,
+    owners: Sequence[str] | None = None,
+    tags: Mapping[str, str] | None = None,
+) -> dg.AssetSpec:
+    """Return an asset spec that puts an asset's quarantine in the asset graph.
+
+    The rows are written by the asset's own step whether or not this spec exists; the spec lets
+    a downstream asset declare the quarantine as an input and shows it in the lineage, with its
+    own Columns tab (the schema's columns without constraints, then one `String` column per
+    rule). It never receives a materialization event, because nothing materializes it; in a
+    run, each write is recorded as an observation of the spec's key instead. A downstream asset
+    reading it should also declare `deps=[asset]`, so that it runs after the step that writes
+    the rows.
+
+    Parameters
+    ----------
+    schema
+        The schema the asset validates against; it gives the spec's Columns tab. For a member
+        of a `dd.collection_asset`, the `dy.Collection`: the tab then has a column per filter
+        that constrains the member too. The member is the output of the definition that has
+        the key (`asset_key`), or the last part of the key `asset`.
+    asset
+        The asset the invalid rows came from, as its definition or its asset key. Pass a key
+        only for an asset you cannot import. A definition also gives the spec its partitions
+        and the definition metadata its IO manager reads (such as `partition_expr`).
+    asset_key
+        With a definition of several assets (a `dd.multi_asset`), the key of the output whose
+        quarantine this is; `dd.multi_asset` writes one quarantine per output, so each
+        output with `quarantine=True` gets its own spec. `None` for a definition of one asset.
+    partitions_def
+        The quarantine's partitions, when `asset` is a key.
+    group_name
+        The spec's group. `None` uses the asset definition's, so the quarantine sits in its
+        asset's group; with an asset key, no group is set.
+    owners
+        The spec's owners. `None` uses the asset definition's; with an asset key, none.
+    tags
+        The spec's tags, merged over the asset definition's (with an asset key, only these).
+
+    Returns
+    -------
+    dg.AssetSpec
+        A spec keyed `<name>_quarantine` that depends on `asset`, to pass to
+        `dg.Definitions(assets=[...])`.
+
+    Raises
+    ------
+    ReservedColumnError
+        A column name is in the reserved `dy_` namespace.
+    InvalidColumnNameError
+        A column name has a character Dagster does not allow in an asset check name.
+    InvalidRuleNameError
+        A `check=` key has a character Dagster does not allow in an asset check name.
+    CheckNameCollisionError
+        Two rules produce the same asset check name.
+    dg.DagsterInvariantViolationError
+        `asset` is a definition and the call also passes `partitions_def`.
+    InvalidArgumentsError
+        `asset` is a key and the call also passes `asset_key`.
+    MultiAssetKeyError
+        `asset` is a definition of several assets and `asset_key` is None, or is not one of
+        them.
+
+    Examples
+    --------
+    ```python
+    import dataframely as dy
+    import polars as pl
+
+    import dagster_dataframely as dd
+
+
+    class Orders(dy.Schema):
+        order_id = dy.String(primary_key=True)
+        amount = dy.Float64(nullable=False, min=0.0)
+
+
+    @dd.asset(Orders, quarantine=True)
+    def orders(raw_orders: pl.DataFrame) -> pl.DataFrame:
+        return raw_orders.select("order_id", "amount")
+
+
+    spec = dd.quarantine_spec(Orders, orders)
+    print(spec.key)  # AssetKey(['orders_quarantine'])
+    ```
+
+    Pass the spec, not its key, to `dg.Definitions(assets=[...])` with `orders`. A downstream
+    asset can then declare `orders_quarantine` as an input.
+    """
+    carried: dict[str, Any] = {}
+    inherited: dict[str, Any] = {}
+    if isinstance(asset, dg.AssetsDefinition):
+        if partitions_def is not None:
+            raise dg.DagsterInvariantViolationError(
+                "quarantine_spec takes the partitions from the asset definition; pass "
+                "partitions_def= only together with an asset key."
+            )
+        key = definition_asset_key(
+            asset, dg.AssetKey.from_coercible(asset_key) if asset_key is not None else None
+        )
+        partitions_def = asset.partitions_def
+        carried = _io_manager_metadata(asset.metadata_by_key.get(key, {}))
+        inherited = {
+            "group_name": asset.group_names_by_key.get(key),
+            "owners": asset.owners_by_key.get(key),
+            "tags": asset.tags_by_key.get(key),
+        }
+    elif asset_key is not None:
+        raise InvalidArgumentsError(
+            "quarantine_spec",
+            "it takes asset_key= only together with an asset definition",
+            "With an asset key, pass the output's own key as `asset`.",
+        )
+    else:
+        key = dg.AssetKey.from_coercible(asset)
+    info = _quarantined_schema(schema, asset, key)
+    return dg.AssetSpec(
+        key=quarantine_key(key),
+        deps=[key],
+        description=f"Invalid rows from {key.to_user_string()}, with one column per rule.",
+        metadata={
+            **carried,
+            names.COLUMN_SCHEMA: quarantine_table_schema(info),
+            names.QUARANTINE_OF: key.to_user_string(),
+        },
+        partitions_def=partitions_def,
+        group_name=group_name or inherited.get("group_name"),
+        owners=owners if owners is not None else inherited.get("owners"),
+        tags={**(inherited.get("tags") or {}), **(tags or {})},
+    )
+
+
+def _quarantined_schema(
+    schema: type[dy.Schema] | type[dy.Collection], asset: object, key: dg.AssetKey
+) -> SchemaInfo:
+    """The schema whose rows the quarantine holds: a Collection member's has its filters.
+
+    Raises
+    ------
+    UnknownCollectionMemberError
+        `schema` is a Collection and `key` is none of its members' assets.
+    """
+    if not (isinstance(schema, type) and issubclass(schema, dy.Collection)):
+        return read_schema(schema)
+    collection = read_collection(schema)
+    member = (
+        asset.get_output_name_for_asset_key(key)
+        if isinstance(asset, dg.AssetsDefinition)
+        else key.path[-1]
+    )
+    if member not in collection.members:
+        raise UnknownCollectionMemberError(collection.name, [member], list(collection.members))
+    return collection.members[member].info
+
+
+def _io_manager_metadata(metadata: Mapping[str, Any]) -> dict[str, Any]:
+    """The asset's own definition metadata, for the IO manager reading its quarantine.
+
+    The quarantine is written with the asset's definition metadata (a database manager's
+    `partition_expr` and `schema`, say), so a read must see the same; the package's and
+    Dagster's own keys describe the asset itself and stay behind.
+    """
+    return {
+        name: value
+        for name, value in metadata.items()
+        if not name.startswith(("dagster/", names.PACKAGE_METADATA_PREFIX))
+    }

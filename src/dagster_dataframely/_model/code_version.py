@@ -1,0 +1,105 @@
+"""A code version derived from the schema, so Dagster marks an asset changed when its schema is.
+
+The version is a digest of what decides which rows are valid: every column's name, type,
+dtype and flags, and every rule's expression in Polars' JSON serialization (its `str()` shortens
+long literals, such as an `is_in` list, so two different rules could print alike). Nothing in
+it comes from `hash()` or from object identity, so the same schema gives the same version in
+every process, on every machine and on every Python version. A Polars or Dataframely release
+that serializes or builds a rule differently changes it, which marks the asset changed once.
+"""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+import json
+from typing import Any
+
+import dataframely as dy
+
+from .schema import RuleInfo, SchemaInfo, read_schema
+
+DIGEST_LENGTH = 16
+"""Hex digits kept from the SHA-256: 64 bits, short enough to read in the catalog."""
+
+_FORMAT = 1
+"""Bumped when what goes into the digest changes, so no two formats can give the same version."""
+
+
+def schema_version(schema: type[dy.Schema]) -> str:
+    """Return a code version for an asset that stores frames of `schema`.
+
+    `dd.asset` uses this as the asset's `code_version` unless one is passed. A hand-wired
+    asset uses it the same way, `@dg.asset(code_version=dd.wiring.schema_version(Orders))`,
+    and so gets the same version as a `dd.asset` on that schema. The version changes when a
+    column is added, removed, renamed or reordered, when a dtype, `nullable`, `primary_key` or
+    `unique` changes, and when any rule changes, a `@dy.rule`'s expression included. Docstrings
+    and the schema's class name are not part of it.
+
+    Parameters
+    ----------
+    schema
+        A Dataframely schema class.
+
+    Returns
+    -------
+    Sixteen lowercase hex digits, the same in every process and on every machine.
+
+    Raises
+    ------
+    dagster_dataframely.errors.DagsterDataframelyError
+        For a schema this package cannot use, as `dd.asset` raises it.
+    """
+    return _version(read_schema(schema))
+
+
+def info_version(info: SchemaInfo) -> str:
+    """`schema_version` of a schema already read; a Collection member's covers its filters too."""
+    return _version(info)
+
+
+@functools.lru_cache(maxsize=1024)
+def _version(info: SchemaInfo) -> str:
+    """The digest itself, cached per schema: a code location declares many assets on one."""
+    content = {
+        "format": _FORMAT,
+        "columns": [_column(name, column) for name, column in info.columns.items()],
+        "rules": [[rule.name, _rule_text(rule)] for rule in info.rules],
+    }
+    canonical = json.dumps(content, sort_keys=True, separators=(",", ":"), ensure_ascii=True)
+    return hashlib.sha256(canonical.encode("utf-8")).hexdigest()[:DIGEST_LENGTH]
+
+
+def _column(name: str, column: dy.Column) -> dict[str, Any]:
+    # Bounds, patterns and checks are rules and are digested with them; these are not.
+    """What of a column decides which rows are valid, besides its rules."""
+    return {
+        "name": name,
+        "type": type(column).__name__,
+        "dtype": str(column.dtype),
+        "nullable": column.nullable,
+        "primary_key": column.primary_key,
+        "unique": column.unique,
+    }
+
+
+def _rule_text(rule: RuleInfo) -> str:
+    """The rule's expression as Polars serializes it, else its `str()`.
+
+    A `@dy.rule` that raises when it builds its expression fails at run time, not at
+    declaration; until it is fixed, its version stands for "this rule cannot be built", and
+    fixing it changes the version.
+    """
+    if rule.rule is None:  # a Collection's filter: its query plan over empty members
+        try:
+            return rule.expression()
+        except Exception as error:  # the filter reports its own error when it runs
+            return f"unbuildable: {type(error).__name__}"
+    try:
+        expression = rule.rule.expr
+    except Exception as error:  # the rule reports its own error when it runs
+        return f"unbuildable: {type(error).__name__}"
+    try:
+        return expression.meta.serialize(format="json")
+    except Exception:  # e.g. a Python UDF, which Polars cannot serialize as JSON
+        return str(expression)

@@ -1,0 +1,106 @@
+"""Every name this package generates, in one place.
+
+Check names, rule-column names and metadata keys are part of the contract with users (they
+appear in the catalog, in check histories and in stored tables), so they are built here and
+nowhere else; asset keys are in `keys`.
+"""
+
+from __future__ import annotations
+
+import re
+
+RESERVED_PREFIX = "dy_"
+"""Columns may not start with this: checks and rule columns live in this namespace."""
+
+DAGSTER_NAME = re.compile(r"[A-Za-z0-9_]+")
+"""What Dagster allows in an asset check name (an op output name).
+
+Match it with `fullmatch`: with `match` and a `$` anchor, a name ending in a newline passes.
+"""
+
+COLUMN_RULE_SEPARATOR = "|"
+"""Dataframely names a column's rule `<column>|<rule>`."""
+
+# Check names.
+COLUMN_SCHEMA_CHECK = "dy_schema__columns"
+SCHEMA_RULES_CHECK = "dy_schema__rules"
+_RULE_CHECK_PREFIX = "dy_rule__"
+_COLUMN_CHECK_PREFIX = "dy_col__"
+_FILTER_CHECK_PREFIX = "dy_filter__"
+
+# Check metadata keys.
+RULE = "dy_rule"
+RULE_EXPR = "dy_rule__expr"
+RULES = "dy_rules"
+FAILED_COUNT = "dy_failed_count"
+FAILED_SAMPLE = "dy_failed_sample"
+SCHEMA_ERRORS = "dy_schema__errors"
+PARTITION = "dy_partition"
+"""Check metadata of a partitioned asset: the partition the rules ran over."""
+
+# Materialization metadata keys.
+ROW_COUNT = "dagster/row_count"
+COLUMN_SCHEMA = "dagster/column_schema"
+VALID_SAMPLE = "dataframely/valid_sample"
+VALID_STATISTICS_PREFIX = "dataframely/valid_statistics/"
+QUARANTINE_ADDRESS = "dataframely/quarantine_address"
+INVALID_COUNT = "dataframely/invalid_count"
+INVALID_SAMPLE = "dataframely/invalid_sample"
+INVALID_BY_RULES = "dataframely/invalid_by_rules"
+WARNING_COUNT = "dataframely/warning_count"
+"""How many written rows failed a warning rule; absent when none did."""
+PACKAGE_METADATA_PREFIX = "dataframely/"
+
+FAILED_RULES = "dy_failed_rules"
+"""The leading column of `dataframely/invalid_sample`: the rules each row failed, by check name."""
+
+QUARANTINE_OF = "dataframely/quarantine_of"
+"""Definition metadata of a `quarantine_spec`: the asset whose invalid rows it holds."""
+RUN = "dataframely/run"
+"""Metadata of a quarantine's observation: the run that wrote it."""
+
+
+def check_name(rule_name: str) -> str:
+    """Return the asset check name for the Dataframely rule named `rule_name`.
+
+    The same name labels the rule's column in the quarantine, so a user can go from a failed
+    check to the rows that failed it.
+
+    Parameters
+    ----------
+    rule_name
+        The rule's name as Dataframely reports it: `<column>|<rule>` for a column rule, the
+        method's name for a `@dy.rule()`, `primary_key` for the primary key.
+
+    Returns
+    -------
+    str
+        `dy_rule__` followed by `rule_name` with `|` replaced by `__`: `amount|min` becomes
+        `dy_rule__amount__min`.
+    """
+    return _RULE_CHECK_PREFIX + rule_name.replace(COLUMN_RULE_SEPARATOR, "__")
+
+
+def filter_check_name(filter_name: str) -> str:
+    """Return the check name, and quarantine column, of a Collection filter named `filter_name`.
+
+    `dy_filter__` followed by the name (a `@dy.filter` function's name, or Dataframely's
+    `<member>|failure_propagation` with `|` replaced by `__`), so it can never be the name of a
+    member rule's check, which starts with `dy_rule__`, `dy_col__` or `dy_schema__`.
+    """
+    return _FILTER_CHECK_PREFIX + filter_name.replace(COLUMN_RULE_SEPARATOR, "__")
+
+
+def column_check_name(column: str) -> str:
+    """Return the name of the check that reports every rule of `column`."""
+    return _COLUMN_CHECK_PREFIX + column
+
+
+def statistics_key(group: str) -> str:
+    """Return the materialization metadata key of one dtype group's statistics table."""
+    return VALID_STATISTICS_PREFIX + group
+
+
+def is_package_metadata_key(key: str) -> bool:
+    """Whether `key` is one this package writes, and so wins over a user's value."""
+    return key == ROW_COUNT or key.startswith(PACKAGE_METADATA_PREFIX)

@@ -1,0 +1,292 @@
+"""What this package reads from a `dy.Schema`: its columns and its rules, validated once.
+
+Dataframely has no public way to list a schema's rules before validation, nor to read a rule's
+function; those reads go through `_upstream`, where a characterization test pins each, so a
+change in Dataframely fails one of our tests instead of a user's assets.
+"""
+
+from __future__ import annotations
+
+import inspect
+import weakref
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+import dataframely as dy
+import polars as pl
+
+from dagster_dataframely import _upstream
+from dagster_dataframely.errors import (
+    CheckNameCollisionError,
+    CollectionNotSupportedError,
+    InvalidColumnNameError,
+    InvalidRuleNameError,
+    ReservedColumnError,
+    SchemaTypeError,
+    UnsupportedDtypeError,
+)
+
+from . import names, render
+
+PRIMARY_KEY_RULE = "primary_key"
+"""Dataframely's name for the one schema-level rule that checks the primary key."""
+
+
+@dataclass(frozen=True, slots=True, eq=False)
+class RuleInfo:
+    """One Dataframely rule, with every name and text this package shows for it."""
+
+    name: str
+    """Dataframely's name: `amount|min`, `primary_key`, or a `@dy.rule` function's name."""
+    column: str | None
+    """The column the rule belongs to; None for a schema-level rule."""
+    check_name: str
+    """`dy_rule__<name>`: the check at `rule` granularity and the quarantine's rule column."""
+    label: str
+    """The rule as a short line of text, e.g. `amount >= 0.0`; the rule name when unrenderable."""
+    description: str
+    """The check description: the rule's docstring, else `label`."""
+    rule: _upstream.Rule | None
+    """Dataframely's rule; its expression is read only at run time (a `@dy.rule` may raise).
+
+    None for a Collection's filter, which is a query over several members, not an expression.
+    """
+    plan: Callable[[], str] | None = None
+    """A Collection filter's query as text, built when read; None for a schema's own rule."""
+
+    @property
+    def is_filter(self) -> bool:
+        """Whether this is a Collection's filter (`dy_filter__<name>`), not a schema's rule."""
+        return self.rule is None
+
+    def expression(self) -> str:
+        """What the rule checks, as text: its Polars expression, or a filter's query plan.
+
+        Raises what building the rule raises: a broken `@dy.rule` fails where it is read.
+        """
+        if self.rule is not None:
+            return str(self.rule.expr)
+        return self.plan() if self.plan is not None else self.label
+
+
+@dataclass(frozen=True, slots=True, eq=False)
+class SchemaInfo:
+    """A schema as this package uses it, derived once per schema class."""
+
+    schema: type[dy.Schema]
+    name: str
+    columns: Mapping[str, dy.Column]
+    rules: tuple[RuleInfo, ...]
+    primary_key: tuple[str, ...]
+    kinds_by_column: Mapping[str, tuple[str, ...]]
+    """Each column's rule kinds (the part of the rule name after `|`), in Dataframely's order."""
+
+    @property
+    def distinct_columns(self) -> frozenset[str]:
+        """Columns whose values differ on every valid row: a lone primary key, `unique=True`."""
+        lone_key = set(self.primary_key) if len(self.primary_key) == 1 else set()
+        return frozenset(lone_key | {name for name, c in self.columns.items() if c.unique})
+
+    @property
+    def schema_level_rules(self) -> tuple[RuleInfo, ...]:
+        """The `@dy.rule` rules (group rules with `.over()` too): no column's, not the key's.
+
+        A Collection's filters are not among them: they are no rule of the schema.
+        """
+        return tuple(
+            r
+            for r in self.rules
+            if r.column is None and r.name != PRIMARY_KEY_RULE and not r.is_filter
+        )
+
+    @property
+    def filters(self) -> tuple[RuleInfo, ...]:
+        """The Collection filters that constrain this member; empty for a plain schema."""
+        return tuple(r for r in self.rules if r.is_filter)
+
+    def column_kinds(self, column: str) -> list[str]:
+        """The rule kinds (the part after `|`) of one column, in Dataframely's order."""
+        return list(self.kinds_by_column.get(column, ()))
+
+
+_CACHE: weakref.WeakKeyDictionary[type, SchemaInfo] = weakref.WeakKeyDictionary()
+
+
+def read_schema(schema: object) -> SchemaInfo:
+    """Read and validate `schema`, raising this package's errors for names it cannot use.
+
+    Every public function that takes a schema calls this first, so a bad name fails where the
+    user wrote it. The result is cached per class, which keeps declaring hundreds of assets on
+    one schema linear in their number.
+    """
+    if isinstance(schema, type):
+        cached = _CACHE.get(schema)
+        if cached is not None:
+            return cached
+    info = _read(_as_schema_class(schema))
+    _CACHE[info.schema] = info
+    return info
+
+
+def _as_schema_class(schema: object) -> type[dy.Schema]:
+    """`schema` as a `dy.Schema` class, or the error that says what was passed instead."""
+    if isinstance(schema, type) and issubclass(schema, dy.Collection):
+        raise CollectionNotSupportedError(schema.__name__)
+    if isinstance(schema, dy.Collection):
+        raise CollectionNotSupportedError(type(schema).__name__)
+    if not (isinstance(schema, type) and issubclass(schema, dy.Schema)):
+        raise SchemaTypeError("a dataframely Schema class (a subclass of dy.Schema)", repr(schema))
+    return schema
+
+
+def _read(schema: type[dy.Schema]) -> SchemaInfo:
+    """Read a schema once: its columns, its rules with their names and texts, checked for use."""
+    name = schema.__name__
+    columns = schema.columns()
+    _validate_column_names(name, columns)
+    _validate_column_dtypes(name, columns)
+    primary_key = tuple(schema.primary_key())
+    rules = tuple(
+        _rule_info(schema, columns, primary_key, rule_name, rule)
+        for rule_name, rule in _upstream.validation_rules(schema).items()
+    )
+    validate_rule_names(name, rules)
+    kinds_by_column: dict[str, list[str]] = {}
+    for rule in rules:
+        if rule.column is not None:
+            kind = rule.name.removeprefix(rule.column + names.COLUMN_RULE_SEPARATOR)
+            kinds_by_column.setdefault(rule.column, []).append(kind)
+    return SchemaInfo(
+        schema=schema,
+        name=name,
+        columns=dict(columns),
+        rules=rules,
+        primary_key=primary_key,
+        kinds_by_column={column: tuple(kinds) for column, kinds in kinds_by_column.items()},
+    )
+
+
+def _validate_column_names(schema_name: str, columns: Mapping[str, dy.Column]) -> None:
+    """Refuse a column in the `dy_` namespace, or with letters no check name can hold."""
+    reserved = [c for c in columns if c.startswith(names.RESERVED_PREFIX)]
+    if reserved:
+        raise ReservedColumnError(schema_name, reserved)
+    invalid = [c for c in columns if not names.DAGSTER_NAME.fullmatch(c)]
+    if invalid:
+        raise InvalidColumnNameError(schema_name, invalid)
+
+
+def _validate_column_dtypes(schema_name: str, columns: Mapping[str, dy.Column]) -> None:
+    """Refuse a dtype Polars cannot build, such as a `Decimal` wider than 38 digits.
+
+    Dataframely declares it without complaint, so the first sign would otherwise be a
+    column-schema failure on every run. Building an empty Series asks Polars itself, so every
+    limit it has (nested dtypes included) is checked, not only the ones known here. The dtypes
+    that take no parameter Polars could refuse are not asked: a code location declaring
+    hundreds of wide schemas would pay for a Series per column.
+    """
+    problems = []
+    for column_name, column in columns.items():
+        if _always_buildable(column.dtype):
+            continue
+        try:
+            pl.Series(column_name, [], dtype=column.dtype)
+        except pl.exceptions.PolarsError as refused:
+            problems.append(
+                {"column": column_name, "dtype": str(column.dtype), "reason": str(refused)}
+            )
+    if problems:
+        raise UnsupportedDtypeError(schema_name, problems)
+
+
+_PARAMETERLESS_DTYPES: frozenset[type[pl.DataType]] = frozenset(
+    {
+        pl.Boolean,
+        pl.Int8,
+        pl.Int16,
+        pl.Int32,
+        pl.Int64,
+        pl.UInt8,
+        pl.UInt16,
+        pl.UInt32,
+        pl.UInt64,
+        pl.Float32,
+        pl.Float64,
+        pl.String,
+        pl.Binary,
+        pl.Date,
+        pl.Time,
+        pl.Null,
+    }
+)
+"""Dtypes Polars builds whatever the schema says: they take no parameter it could refuse."""
+
+
+def _always_buildable(dtype: pl.DataType) -> bool:
+    """True for a dtype no Polars release refuses; anything else is asked (Decimal, nested).
+
+    A `Datetime` is one only without a time zone: Polars refuses a time zone it does not know.
+    """
+    if type(dtype) in _PARAMETERLESS_DTYPES:
+        return True
+    return isinstance(dtype, pl.Datetime) and dtype.time_zone is None
+
+
+def validate_rule_names(schema_name: str, rules: tuple[RuleInfo, ...]) -> None:
+    """Refuse a check name Dagster does not allow, or one that two rules would share.
+
+    Run over a schema's rules, and over a Collection's filters, whose check names are built
+    from the filters' names.
+    """
+    invalid = [r.name for r in rules if not names.DAGSTER_NAME.fullmatch(r.check_name)]
+    if invalid:
+        raise InvalidRuleNameError(schema_name, invalid)
+    seen: dict[str, str] = {}
+    for rule in rules:
+        first = seen.setdefault(rule.check_name, rule.name)
+        if first != rule.name:
+            raise CheckNameCollisionError(schema_name, first, rule.name, rule.check_name)
+
+
+def _rule_info(
+    schema: type[dy.Schema],
+    columns: Mapping[str, dy.Column],
+    primary_key: tuple[str, ...],
+    name: str,
+    rule: _upstream.Rule,
+) -> RuleInfo:
+    """One rule with every name and text the package shows for it, from the column it is on."""
+    column_name, separator, kind = name.partition(names.COLUMN_RULE_SEPARATOR)
+    column: str | None = None
+    if separator and column_name in columns:
+        column = column_name
+        text = render.render_rule(columns[column_name], kind)
+        label = f"{column_name} {text}" if text else name
+        docstring = function_docstring(render.check_function(columns[column_name], kind))
+    elif name == PRIMARY_KEY_RULE:
+        label, docstring = render.primary_key_text(primary_key), None
+    else:  # a `@dy.rule`: its factory is a class attribute named like the rule
+        label = name
+        docstring = function_docstring(_upstream.rule_function(schema, name))
+    return RuleInfo(
+        name=name,
+        column=column,
+        check_name=names.check_name(name),
+        label=label,
+        description=docstring or label,
+        rule=rule,
+    )
+
+
+def function_docstring(function: Any) -> str | None:
+    """A function's own docstring, cleaned; None when it has none (or `function` is None)."""
+    if function is None or getattr(function, "__doc__", None) is None:
+        return None
+    return inspect.cleandoc(function.__doc__) or None
+
+
+def own_docstring(cls: type) -> str | None:
+    """The class's own docstring, never one inherited from a parent (such as `dy.Schema`'s)."""
+    doc = cls.__dict__.get("__doc__")
+    return inspect.cleandoc(doc) if isinstance(doc, str) and doc.strip() else None

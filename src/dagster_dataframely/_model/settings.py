@@ -1,0 +1,296 @@
+"""Resolve the package's settings from their default, environment variable and argument.
+
+Every setting goes through the same resolver, so the order of the sources, the validation
+of each one and the wording of `InvalidSettingError` are the same for all of them. The
+environment is read when a function here is called, never when the module is imported.
+"""
+
+import os
+import re
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from types import MappingProxyType
+from typing import Generic, Literal, TypeVar, get_args
+
+from typing_extensions import TypeAliasType
+
+from dagster_dataframely._credentials import refuse_credentials
+from dagster_dataframely._upstream import document_type_alias
+from dagster_dataframely.errors import InvalidSettingError
+
+__all__ = [
+    "ENV_PREFIX",
+    "GRANULARITIES",
+    "SCHEMA_RULES",
+    "Granularity",
+    "SchemaRules",
+    "Settings",
+    "read_quarantine_dir",
+    "resolve_check_naming",
+    "resolve_settings",
+]
+
+Granularity = TypeAliasType("Granularity", Literal["rule", "column", "schema"])
+document_type_alias(
+    Granularity,
+    """How many asset checks report a schema's rules: `"rule"`, `"column"` or `"schema"`.
+
+- `"rule"` (the default): one check per rule, `dy_rule__<rule>`.
+- `"column"`: one check per column with rules, `dy_col__<column>`, and the schema-level rules
+  as `schema_rules` says.
+- `"schema"`: one check for every rule, `dy_schema__rules`.
+
+The value of `check_granularity=` and of `DAGSTER_DATAFRAMELY_CHECK_GRANULARITY`. Changing it
+renames the checks, so their history starts over.
+""",
+)
+SchemaRules = TypeAliasType("SchemaRules", Literal["collapsed", "per_rule"])
+document_type_alias(
+    SchemaRules,
+    """Which checks report the schema-level rules at `column` granularity.
+
+- `"collapsed"` (the default): one check, `dy_schema__rules`, for the primary key and every
+  `@dy.rule()`.
+- `"per_rule"`: one check per schema-level rule, `dy_rule__<rule>`.
+
+The value of `schema_rules=` and of `DAGSTER_DATAFRAMELY_SCHEMA_RULES`.
+""",
+)
+
+# The allowed values come from the aliases themselves, so the two cannot drift apart.
+_GRANULARITY_CHOICES: tuple[Granularity, ...] = get_args(Granularity.__value__)
+_SCHEMA_RULES_CHOICES: tuple[SchemaRules, ...] = get_args(SchemaRules.__value__)
+GRANULARITIES: tuple[str, ...] = _GRANULARITY_CHOICES
+SCHEMA_RULES: tuple[str, ...] = _SCHEMA_RULES_CHOICES
+
+ENV_PREFIX = "DAGSTER_DATAFRAMELY_"
+
+_T = TypeVar("_T")
+_Raw = TypeVar("_Raw")
+
+# Package defaults, keyed by setting name. They are validated like any other source, so a
+# mistake here surfaces as an `InvalidSettingError` naming the package default.
+_DEFAULTS: Mapping[str, object] = MappingProxyType(
+    {
+        "check_granularity": "rule",
+        "schema_rules": "collapsed",
+        "max_failure_samples": 5,
+        "statistics": True,
+        "row_sample": 5,
+    }
+)
+
+_SOURCE_DEFAULT = "the package default"
+_SOURCE_ARGUMENT = "the argument"
+
+_DIGITS = re.compile(r"[0-9]+")
+
+
+@dataclass(frozen=True, slots=True)
+class Settings:
+    """The resolved value of every setting an asset declaration uses."""
+
+    check_granularity: Granularity
+    schema_rules: SchemaRules
+    max_failure_samples: int
+    statistics: bool
+    row_sample: int
+    warning_rules: frozenset[str] = frozenset()
+    """Rules whose failures warn and never keep a row out of the table. Per asset, checked
+    against its schema, so it has no environment variable and no package default."""
+
+
+@dataclass(frozen=True, slots=True)
+class _Parser(Generic[_Raw, _T]):
+    """Turn one kind of raw input into a setting's value, or None when the input is refused.
+
+    `allowed` describes the accepted inputs for the error message: the values themselves,
+    or a phrase when they cannot be listed. No setting's value is ever None.
+    """
+
+    parse: Callable[[_Raw], _T | None]
+    allowed: Sequence[str] | str
+
+
+@dataclass(frozen=True, slots=True)
+class _EnvSetting(Generic[_T]):
+    """A setting read from its environment variable only, through `from_env`."""
+
+    name: str
+    from_env: _Parser[str, _T]
+
+    @property
+    def env_var(self) -> str:
+        return ENV_PREFIX + self.name.upper()
+
+
+@dataclass(frozen=True, slots=True)
+class _Setting(_EnvSetting[_T]):
+    """A setting that also has a package default and an argument, both read by `from_value`."""
+
+    from_value: _Parser[object, _T]
+
+
+def _choice_setting(name: str, choices: tuple[_T, ...]) -> _Setting[_T]:
+    """A setting that takes one of `choices`, the same text in the environment."""
+
+    def parse(value: object) -> _T | None:
+        if not isinstance(value, str):
+            return None
+        return next((choice for choice in choices if value == choice), None)
+
+    allowed = tuple(str(choice) for choice in choices)
+    return _Setting(
+        name,
+        from_env=_Parser(lambda text: parse(text.strip()), allowed),
+        from_value=_Parser(parse, allowed),
+    )
+
+
+def _count_value(value: object) -> int | None:
+    # `bool` is a subclass of `int`, but `True` meaning one row is never what was meant.
+    """A non-negative int argument; a bool is refused, though Python counts it as an int."""
+    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+        return None
+    return value
+
+
+def _count_env(text: str) -> int | None:
+    """A non-negative whole number written in base 10 in the environment."""
+    stripped = text.strip()
+    return int(stripped) if _DIGITS.fullmatch(stripped) else None
+
+
+def _count_setting(name: str) -> _Setting[int]:
+    """A setting that counts rows: an argument or an environment variable."""
+    return _Setting(
+        name,
+        from_env=_Parser(_count_env, "a non-negative whole number in base 10"),
+        from_value=_Parser(_count_value, "a non-negative int (a bool is not accepted)"),
+    )
+
+
+def _flag_value(value: object) -> bool | None:
+    """A flag argument: a bool, never a truthy value."""
+    return value if isinstance(value, bool) else None
+
+
+def _flag_env(text: str) -> bool | None:
+    """A flag in the environment: `true` or `false` in any case, nothing else."""
+    folded = text.strip().lower()
+    return folded == "true" if folded in ("true", "false") else None
+
+
+def _directory_env(text: str) -> str | None:
+    """A directory in the environment; empty is refused, as an unset `${VAR}` gives it."""
+    return text if text.strip() else None
+
+
+_CHECK_GRANULARITY = _choice_setting("check_granularity", _GRANULARITY_CHOICES)
+_SCHEMA_RULES = _choice_setting("schema_rules", _SCHEMA_RULES_CHOICES)
+_MAX_FAILURE_SAMPLES = _count_setting("max_failure_samples")
+_ROW_SAMPLE = _count_setting("row_sample")
+_STATISTICS = _Setting(
+    "statistics",
+    from_env=_Parser(_flag_env, "true or false, in any letter case"),
+    from_value=_Parser(_flag_value, ("True", "False")),
+)
+_QUARANTINE_DIR = _EnvSetting(
+    "quarantine_dir", from_env=_Parser(_directory_env, "a non-empty directory path")
+)
+
+
+def _parse(setting: _EnvSetting[_T], parser: _Parser[_Raw, _T], raw: _Raw, source: str) -> _T:
+    """Parse one source's value, turning a refusal into an `InvalidSettingError`."""
+    value = parser.parse(raw)
+    if value is None:
+        raise InvalidSettingError(
+            setting.name,
+            repr(raw),
+            parser.allowed,
+            source=source,
+            env_var=setting.env_var,
+            takes_argument=isinstance(setting, _Setting),
+        )
+    return value
+
+
+def _from_env(setting: _EnvSetting[_T]) -> _T | None:
+    """Parse the setting's environment variable, or return `None` if it is unset."""
+    text = os.environ.get(setting.env_var)
+    if text is None:
+        return None
+    return _parse(setting, setting.from_env, text, f"the environment variable {setting.env_var}")
+
+
+def _resolve(setting: _Setting[_T], argument: object) -> _T:
+    """Resolve a setting: the default, overridden by the environment, overridden by the argument.
+
+    Every source that is present is validated, even one a later source overrides, so a bad
+    value is reported wherever it comes from.
+    """
+    value = _parse(setting, setting.from_value, _DEFAULTS[setting.name], _SOURCE_DEFAULT)
+    from_env = _from_env(setting)
+    if from_env is not None:
+        value = from_env
+    if argument is not None:
+        value = _parse(setting, setting.from_value, argument, _SOURCE_ARGUMENT)
+    return value
+
+
+def resolve_settings(
+    *,
+    check_granularity: Granularity | None = None,
+    schema_rules: SchemaRules | None = None,
+    max_failure_samples: int | None = None,
+    statistics: bool | None = None,
+    row_sample: int | None = None,
+) -> Settings:
+    """Resolve every setting; a `None` argument falls back to the environment, then the default.
+
+    Raises
+    ------
+    InvalidSettingError
+        A default, environment variable or argument is not allowed.
+    """
+    granularity, rules = resolve_check_naming(check_granularity, schema_rules)
+    return Settings(
+        check_granularity=granularity,
+        schema_rules=rules,
+        max_failure_samples=_resolve(_MAX_FAILURE_SAMPLES, max_failure_samples),
+        statistics=_resolve(_STATISTICS, statistics),
+        row_sample=_resolve(_ROW_SAMPLE, row_sample),
+    )
+
+
+def resolve_check_naming(
+    check_granularity: Granularity | None, schema_rules: SchemaRules | None
+) -> tuple[Granularity, SchemaRules]:
+    """Resolve only the two settings that decide the asset check names.
+
+    Raises
+    ------
+    InvalidSettingError
+        A default, environment variable or argument is not allowed.
+    """
+    return (
+        _resolve(_CHECK_GRANULARITY, check_granularity),
+        _resolve(_SCHEMA_RULES, schema_rules),
+    )
+
+
+def read_quarantine_dir() -> str | None:
+    """Return `DAGSTER_DATAFRAMELY_QUARANTINE_DIR`, or `None` if it is unset.
+
+    Raises
+    ------
+    CredentialsInUrlError
+        The variable is a URL with a user name or password in it.
+    InvalidSettingError
+        The variable is set but empty or only whitespace.
+    """
+    text = os.environ.get(_QUARANTINE_DIR.env_var)
+    if text is not None:
+        # Before parsing: the parser's error repeats the value it rejects.
+        refuse_credentials(text, f"the environment variable {_QUARANTINE_DIR.env_var}")
+    return _from_env(_QUARANTINE_DIR)

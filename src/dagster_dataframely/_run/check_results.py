@@ -1,0 +1,202 @@
+"""The asset check results of one validated frame: one per check the schema declares."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping
+from typing import Any
+
+import dagster as dg
+import polars as pl
+
+from dagster_dataframely._model import names
+from dagster_dataframely._model.check_groups import CheckGroup, check_groups
+from dagster_dataframely._model.collection import CollectionInfo
+from dagster_dataframely._model.schema import SchemaInfo
+from dagster_dataframely._model.settings import Settings
+from dagster_dataframely.errors import ColumnSchemaError
+
+from .collection_split import split_collection
+from .failures import Failures
+from .split import Frame, column_problems
+from .tables import records_value, table_value
+
+
+def check_results_for(
+    groups: tuple[CheckGroup, ...],
+    failures: Failures,
+    *,
+    asset_key: dg.AssetKey,
+    severity: dg.AssetCheckSeverity,
+    max_failure_samples: int,
+    extra_metadata: Mapping[str, Any] | None = None,
+) -> Iterator[dg.AssetCheckResult]:
+    """One result per check, passing the column-schema check, then one per rule group.
+
+    `max_failure_samples` applies per rule, even in a collapsed check, so a rule that a
+    thousand rows failed cannot crowd a rule that one row failed out of the sample. A check
+    whose failing rules are all warning rules reports at `WARN`, whatever `severity` is.
+    """
+    extra = dict(extra_metadata or {})
+    yield column_schema_passed(asset_key, extra)
+    samples = failures.samples(max_failure_samples)
+    for group in groups:
+        metadata = _group_metadata(group, failures.counts, samples)
+        yield dg.AssetCheckResult(
+            check_name=group.name,
+            asset_key=asset_key,
+            passed=not any(rule.name in failures.counts for rule in group.rules),
+            severity=group.severity(failures.counts, severity),
+            metadata={**metadata, **extra},
+        )
+
+
+def _group_metadata(
+    group: CheckGroup, counts: Mapping[str, int], samples: Mapping[str, pl.DataFrame]
+) -> dict[str, Any]:
+    """One check's metadata: its rule and expression, or a row per rule, and the samples."""
+    metadata: dict[str, Any] = {}
+    if group.collapsed:
+        metadata[names.RULES] = records_value(
+            (
+                {"rule": r.name, "failed_count": counts.get(r.name, 0), "expr": r.expression()}
+                for r in group.rules
+            ),
+            {"rule": "string", "failed_count": "int", "expr": "string"},
+        )
+        sampled = [
+            samples[r.name].select(pl.lit(r.name).alias(names.RULE), pl.all())
+            for r in group.rules
+            if r.name in samples
+        ]
+        if sampled:
+            metadata[names.FAILED_SAMPLE] = table_value(pl.concat(sampled))
+        return metadata
+    (rule,) = group.rules
+    metadata[names.RULE] = rule.name
+    metadata[names.RULE_EXPR] = rule.expression()
+    if rule.name in counts:
+        metadata[names.FAILED_COUNT] = counts[rule.name]
+    if rule.name in samples:
+        metadata[names.FAILED_SAMPLE] = table_value(samples[rule.name])
+    return metadata
+
+
+def column_schema_passed(
+    asset_key: dg.AssetKey, extra_metadata: Mapping[str, Any] | None = None
+) -> dg.AssetCheckResult:
+    """The passing column-schema result: every declared column is there, with its dtype."""
+    return dg.AssetCheckResult(
+        check_name=names.COLUMN_SCHEMA_CHECK,
+        asset_key=asset_key,
+        passed=True,
+        severity=dg.AssetCheckSeverity.ERROR,
+        metadata=dict(extra_metadata or {}),
+    )
+
+
+def column_schema_failure(
+    asset_key: dg.AssetKey,
+    problems: list[dict[str, str]],
+    extra_metadata: Mapping[str, Any] | None = None,
+) -> dg.AssetCheckResult:
+    """The failing column-schema result: blocking, always `ERROR`, one row per bad column."""
+    return dg.AssetCheckResult(
+        check_name=names.COLUMN_SCHEMA_CHECK,
+        asset_key=asset_key,
+        passed=False,
+        severity=dg.AssetCheckSeverity.ERROR,
+        metadata={
+            names.SCHEMA_ERRORS: records_value(
+                problems, {"column": "string", "expected": "string", "actual": "string"}
+            ),
+            **(extra_metadata or {}),
+        },
+    )
+
+
+def partition_metadata(partition_key: str | None) -> dict[str, str]:
+    """The check metadata naming the partition the rules ran over; empty when unpartitioned.
+
+    Dagster records the partition on a partitioned check's evaluation in a run; this names it
+    on the result itself, so a direct invocation's results (and a run on a Dagster without
+    partitioned checks) say which partition they are about too.
+    """
+    return {} if partition_key is None else {names.PARTITION: str(partition_key)}
+
+
+def _column_schema_gate(
+    info: SchemaInfo, frame: Frame, asset_key: dg.AssetKey, partition_key: str | None
+) -> Iterator[dg.AssetCheckResult]:
+    """On a column mismatch, yield the failing column-schema result, then raise; else nothing."""
+    problems = column_problems(info, frame)
+    if problems:
+        yield column_schema_failure(asset_key, problems, partition_metadata(partition_key))
+        raise ColumnSchemaError(info.name, problems)
+
+
+def stored_table_results(
+    info: SchemaInfo,
+    settings: Settings,
+    frame: Frame,
+    asset_key: dg.AssetKey,
+    severity: dg.AssetCheckSeverity,
+    partition_key: str | None,
+) -> Iterator[dg.AssetCheckResult]:
+    """The results of checking a stored table: `check_results` with everything resolved.
+
+    Nothing is written, moved or quarantined, and no abort is raised: only a column mismatch
+    stops, after its failing result.
+    """
+    yield from _column_schema_gate(info, frame, asset_key, partition_key)
+    # Only the failure side is collected, in one query over a plan that holds the input once,
+    # so the user's plan runs once without the rows being collected first: a check over a
+    # large stored table holds only the invalid rows in memory.
+    _, failure = info.schema.filter(frame.lazy(), cast=False)
+    yield from check_results_for(
+        check_groups(
+            info, settings.check_granularity, settings.schema_rules, settings.warning_rules
+        ),
+        Failures.from_failure_info(info, failure),
+        asset_key=asset_key,
+        severity=severity,
+        max_failure_samples=settings.max_failure_samples,
+        extra_metadata=partition_metadata(partition_key),
+    )
+
+
+def stored_members_results(
+    info: CollectionInfo,
+    tables: Mapping[str, Frame],
+    keys: Mapping[str, dg.AssetKey],
+    settings: Settings,
+    severity: dg.AssetCheckSeverity,
+    partition_key: str | None,
+) -> Iterator[dg.AssetCheckResult]:
+    """Every member's results from one joint split of their stored tables; nothing is written.
+
+    `tables` and `keys` are by member name. A column mismatch in any member runs no rule of
+    any: every member reports its column check, and the first mismatch is raised.
+    """
+    extra = partition_metadata(partition_key)
+    split = split_collection(info, tables)
+    if split.problems:
+        for member, key in keys.items():
+            problems = split.problems.get(member)
+            yield (
+                column_schema_failure(key, problems, extra)
+                if problems
+                else column_schema_passed(key, extra)
+            )
+        member, problems = next(iter(split.problems.items()))
+        raise ColumnSchemaError(info.members[member].info.name, problems)
+    for member, key in keys.items():
+        member_info = info.members[member].info
+        rows = split.splits.get(member)
+        yield from check_results_for(
+            check_groups(member_info, settings.check_granularity, settings.schema_rules),
+            rows.failures if rows is not None else Failures.none(member_info),
+            asset_key=key,
+            severity=severity,
+            max_failure_samples=settings.max_failure_samples,
+            extra_metadata=extra,
+        )

@@ -1,0 +1,151 @@
+"""A Collection's members split together, with one `Collection.filter`, and their outcomes.
+
+This is where a Collection plugs into the one pipeline: instead of one `Schema.filter` per
+output, the members are split jointly, so the Collection's `@dy.filter`s apply across them, and
+each member's outcome is then classified as any output's is.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+import dataframely as dy
+import polars as pl
+
+from dagster_dataframely._model.collection import CollectionInfo
+from dagster_dataframely._model.schema import SchemaInfo
+from dagster_dataframely.errors import CollectionFilterDuplicatesError, CollectionMemberMissingError
+
+from .failures import Failures
+from .outcome import ColumnMismatch, Outcome, Skipped, Unchecked, classify
+from .output import OutputRun
+from .split import Frame, column_problems
+
+
+@dataclass(frozen=True, eq=False)
+class MemberSplit:
+    """One member's rows, after the joint split: the valid rows and the failures."""
+
+    valid: pl.DataFrame
+    failures: Failures
+    """Every invalid row with one outcome per member rule and per filter."""
+
+
+@dataclass(frozen=True, eq=False)
+class CollectionSplit:
+    """What one `Collection.filter` over the returned members comes to.
+
+    Exactly one of three: every member skipped (`skipped` is every member), a column mismatch
+    (`problems` is not empty, nothing was split), or a split of every returned member.
+    """
+
+    splits: Mapping[str, MemberSplit]
+    problems: Mapping[str, list[dict[str, str]]]
+    """The mismatched columns of each member whose columns do not match its schema."""
+    skipped: frozenset[str]
+    """The members no frame was returned for: optional ones, or all of them."""
+
+
+def split_collection(info: CollectionInfo, frames: Mapping[str, Frame | None]) -> CollectionSplit:
+    """Split the returned members into valid rows and failures, with one `Collection.filter`.
+
+    `frames` are by member name. A member whose value is `None` or absent is skipped; no member
+    at all skips every one. Every member's columns are compared with its schema first (without
+    running any plan), and a mismatch in any member splits none: the filters need every member.
+    Otherwise the user's plans run once (together, on the streaming engine, so a source they
+    share is read once), and `Collection.filter` splits the collected rows, eagerly, on Polars'
+    default engine, where its joins of members with filters ran faster than on the streaming
+    one (`benchmarks/collection.py`). Valid rows and failures both come from frames Dataframely
+    has already collected, so no row lands on both sides or on neither.
+
+    Raises
+    ------
+    CollectionMemberMissingError
+        Some members are returned, but not every required one.
+    CollectionFilterDuplicatesError
+        A filter returned a primary key twice, so a member came out with more rows.
+    """
+    present: dict[str, Frame] = {name: value for name, value in frames.items() if value is not None}
+    skipped = frozenset(info.members) - present.keys()
+    if not present:
+        return CollectionSplit({}, {}, skipped)
+    missing = [name for name in skipped if not info.members[name].optional]
+    if missing:
+        raise CollectionMemberMissingError(
+            info.name, [name for name in info.members if name in missing]
+        )
+    problems = {
+        name: found
+        for name, frame in present.items()
+        if (found := column_problems(info.members[name].info, frame))
+    }
+    if problems:
+        return CollectionSplit({}, problems, skipped)
+    rows = _collect_once(present)
+    result = info.collection.filter(rows, cast=False)
+    splits = {}
+    for name in rows:
+        member = info.members[name]
+        valid = getattr(result.result, name).lazy().collect()
+        failures = _member_failures(member.info, result.failure[name])
+        if valid.height + failures.invalid_count != rows[name].height:
+            raise CollectionFilterDuplicatesError(
+                info.name, name, rows[name].height, valid.height + failures.invalid_count
+            )
+        splits[name] = MemberSplit(valid, failures)
+    return CollectionSplit(splits, {}, skipped)
+
+
+def _collect_once(frames: Mapping[str, Frame]) -> dict[str, pl.DataFrame]:
+    """Every member's rows, each lazy plan run once, all of them in one streaming query set."""
+    lazy = {name: frame for name, frame in frames.items() if isinstance(frame, pl.LazyFrame)}
+    collected = dict(zip(lazy, pl.collect_all(lazy.values(), engine="streaming"), strict=True))
+    return {
+        name: frame if isinstance(frame, pl.DataFrame) else collected[name]
+        for name, frame in frames.items()
+    }
+
+
+def _member_failures(info: SchemaInfo, failure: dy.FailureInfo) -> Failures:
+    """A member's failures, where a row a filter removed passed every rule of the member.
+
+    `Collection.filter` stacks two kinds of rows: those a member rule failed, which no filter
+    saw (their filter outcomes are unknown), and those a filter removed, which passed every
+    member rule (Dataframely leaves those outcomes null). The second kind's rule outcomes are
+    set to passed here, so the quarantine says a filter, and only a filter, removed them.
+    """
+    failures = Failures.from_failure_info(info, failure)
+    filters = [rule.name for rule in info.filters]
+    rules = [rule.name for rule in info.rules if not rule.is_filter]
+    if not filters or not rules or not failures.invalid_count:
+        return failures
+    removed_by_filter = pl.col(filters[0]).is_not_null()
+    outcomes = failures.outcomes.with_columns(
+        pl.when(removed_by_filter).then(True).otherwise(pl.col(rule)).alias(rule) for rule in rules
+    )
+    return Failures(info=info, outcomes=outcomes, counts=failures.counts)
+
+
+def decide_members(
+    info: CollectionInfo, frames: Mapping[str, Frame | None], runs: Mapping[str, OutputRun]
+) -> dict[str, Outcome]:
+    """Every member's outcome from one joint split; a Collection's `Split` of the pipeline.
+
+    A member with mismatched columns is a column mismatch, and every other member is
+    unchecked (its columns passed, no rule ran); a skipped member (optional, or all of them)
+    is a skip; every other member's outcome follows its rows as any output's would.
+    """
+    split = split_collection(info, frames)
+    outcomes: dict[str, Outcome] = {}
+    for member, run in runs.items():
+        if member in split.problems:
+            outcomes[member] = ColumnMismatch(run, tuple(split.problems[member]))
+        elif split.problems:
+            outcomes[member] = Unchecked(run)
+        elif member in split.skipped:
+            outcomes[member] = Skipped(run)
+        else:
+            rows = split.splits[member]
+            outcomes[member] = classify(run, rows.valid, rows.failures)
+    return outcomes

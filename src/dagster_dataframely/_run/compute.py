@@ -1,0 +1,102 @@
+"""The one compute wrapper: what every validated asset's step runs around the user's function.
+
+In order: check each selected output's quarantine key and make its writer, add the Columns
+tabs, call the user's function once, read its value per output, decide every outcome (the
+`split`, where a Collection splits its members jointly), then `emit`. `dd.asset`,
+`dd.multi_asset` and `dd.collection_asset` differ only in the `Step` they pass.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+import dagster as dg
+
+from dagster_dataframely._store.delegating import validate_quarantine_key
+from dagster_dataframely._store.writer_choice import can_clear, writer_for
+
+from .columns_tab import ColumnsTabs
+from .context import partition_key, selected_outputs
+from .emit import AssetYield, emit
+from .outcome import Outcome, decide
+from .output import OutputRun, ValidatedOutput
+from .returned import Unpack, unwrap
+from .signature import ComputeSignature
+from .split import Frame
+
+Split = Callable[[Mapping[str, Frame | None], Mapping[str, OutputRun]], Mapping[str, Outcome]]
+"""Decide every selected output's outcome from its frame (None to skip); write nothing.
+
+Both mappings are keyed by the selected outputs' names. The default decides each output on
+its own; a Collection splits its members jointly with one `Collection.filter`.
+"""
+
+
+def decide_each(
+    frames: Mapping[str, Frame | None], runs: Mapping[str, OutputRun]
+) -> dict[str, Outcome]:
+    """The default `Split`: each output against its own schema."""
+    return {name: decide(run, frames[name]) for name, run in runs.items()}
+
+
+@dataclass(frozen=True, slots=True)
+class Step:
+    """How one decorator's function maps onto its outputs: the plug points of the pipeline."""
+
+    op_name: str
+    outputs: tuple[ValidatedOutput, ...]
+    unpack: Unpack
+    partitions_def: dg.PartitionsDefinition[str] | None
+    single: bool
+    """One asset (`dd.asset`): no selection, a context only when a quarantine needs one, and
+    the errors the spec names for what its function returns."""
+    split: Split = decide_each
+
+
+def compute_function(function: Callable[..., object], step: Step) -> Callable[..., AssetYield]:
+    """Wrap `function` in the generator Dagster runs: its inputs, and a context when needed."""
+    needs_context = not step.single or any(output.quarantine for output in step.outputs)
+    signature = ComputeSignature.of(function, needs_context=needs_context)
+
+    @functools.wraps(function)
+    def compute(*args: Any, **kwargs: Any) -> AssetYield:
+        context, call = signature.bind(function, args, kwargs)
+        selected = step.outputs if step.single else selected_outputs(context, step.outputs)
+        runs = {output.name: _start(context, output, step) for output in selected}
+        tabs = ColumnsTabs.add(selected)
+        values = step.unpack(call())
+        tabs.keep_returned(values)
+        frames: dict[str, Frame | None] = {}
+        returned: dict[str, dg.MaterializeResult[Any] | None] = {}
+        for output in selected:
+            frames[output.name], returned[output.name] = unwrap(
+                values.get(output.name),
+                output.key,
+                output=output.name,
+                op_name=None if step.single else step.op_name,
+            )
+        outcomes = step.split(frames, runs)
+        yield from emit([outcomes[output.name] for output in selected], returned)
+
+    signature.apply(compute)
+    return compute
+
+
+def _start(context: Any, output: ValidatedOutput, step: Step) -> OutputRun:
+    """What the context gives one selected output before the user's function runs.
+
+    The quarantine key is checked and the writer made first, so a refused run calls nothing.
+    """
+    writer = None
+    if output.quarantine:
+        validate_quarantine_key(context, output.key)
+        writer = writer_for(context, output.key, step.partitions_def)
+    return OutputRun(
+        output,
+        partition_key(context) if step.partitions_def is not None else None,
+        writer,
+        clear_quarantine=output.clear_quarantine and can_clear(context),
+    )

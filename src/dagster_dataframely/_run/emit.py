@@ -1,0 +1,259 @@
+"""Emission: what each outcome of a step writes, yields and raises, under one rule for all.
+
+Every quarantine of the step is written before anything is yielded, so before the first table
+(Dagster writes an output when it is yielded): a quarantine that cannot be written leaves every
+table as it was. If any outcome fails the step, no table is written at all, every output's
+checks still report, the quarantines that have rows are still written, and the first failure
+is raised. A single asset is the one-output case of the same rule.
+
+The statistics, the costliest report and one that needs only the valid rows, run in a thread
+while the quarantines are written and the checks are built (ADR 0004).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping, Sequence
+from concurrent.futures import Future, ThreadPoolExecutor
+from dataclasses import dataclass
+from typing import Any
+
+import dagster as dg
+import polars as pl
+from typing_extensions import TypeAliasType
+
+from dagster_dataframely._model import names
+from dagster_dataframely._model.check_groups import check_groups
+from dagster_dataframely._upstream import document_type_alias
+from dagster_dataframely.errors import (
+    ColumnSchemaError,
+    NoValidRowsError,
+    ValidationAbortError,
+    ValidationFailedError,
+)
+
+from .check_results import (
+    check_results_for,
+    column_schema_failure,
+    column_schema_passed,
+    partition_metadata,
+)
+from .failures import Failures
+from .outcome import (
+    Aborted,
+    AllInvalid,
+    Clean,
+    ColumnMismatch,
+    Outcome,
+    Partial,
+    Rows,
+    Skipped,
+    Unchecked,
+)
+from .report import materialization_metadata
+from .statistics import statistics_tables
+
+AssetYield = TypeAliasType(
+    "AssetYield", Iterator[dg.MaterializeResult[pl.DataFrame] | dg.AssetCheckResult]
+)
+document_type_alias(
+    AssetYield,
+    """What a validating asset yields: its materialization, if any, then one result per check.
+
+The return annotation of a hand-wired `@dg.asset` whose body is
+`yield from validation_results(...)`.""",
+)
+
+Returned = Mapping[str, dg.MaterializeResult[Any] | None]
+"""The user's own `MaterializeResult` of each output, by output name, when one was returned."""
+
+
+@dataclass(frozen=True, slots=True, eq=False)
+class _Report:
+    """What one outcome yields and raises, built while the statistics run."""
+
+    checks: list[dg.AssetCheckResult]
+    error: ValidationFailedError | None = None
+    address: str | None = None
+    """Where the quarantine was written, when it was."""
+
+
+def emit(outcomes: Sequence[Outcome], returned: Returned | None = None) -> AssetYield:
+    """Write the step's quarantines, yield each output's materialization and checks, then raise.
+
+    `outcomes` are the selected outputs' in the order their results are yielded; `returned`
+    holds the user's own `MaterializeResult`s, whose metadata, tags and data version are
+    copied onto the table's materialization (this package's keys win over the user's).
+    """
+    write_tables = not any(outcome.fails_step for outcome in outcomes)
+    tables: list[dg.MaterializeResult[pl.DataFrame] | None] = []
+    with ThreadPoolExecutor(max_workers=1, thread_name_prefix="dagster-dataframely") as pool:
+        statistics = [_start_statistics(pool, o) if write_tables else None for o in outcomes]
+        # Every quarantine is written here, before the first table is yielded below.
+        reports = [_report(outcome, write_tables) for outcome in outcomes]
+        for outcome, report, pending in zip(outcomes, reports, statistics, strict=True):
+            table = None
+            if write_tables and isinstance(outcome, Clean | Partial):
+                found = pending.result() if pending is not None else {}
+                table = _table(outcome, report.address, found, returned)
+            tables.append(table)
+    errors = []
+    for outcome, report, table in zip(outcomes, reports, tables, strict=True):
+        if table is not None:
+            yield table
+        yield from report.checks
+        if report.error is not None:
+            errors.append((outcome, report.error))
+    if errors:
+        first = _first_error(errors, several=len(outcomes) > 1)
+        raise first
+
+
+def _start_statistics(
+    pool: ThreadPoolExecutor, outcome: Outcome
+) -> Future[Mapping[str, dg.TableMetadataValue]] | None:
+    """Submit the statistics of a table that will be written; None when it has none."""
+    if not isinstance(outcome, Clean | Partial) or not outcome.run.output.settings.statistics:
+        return None
+    info = outcome.run.output.info
+    return pool.submit(statistics_tables, outcome.rows.valid, info.distinct_columns)
+
+
+def _report(outcome: Outcome, write_tables: bool) -> _Report:
+    """Write the outcome's quarantine if it has one to write, and build its checks and error.
+
+    The invalid rows are written whenever there are any and a quarantine to take them (an
+    abort has none); with `clear_quarantine`, so is the empty frame of a clean outcome whose
+    table is written, so the quarantine is replaced beside it and not beside a table the step
+    leaves as it was.
+    """
+    output = outcome.run.output
+    in_partition = partition_metadata(outcome.run.partition_key)
+    match outcome:
+        case ColumnMismatch(problems=problems):
+            listed = [dict(p) for p in problems]
+            return _Report(
+                [column_schema_failure(output.key, listed, in_partition)],
+                ColumnSchemaError(output.info.name, listed),
+            )
+        case Unchecked():
+            # Only the column gate ran, and passed; the step fails on another member's columns.
+            return _Report([column_schema_passed(output.key, in_partition)])
+        case Skipped():
+            # Dagster wants a result for every declared check: every rule passes over zero rows.
+            return _Report(_checks(outcome, Failures.none(output.info), _ERROR))
+        case Aborted(rows=rows):
+            return _Report(
+                _checks(outcome, rows.failures, _ERROR),
+                ValidationAbortError(
+                    output.info.name, rows.quarantined.invalid_count, rows.quarantined.counts
+                ),
+            )
+        case AllInvalid(rows=rows, writer=writer):
+            address = writer(rows.quarantined.quarantine_frame)
+            return _Report(
+                # No materialization carries the address, so every check does.
+                _checks(outcome, rows.failures, _ERROR, {names.QUARANTINE_ADDRESS: address}),
+                NoValidRowsError(
+                    output.info.name,
+                    rows.quarantined.invalid_count,
+                    rows.quarantined.counts,
+                    address,
+                ),
+                address,
+            )
+        case Partial(rows=rows, writer=writer):
+            address = writer(rows.quarantined.quarantine_frame)
+            return _Report(_warned(outcome, rows, address, write_tables), address=address)
+        case Clean(rows=rows, run=run):
+            cleared = None
+            if write_tables and run.clear_quarantine and run.writer is not None:
+                cleared = run.writer(rows.quarantined.quarantine_frame)
+            return _Report(_warned(outcome, rows, cleared, write_tables), address=cleared)
+
+
+_ERROR = dg.AssetCheckSeverity.ERROR
+
+
+def _warned(
+    outcome: Outcome, rows: Rows, address: str | None, write_tables: bool
+) -> list[dg.AssetCheckResult]:
+    """The checks of a clean or partial outcome, at `WARN`.
+
+    Without a materialization (another output fails the step), they carry where the invalid
+    rows went.
+    """
+    extra = {names.QUARANTINE_ADDRESS: address} if address is not None and not write_tables else {}
+    return _checks(outcome, rows.failures, dg.AssetCheckSeverity.WARN, extra)
+
+
+def _checks(
+    outcome: Outcome,
+    failures: Failures,
+    severity: dg.AssetCheckSeverity,
+    extra: Mapping[str, Any] | None = None,
+) -> list[dg.AssetCheckResult]:
+    """One output's check results at `severity`, each naming the partition it ran over."""
+    output = outcome.run.output
+    settings = output.settings
+    groups = check_groups(
+        output.info, settings.check_granularity, settings.schema_rules, settings.warning_rules
+    )
+    return list(
+        check_results_for(
+            groups,
+            failures,
+            asset_key=output.key,
+            severity=severity,
+            max_failure_samples=settings.max_failure_samples,
+            extra_metadata={**(extra or {}), **partition_metadata(outcome.run.partition_key)},
+        )
+    )
+
+
+def _table(
+    outcome: Clean | Partial,
+    address: str | None,
+    statistics: Mapping[str, dg.TableMetadataValue],
+    returned: Returned | None,
+) -> dg.MaterializeResult[pl.DataFrame]:
+    """The table's materialization: the valid rows, this package's metadata over the user's."""
+    output = outcome.run.output
+    rows = outcome.rows
+    user = (returned or {}).get(output.name)
+    metadata = materialization_metadata(
+        rows.valid,
+        rows.quarantined,
+        output.settings,
+        address,
+        statistics,
+        warning_count=rows.warning_count,
+    )
+    return dg.MaterializeResult(
+        asset_key=output.key,
+        value=rows.valid,
+        metadata={**_user_metadata(user), **metadata},
+        tags=user.tags if user is not None else None,
+        data_version=user.data_version if user is not None else None,
+    )
+
+
+def _first_error(
+    errors: list[tuple[Outcome, ValidationFailedError]], *, several: bool
+) -> ValidationFailedError:
+    """The first failing output's own error; in a step of several outputs, noting them all."""
+    first = errors[0][1]
+    if several:
+        shown = ", ".join(repr(outcome.run.output.key.to_user_string()) for outcome, _ in errors)
+        first.add_note(
+            f"dagster-dataframely: the outputs that failed this step: {shown}. No table of the "
+            "step was written (every output keeps its previous contents); every output's checks "
+            "were reported, and the quarantines of outputs with invalid rows were written."
+        )
+    return first
+
+
+def _user_metadata(returned: dg.MaterializeResult[Any] | None) -> Mapping[str, Any]:
+    """The user's returned metadata without the keys this package writes, which win."""
+    if returned is None or not returned.metadata:
+        return {}
+    return {k: v for k, v in returned.metadata.items() if not names.is_package_metadata_key(k)}

@@ -1,0 +1,210 @@
+"""The rows that failed validation, and everything reported about them, from one small frame.
+
+Everything here works on the invalid rows only (with Dataframely's outcome of each rule), which a
+run has already collected; nothing re-reads the user's plan or the valid rows.
+"""
+
+from __future__ import annotations
+
+import functools
+from dataclasses import dataclass
+
+import dataframely as dy
+import polars as pl
+from dataframely import FailureInfo
+
+from dagster_dataframely._model import names
+from dagster_dataframely._model.schema import SchemaInfo, read_schema
+from dagster_dataframely._upstream import failure_outcomes
+
+
+@dataclass(frozen=True, eq=False)
+class Failures:
+    """The invalid rows of one run and how often each rule failed."""
+
+    info: SchemaInfo
+    outcomes: pl.DataFrame
+    """The invalid rows, then a `Boolean` column per rule, named as the rule (False: failed)."""
+    counts: dict[str, int]
+    """Failed rows per rule, for the rules that failed at least once."""
+
+    @classmethod
+    def from_failure_info(cls, info: SchemaInfo, failure: FailureInfo) -> Failures:
+        # Dataframely's failure frame for a rule-less schema has no columns at all.
+        outcomes = rule_outcomes(info, failure) if info.rules else info.schema.create_empty()
+        return cls(info=info, outcomes=outcomes, counts=failure.counts())
+
+    @classmethod
+    def none(cls, info: SchemaInfo) -> Failures:
+        """No invalid row: the failures of a skip, every rule (and filter) over zero rows.
+
+        Built, not computed: filtering an empty frame gives the same empty outcomes, and a
+        Collection member's filters have no schema to filter with.
+        """
+        empty = info.schema.create_empty()
+        outcomes = empty.with_columns(pl.lit(None, pl.Boolean).alias(r.name) for r in info.rules)
+        return cls(info=info, outcomes=outcomes, counts={})
+
+    @property
+    def invalid_count(self) -> int:
+        return self.outcomes.height
+
+    @functools.cached_property
+    def quarantine_frame(self) -> pl.DataFrame:
+        """The invalid rows as a writer receives them: rule columns as `String`, named by check.
+
+        `String`, not Dataframely's `Enum`, because an `Enum` column makes some writers (Delta)
+        panic; the rule columns are the only columns this package ever casts.
+        """
+        return self.outcomes.select(*self._quarantine_columns())
+
+    def sample(self, limit: int) -> pl.DataFrame:
+        """The first `limit` invalid rows as the quarantine has them, led by the rules each failed.
+
+        The quarantine's columns put a row's reason last, behind every column of the schema and
+        one column per rule; the leading `dy_failed_rules` names the failed rules (by check
+        name, in the schema's order), so the reason is the first thing a reader sees.
+        """
+        head = self.outcomes.head(limit)
+        failed = pl.concat_list(
+            pl.when(_failed(r.name)).then(pl.lit(r.check_name)) for r in self.info.rules
+        )
+        return head.select(
+            failed.list.drop_nulls().list.join(", ").alias(names.FAILED_RULES),
+            *self._quarantine_columns(),
+        )
+
+    def _quarantine_columns(self) -> list[pl.Expr]:
+        """The schema's columns, then each rule's outcome as text, named by its check."""
+        return [
+            *(pl.col(name) for name in self.info.columns),
+            *(_outcome_text(pl.col(r.name)).alias(r.check_name) for r in self.info.rules),
+        ]
+
+    def samples(self, limit: int) -> dict[str, pl.DataFrame]:
+        """The first `limit` rows that failed each failing rule, in one pass over the rule columns.
+
+        One `select` finds every rule's first failing row positions and one `gather` fetches
+        them, so a wide schema with many failing rules costs no pass over the rows per rule.
+        """
+        failing = [r.name for r in self.info.rules if r.name in self.counts]
+        if limit <= 0 or not failing:
+            return {}
+        positions = self.outcomes.select(
+            _failed(name).arg_true().head(limit).implode().alias(name) for name in failing
+        ).row(0, named=True)
+        wanted = sorted({p for rows in positions.values() for p in rows})
+        rows = self.outcomes.select(*self.info.columns)[wanted]
+        at = {position: index for index, position in enumerate(wanted)}
+        return {name: rows[[at[p] for p in positions[name]]] for name in failing}
+
+    def rule_sets(self) -> list[tuple[tuple[str, ...], int]]:
+        """Each set of rules that rows failed together, largest group first.
+
+        Every invalid row counts once, under the set of rules it failed; ties keep the order of
+        the rules in the schema, so the table is stable from run to run.
+        """
+        rules = [r.name for r in self.info.rules]
+        if not self.invalid_count or not rules:
+            return []
+        # Group on one boolean per rule (cheap, unlike a list column), then read each group's
+        # failed rules off its row.
+        grouped = self.outcomes.group_by(_failed(name).alias(name) for name in rules).len()
+        ranked = sorted(
+            (tuple(i for i, hit in enumerate(row[:-1]) if hit), row[-1])
+            for row in grouped.select(*rules, "len").iter_rows()
+        )
+        ranked.sort(key=lambda item: -item[1])
+        return [(tuple(rules[i] for i in failed), count) for failed, count in ranked]
+
+
+def _failed(rule: str) -> pl.Expr:
+    """True where the rule failed; an unknown outcome is not a failure."""
+    return pl.col(rule).eq_missing(False)
+
+
+def _outcome_text(outcome: pl.Expr) -> pl.Expr:
+    """A rule's outcome as the quarantine's text: `valid`, `invalid` or `unknown`."""
+    return (
+        pl.when(outcome)
+        .then(pl.lit("valid"))
+        .when(outcome.not_())
+        .then(pl.lit("invalid"))
+        .otherwise(pl.lit("unknown"))
+    )
+
+
+def rule_outcomes(info: SchemaInfo, failure: dy.FailureInfo) -> pl.DataFrame:
+    """The invalid rows, then a `Boolean` column per rule: True passed, False failed, null unknown.
+
+    Dataframely holds exactly this frame; its public `details()` turns every rule column into
+    an `Enum` first, which took longer than everything else this package does with the invalid
+    rows together. Should a Dataframely release move the frame, `details()` still gives it.
+    """
+    frame = failure_outcomes(failure)
+    names = [rule.name for rule in info.rules]
+    if frame is not None and set(names) <= set(frame.columns):
+        return frame
+    details = failure.details()
+    return details.with_columns(
+        pl.when(pl.col(name) == "valid")
+        .then(True)
+        .when(pl.col(name) == "invalid")
+        .then(False)
+        .alias(name)
+        for name in names
+    )
+
+
+def quarantine_frame(schema: type[dy.Schema], failure: FailureInfo) -> pl.DataFrame:
+    """Return the invalid rows as a writer receives them, with one rule column per rule.
+
+    For an asset that runs `Schema.filter` itself and wants to write the same quarantine frame
+    `dd.asset` would.
+
+    Parameters
+    ----------
+    schema
+        The schema whose `filter` produced `failure`.
+    failure
+        The failure side of `schema.filter(frame, cast=False)`.
+
+    Returns
+    -------
+    pl.DataFrame
+        The original columns in their own order, then a `String` rule column for every rule,
+        named by `check_name`. A rule column's value is `valid`, `invalid` or `unknown`.
+
+    Raises
+    ------
+    ReservedColumnError
+        A column name is in the reserved `dy_` namespace.
+    InvalidColumnNameError
+        A column name has a character Dagster does not allow in an asset check name.
+    InvalidRuleNameError
+        A `check=` key has a character Dagster does not allow in an asset check name.
+    CheckNameCollisionError
+        Two rules produce the same asset check name.
+
+    Examples
+    --------
+    ```python
+    import dataframely as dy
+    import polars as pl
+
+    import dagster_dataframely as dd
+
+
+    class Orders(dy.Schema):
+        order_id = dy.String(primary_key=True)
+        amount = dy.Float64(min=0.0)
+
+
+    frame = pl.DataFrame({"order_id": ["A-1", "A-2"], "amount": [12.5, -3.0]})
+    _, failure = Orders.filter(frame, cast=False)
+    quarantine = dd.wiring.quarantine_frame(Orders, failure)
+    print(quarantine)
+    assert quarantine["dy_rule__amount__min"].to_list() == ["invalid"]
+    ```
+    """
+    return Failures.from_failure_info(read_schema(schema), failure).quarantine_frame

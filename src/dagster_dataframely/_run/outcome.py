@@ -1,0 +1,142 @@
+"""The outcomes of the failure policy, one type each, decided before anything is written.
+
+An outcome is what validating one output's frame comes to: the function skipped, its columns
+did not match, or its rows were split and the policy classified them (clean, aborted, partial,
+every row invalid). A Collection adds one: a member left unchecked because another member's
+columns did not match. `emit` turns each into what a run writes, yields and raises.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import ClassVar, TypeAlias
+
+import polars as pl
+
+from dagster_dataframely._store.quarantine_writer import QuarantineWriter
+
+from .failures import Failures
+from .output import OutputRun
+from .split import Frame, column_problems, keep_warning_only_rows, split_rows
+
+
+@dataclass(frozen=True, slots=True, eq=False)
+class Rows:
+    """A frame split by the rules: what the checks report, the table gets, the quarantine gets."""
+
+    failures: Failures
+    """Every rule's failures, warning rules included: what the checks report."""
+    valid: pl.DataFrame
+    """The rows the table gets, those that failed only warning rules included."""
+    quarantined: Failures
+    """The rows a blocking rule failed: what the quarantine gets."""
+
+    @property
+    def warning_count(self) -> int:
+        """How many of the table's rows failed a warning rule."""
+        return self.failures.invalid_count - self.quarantined.invalid_count
+
+
+@dataclass(frozen=True, slots=True, eq=False)
+class Skipped:
+    """The function returned None: nothing is validated or written, and every check passes."""
+
+    run: OutputRun
+    fails_step: ClassVar[bool] = False
+
+
+@dataclass(frozen=True, slots=True, eq=False)
+class ColumnMismatch:
+    """The frame lacks a declared column or has another dtype: no rule runs, nothing is written."""
+
+    run: OutputRun
+    problems: tuple[Mapping[str, str], ...]
+    fails_step: ClassVar[bool] = True
+
+
+@dataclass(frozen=True, slots=True, eq=False)
+class Unchecked:
+    """The member's columns match, but another member's do not, so no filter or rule ran."""
+
+    run: OutputRun
+    fails_step: ClassVar[bool] = False
+
+
+@dataclass(frozen=True, slots=True, eq=False)
+class Clean:
+    """No row failed a blocking rule: the table gets every row."""
+
+    run: OutputRun
+    rows: Rows
+    fails_step: ClassVar[bool] = False
+
+
+@dataclass(frozen=True, slots=True, eq=False)
+class Aborted:
+    """Rows failed and there is no quarantine: nothing is written."""
+
+    run: OutputRun
+    rows: Rows
+    fails_step: ClassVar[bool] = True
+
+
+@dataclass(frozen=True, slots=True, eq=False)
+class Partial:
+    """Some rows failed: the valid ones go to the table, the others through `writer`."""
+
+    run: OutputRun
+    rows: Rows
+    writer: QuarantineWriter
+    fails_step: ClassVar[bool] = False
+
+
+@dataclass(frozen=True, slots=True, eq=False)
+class AllInvalid:
+    """Every row failed: the quarantine gets them all, and no table replaces the last good one."""
+
+    run: OutputRun
+    rows: Rows
+    writer: QuarantineWriter
+    fails_step: ClassVar[bool] = True
+
+
+Outcome: TypeAlias = Skipped | ColumnMismatch | Unchecked | Clean | Aborted | Partial | AllInvalid
+"""Every outcome; `fails_step` says whether it fails the step and keeps every table unwritten."""
+
+Classified: TypeAlias = Clean | Aborted | Partial | AllInvalid
+"""The outcomes of a frame whose rows were split."""
+
+
+def decide(run: OutputRun, frame: Frame | None) -> Outcome:
+    """Decide one output's outcome, running the user's plan once; write nothing.
+
+    The column gate reads `collect_schema()` only, so a mismatched plan never runs.
+    """
+    if frame is None:
+        return Skipped(run)
+    info = run.output.info
+    problems = column_problems(info, frame)
+    if problems:
+        return ColumnMismatch(run, tuple(problems))
+    split = split_rows(info, frame)
+    return classify(run, split.result, Failures.from_failure_info(info, split.failure))
+
+
+def classify(run: OutputRun, valid: pl.DataFrame, failures: Failures) -> Classified:
+    """The outcome of rows already split into `valid` and `failures` (a Collection's, jointly).
+
+    Warning rules move their rows back to the table here; the class follows the rows a
+    blocking rule failed and whether the output has a quarantine.
+    """
+    written, quarantined = keep_warning_only_rows(
+        valid, failures, run.output.settings.warning_rules
+    )
+    rows = Rows(failures, written, quarantined)
+    if not quarantined.invalid_count:
+        return Clean(run, rows)
+    if run.writer is None:
+        return Aborted(run, rows)
+    if not written.height:
+        return AllInvalid(run, rows, run.writer)
+    return Partial(run, rows, run.writer)

@@ -1,0 +1,41 @@
+"""One validated output: what the run needs of its declaration, and what one run gives it.
+
+`dd.asset`'s one output, each output of a `dd.multi_asset` and each member of a
+`dd.collection_asset` are the same thing to the run: a key, a schema read once, resolved
+settings and whether invalid rows have a quarantine.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import dagster as dg
+
+from dagster_dataframely._model.schema import SchemaInfo
+from dagster_dataframely._model.settings import Settings
+from dagster_dataframely._store.quarantine_writer import QuarantineWriter
+
+
+@dataclass(frozen=True, slots=True, eq=False)
+class ValidatedOutput:
+    """One asset whose frame the run validates, as its declaration resolved it."""
+
+    name: str
+    """The op output's name: the key of the mapping a multi-asset's function returns."""
+    key: dg.AssetKey
+    info: SchemaInfo
+    settings: Settings
+    quarantine: bool
+    clear_quarantine: bool
+
+
+@dataclass(frozen=True, slots=True, eq=False)
+class OutputRun:
+    """One selected output in one run or call: its declaration and what the context gives it."""
+
+    output: ValidatedOutput
+    partition_key: str | None
+    writer: QuarantineWriter | None
+    """Where its invalid rows go; None without a quarantine, so any invalid row aborts."""
+    clear_quarantine: bool
+    """Whether a clean outcome replaces the quarantine with an empty frame here."""

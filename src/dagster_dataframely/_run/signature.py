@@ -1,0 +1,79 @@
+"""The signature Dagster reads on the compute wrapper: the user's inputs, and our context.
+
+Every decorator wraps the user's function in one generator (`compute`). Dagster reads the
+wrapper's signature to wire inputs and the context, so the wrapper advertises the user's
+parameters, plus a `context` when this package needs one and the user did not ask for it.
+"""
+
+from __future__ import annotations
+
+import inspect
+import typing
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from dagster_dataframely._upstream import is_context_parameter
+
+
+@dataclass(frozen=True, slots=True)
+class ComputeSignature:
+    """The signature Dagster sees, and how to split a call of it into context and user call."""
+
+    signature: inspect.Signature
+    parameters: tuple[inspect.Parameter, ...]
+    user_has_context: bool
+    injects_context: bool
+
+    @classmethod
+    def of(cls, function: Callable[..., object], *, needs_context: bool) -> ComputeSignature:
+        """The user's parameters (annotations resolved), with a `context` first if needed."""
+        user_params = list(inspect.signature(function).parameters.values())
+        user_has_context = bool(user_params) and is_context_parameter(user_params[0].name)
+        params = _resolved_parameters(function, user_params, skip_first=user_has_context)
+        injects_context = needs_context and not user_has_context
+        if injects_context:
+            params.insert(0, inspect.Parameter("context", inspect.Parameter.POSITIONAL_OR_KEYWORD))
+        return cls(inspect.Signature(params), tuple(params), user_has_context, injects_context)
+
+    def bind(
+        self, function: Callable[..., object], args: tuple[Any, ...], kwargs: dict[str, Any]
+    ) -> tuple[Any, Callable[[], object]]:
+        """The call's context (None when neither side takes one), and the user's call."""
+        bound = self.signature.bind(*args, **kwargs)
+        context: Any = None
+        if self.injects_context:  # ours alone: the user's function does not take it
+            context = bound.arguments.pop(self.parameters[0].name)
+        elif self.user_has_context:
+            context = bound.arguments[self.parameters[0].name]
+        return context, lambda: function(*bound.args, **bound.kwargs)
+
+    def apply(self, compute: Callable[..., object]) -> None:
+        """Make Dagster read this signature on `compute` (a `functools.wraps` wrapper).
+
+        No return annotation: what the wrapper yields is not what the user returns.
+        """
+        del compute.__wrapped__  # type: ignore[attr-defined]  # Dagster must read __signature__
+        compute.__signature__ = self.signature  # type: ignore[attr-defined]
+        compute.__annotations__ = {
+            p.name: p.annotation for p in self.parameters if p.annotation is not p.empty
+        }
+
+
+def _resolved_parameters(
+    function: Callable[..., object], params: list[inspect.Parameter], *, skip_first: bool
+) -> list[inspect.Parameter]:
+    """The user's parameters with string annotations resolved against the user's module.
+
+    Dagster and the IO manager then see `pl.LazyFrame` and friends even under `from __future__
+    import annotations`. A `context` annotation is left as written: Dagster checks it against
+    its own context classes and rejects a string, exactly as it does for a plain `@dg.asset`.
+    """
+    try:
+        hints = typing.get_type_hints(function, include_extras=True)
+    except (NameError, TypeError):
+        hints = {}
+    return [
+        p if (skip_first and i == 0) or p.name not in hints else p.replace(annotation=hints[p.name])
+        for i, p in enumerate(params)
+    ]

@@ -1,0 +1,241 @@
+"""Summary statistics of the written rows, as one Dagster table per dtype group.
+
+Every statistic of every column comes from a single lazy `select`, so a materialization pays for
+one query over the frame, not one per column or per statistic (a second query counts distinct
+values exactly, only for text columns whose layout could not prove the count). The string group
+shows counts and byte lengths only: a statistic that shows a value would copy real data into the
+event log.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Collection, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+import dagster as dg
+import polars as pl
+
+from . import tables
+from .distinct import DistinctCount, exact_counts
+
+_Statistics = Callable[[pl.Expr, pl.DataType], dict[str, pl.Expr]]
+
+_TYPES: dict[str, dict[str, str]] = {
+    "numeric": {
+        "count": "int",
+        "null_count": "int",
+        "mean": "float",
+        "std": "float",
+        "min": "number",
+        "p50": "float",
+        "max": "number",
+    },
+    "temporal": {
+        "count": "int",
+        "null_count": "int",
+        "min": "string",
+        "max": "string",
+        "span": "string",
+    },
+    "string": {
+        "count": "int",
+        "null_count": "int",
+        "n_unique": "int",
+        "min_len": "int",
+        "max_len": "int",
+        "n_empty": "int",
+    },
+    "boolean": {
+        "count": "int",
+        "null_count": "int",
+        "n_true": "int",
+        "n_false": "int",
+        "true_rate": "float",
+    },
+}
+"""Each group's statistic columns, in table order, with the type the table schema shows."""
+
+
+def statistics_tables(
+    frame: pl.DataFrame, distinct: Collection[str] = ()
+) -> dict[str, dg.TableMetadataValue]:
+    """Return a table per dtype group in `frame`, keyed `numeric`, `temporal`, `string`, `boolean`.
+
+    A group has a table when the frame has a column of it, even with zero rows: the table then
+    shows a count of 0 and None for every statistic that needs a value. Each table has a row per
+    column, in the frame's order; nested and `Null` columns appear in no table.
+
+    - `count` counts non-null values and `null_count` nulls, as Python ints.
+    - `mean`, `std` (sample, ddof 1), `p50` (exact median) and `true_rate` are rounded to 4 places.
+    - `min` and `max` are exact, except that a `Decimal` shows as a float; a temporal one is ISO
+      8601 text (a `Duration` is in Polars' form) and `span` is `max - min` in Polars' form (`8d`).
+    - `n_unique` counts distinct non-null values; `min_len`, `max_len` and `n_empty` are in bytes.
+    - Floats follow Polars: `min` and `max` skip NaN, while `mean`, `std` and `p50` can be NaN.
+
+    `distinct` names columns whose non-null values are known to be all different (a single-column
+    primary key, a `unique=True` column of rows that passed validation): their `n_unique` is their
+    `count`. Other text columns are counted as cheaply as their layout allows (see `_distinct`),
+    which can take a second query, over those columns only.
+    """
+    columns = [
+        _Column.plan(frame, position, name, dtype, group, known_distinct=name in distinct)
+        for position, (name, dtype) in enumerate(frame.schema.items())
+        if (group := _group(dtype))
+    ]
+    if not columns:
+        return {}
+    exprs = {key: expr for column in columns for key, expr in column.exprs().items()}
+    result = frame.lazy().select(**exprs).collect().row(0, named=True)
+    counts = {c.counting.key: c.counting.resolve(result) for c in columns if c.counting}
+    unproven = [c.counting for c in columns if c.counting and counts[c.counting.key] is None]
+    counts.update(exact_counts(frame, unproven))
+    rows: dict[str, list[dict[str, tables.Cell]]] = {}
+    for column in columns:
+        rows.setdefault(column.group, []).append(column.row(result | counts))
+    return {
+        group: tables.records_value(rows[group], {"column": "string"} | types)
+        for group, types in _TYPES.items()
+        if group in rows
+    }
+
+
+@dataclass(frozen=True)
+class _Column:
+    """One column's statistics: expressions keyed by its position, and how to count its values."""
+
+    name: str
+    group: str
+    position: int
+    statistics: dict[str, pl.Expr]
+    counting: DistinctCount | None
+
+    @classmethod
+    def plan(
+        cls,
+        frame: pl.DataFrame,
+        position: int,
+        name: str,
+        dtype: pl.DataType,
+        group: str,
+        *,
+        known_distinct: bool,
+    ) -> _Column:
+        # `pl.nth`, not `pl.col`: a column named `*` or `^a.*$` would select other columns.
+        statistics = _STATISTICS[group](pl.nth(position), dtype)
+        counting = None
+        if "n_unique" in _TYPES[group]:
+            key = f"{position}:n_unique"
+            counting = DistinctCount.plan(frame, position, key, known=known_distinct)
+        return cls(name, group, position, statistics, counting)
+
+    def exprs(self) -> dict[str, pl.Expr]:
+        exprs = {f"{self.position}:{stat}": expr for stat, expr in self.statistics.items()}
+        return exprs | (self.counting.exprs if self.counting else {})
+
+    def row(self, results: Mapping[str, Any]) -> dict[str, tables.Cell]:
+        """The table row, its cells in the group's column order."""
+        return {"column": self.name} | {
+            stat: results[f"{self.position}:{stat}"] for stat in _TYPES[self.group]
+        }
+
+
+def _group(dtype: pl.DataType) -> str | None:
+    """The statistics table a dtype belongs to; None for a dtype no table has."""
+    if dtype.is_numeric():
+        return "numeric"
+    if dtype.is_temporal():
+        return "temporal"
+    if isinstance(dtype, pl.String | pl.Categorical | pl.Enum | pl.Binary):
+        return "string"
+    if isinstance(dtype, pl.Boolean):
+        return "boolean"
+    return None
+
+
+def _numeric(column: pl.Expr, dtype: pl.DataType) -> dict[str, pl.Expr]:
+    """The numeric group's statistics of one column."""
+    if isinstance(dtype, pl.Decimal):
+        return _decimal(column, dtype)
+    return {
+        "count": column.count(),
+        "null_count": column.null_count(),
+        "mean": _rounded(column.mean()),
+        "std": _rounded(column.std()),
+        "min": column.min(),
+        "p50": _rounded(column.median()),
+        "max": column.max(),
+    }
+
+
+def _decimal(column: pl.Expr, dtype: pl.Decimal) -> dict[str, pl.Expr]:
+    """A `Decimal`'s statistics from its integer form (value times 10**scale), as floats.
+
+    The integers are what Polars stores, so this reads the column as it is, where casting it
+    to `Float64` first would convert every value; it is exact up to the last step, too.
+    """
+    units = column.to_physical()
+    scale = 10.0 ** (dtype.scale or 0)
+    return {
+        "count": column.count(),
+        "null_count": column.null_count(),
+        "mean": _rounded(units.mean() / scale),
+        "std": _rounded(units.std() / scale),
+        "min": column.min().cast(pl.Float64),
+        "p50": _rounded(units.median() / scale),
+        "max": column.max().cast(pl.Float64),
+    }
+
+
+def _temporal(column: pl.Expr, dtype: pl.DataType) -> dict[str, pl.Expr]:
+    """The temporal group's statistics of one column."""
+    low, high = column.min(), column.max()
+    return {
+        "count": column.count(),
+        "null_count": column.null_count(),
+        "min": tables.cell_expr(low, dtype),
+        "max": tables.cell_expr(high, dtype),
+        "span": (high - low).dt.to_string("polars"),
+    }
+
+
+def _string(column: pl.Expr, dtype: pl.DataType) -> dict[str, pl.Expr]:
+    """The string group's statistics of one column: lengths and counts, never a value."""
+    if isinstance(dtype, pl.Binary):
+        lengths = column.bin.size()
+    elif isinstance(dtype, pl.Categorical | pl.Enum):
+        lengths = column.cat.len_bytes()  # measures each category once, not each row
+    else:
+        lengths = column.str.len_bytes()
+    return {
+        "count": column.count(),
+        "null_count": column.null_count(),
+        "min_len": lengths.min(),
+        "max_len": lengths.max(),
+        "n_empty": (lengths == 0).sum(),
+    }
+
+
+def _boolean(column: pl.Expr, dtype: pl.DataType) -> dict[str, pl.Expr]:
+    """The boolean group's statistics of one column."""
+    n_true = column.sum()
+    return {
+        "count": column.count(),
+        "null_count": column.null_count(),
+        "n_true": n_true,
+        "n_false": column.count() - n_true,
+        "true_rate": _rounded(column.mean()),
+    }
+
+
+def _rounded(statistic: pl.Expr) -> pl.Expr:
+    """A computed statistic to 4 places, in Float64 so a `Float32` column shows no f32 noise."""
+    return statistic.cast(pl.Float64).round(4)
+
+
+_STATISTICS: dict[str, _Statistics] = {
+    "numeric": _numeric,
+    "temporal": _temporal,
+    "string": _string,
+    "boolean": _boolean,
+}

@@ -1,0 +1,106 @@
+"""Polars rows as a Dagster table value, so the UI shows a sortable table rather than markdown.
+
+A Dagster table cell holds only a str, int, float, bool or None. Every other dtype becomes text in
+one Polars `select`, column by column, because this runs on every materialization.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable, Mapping
+
+import dagster as dg
+import polars as pl
+from polars.datatypes import DataTypeClass
+
+Cell = str | int | float | bool | None
+
+AnyDtype = pl.DataType | DataTypeClass
+"""A dtype as a frame's schema holds it, or as a nested dtype's field names it."""
+
+
+def table_value(frame: pl.DataFrame) -> dg.TableMetadataValue:
+    """Return `frame` as a Dagster table value, with its columns in the frame's order.
+
+    Each column's `type` is its Polars dtype as text (`Int64`, `Datetime(time_unit='us', ...)`),
+    as on the Columns tab. An empty frame gives a table with no records; callers decide whether to
+    emit it.
+    """
+    # One chunk per column: Polars 1.x panics on `when` over a struct split into several chunks.
+    shown = frame.rechunk().select(
+        # `pl.nth`, not `pl.col`: a column named `*` or `^a.*$` would select other columns.
+        cell_expr(pl.nth(position), dtype).alias(name)
+        for position, (name, dtype) in enumerate(frame.schema.items())
+    )
+    types = {name: str(dtype) for name, dtype in frame.schema.items()}
+    return records_value(shown.iter_rows(named=True), types)
+
+
+def records_value(
+    rows: Iterable[Mapping[str, Cell]], types: Mapping[str, str]
+) -> dg.TableMetadataValue:
+    """Return rows of cells as a table value whose columns are `types` (column name to type)."""
+    return dg.MetadataValue.table(
+        records=[
+            dg.TableRecord({name: _finite(value) for name, value in row.items()}) for row in rows
+        ],
+        schema=dg.TableSchema(
+            columns=[dg.TableColumn(name, type_) for name, type_ in types.items()]
+        ),
+    )
+
+
+def cell_expr(expr: pl.Expr, dtype: pl.DataType) -> pl.Expr:
+    """`expr` as values a table cell holds: numbers, booleans and strings stay, the rest is text.
+
+    `Decimal` becomes its exact digits; dates and times ISO 8601 at the column's precision;
+    `Duration` Polars' own form (`8d`, `1m 30s`); `Binary` lowercase hex; `List`, `Array` and
+    `Struct` compact JSON.
+    """
+    if isinstance(dtype, pl.List | pl.Array | pl.Struct):
+        encoded = pl.struct(_json_ready(expr, dtype).alias("v")).struct.json_encode()
+        return pl.when(expr.is_not_null()).then(
+            encoded.str.strip_prefix('{"v":').str.strip_suffix("}")
+        )
+    return _scalar(expr, dtype)
+
+
+def _scalar(expr: pl.Expr, dtype: AnyDtype) -> pl.Expr:
+    """A leaf value as the text a Dagster table cell holds, where Polars has no JSON for it."""
+    if isinstance(dtype, pl.Decimal):
+        return expr.cast(pl.String)
+    if isinstance(dtype, pl.Duration):
+        return expr.dt.to_string("polars")
+    if dtype.is_temporal():
+        return expr.dt.to_string("iso:strict")
+    if isinstance(dtype, pl.Binary):
+        return expr.bin.encode("hex")
+    if isinstance(dtype, pl.Object):
+        return expr.map_batches(_object_text, return_dtype=pl.String)
+    return expr
+
+
+def _object_text(series: pl.Series) -> pl.Series:
+    """Python objects have no Polars cast to text, so each becomes its `str`."""
+    return pl.Series([None if value is None else str(value) for value in series], dtype=pl.String)
+
+
+def _json_ready(expr: pl.Expr, dtype: AnyDtype) -> pl.Expr:
+    """Turn the leaves of a nested value into what Polars' JSON encoder writes as we show them."""
+    if isinstance(dtype, pl.Struct):
+        fields = [
+            _json_ready(expr.struct.field(f.name), f.dtype).alias(f.name) for f in dtype.fields
+        ]
+        return pl.when(expr.is_not_null()).then(pl.struct(fields))
+    if isinstance(dtype, pl.Array):
+        return _json_ready(expr.arr.to_list(), pl.List(dtype.inner))
+    if isinstance(dtype, pl.List):
+        return expr.list.eval(_json_ready(pl.element(), dtype.inner))
+    return _scalar(expr, dtype)
+
+
+def _finite(value: Cell) -> Cell:
+    """NaN and infinities as text: the UI parses each record as strict JSON, which has neither."""
+    if isinstance(value, float) and not math.isfinite(value):
+        return "NaN" if math.isnan(value) else ("inf" if value > 0 else "-inf")
+    return value

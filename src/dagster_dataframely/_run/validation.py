@@ -1,0 +1,278 @@
+"""The pipeline for hand-wired assets: `validation_results` and `check_results`.
+
+`validation_results` runs the same decision and emission as every decorator, for one output:
+the column gate without running the plan, the plan run once and split by `Schema.filter`, at
+most one quarantine write before the table's materialization is yielded. `check_results` only
+reports, for checks that run apart from the write.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator
+
+import dagster as dg
+import dataframely as dy
+import polars as pl
+
+from dagster_dataframely._model.asset_settings import OutputSettings
+from dagster_dataframely._model.schema import read_schema
+from dagster_dataframely._model.settings import Granularity, SchemaRules
+from dagster_dataframely._store.quarantine_writer import QuarantineWriter
+from dagster_dataframely.errors import ClearQuarantineError, InvalidArgumentsError
+
+from .check_results import stored_table_results
+from .emit import AssetYield, emit
+from .outcome import decide
+from .output import OutputRun, ValidatedOutput
+from .returned import type_name
+from .split import Frame
+
+__all__ = ["AssetYield", "check_results", "validation_results"]
+
+
+def validation_results(
+    schema: type[dy.Schema],
+    frame: pl.DataFrame | pl.LazyFrame | None,
+    *,
+    valid_key: dg.AssetKey,
+    quarantine_writer: QuarantineWriter | None = None,
+    check_granularity: Granularity | None = None,
+    schema_rules: SchemaRules | None = None,
+    max_failure_samples: int | None = None,
+    statistics: bool | None = None,
+    row_sample: int | None = None,
+    partition_key: str | None = None,
+    clear_quarantine: bool = False,
+    warning_rules: Iterable[str] | None = None,
+) -> AssetYield:
+    """Validate a frame and yield the asset's materialization and check results.
+
+    The data decides the outcome: a skip (`frame` is None), a column-schema failure, a clean
+    table, an abort (invalid rows and no writer), a partial write (valid rows to the table,
+    invalid rows through `quarantine_writer`), or every row quarantined and the run failed.
+    Settings, names and the frame's type are checked on the call, before anything is yielded.
+
+    Parameters
+    ----------
+    schema
+        The schema to validate against.
+    frame
+        The frame to validate, or `None` to skip. A `LazyFrame` is collected exactly once.
+    valid_key
+        The key the run materializes the valid rows under: the asset's own key, such as
+        `context.asset_key`. A key the asset does not have fails the step with
+        `DagsterInvariantViolationError` on the first yield, and the asset writes nothing.
+    quarantine_writer
+        The writer for the invalid rows, called at most once, with the frame
+        `quarantine_frame` returns, before the table is written. With `None`, any invalid row
+        fails the run with `ValidationAbortError`, and the asset writes nothing.
+    check_granularity
+        Pass the value `check_specs` received, or the results name checks the asset does not
+        declare. `None` uses `DAGSTER_DATAFRAMELY_CHECK_GRANULARITY` if set, else `rule`.
+    schema_rules
+        Pass the value `check_specs` received, as for `check_granularity`. `None` uses
+        `DAGSTER_DATAFRAMELY_SCHEMA_RULES` if set, else `collapsed`.
+    max_failure_samples
+        A rule's check metadata has at most this many rows that failed it. `None` uses
+        `DAGSTER_DATAFRAMELY_MAX_FAILURE_SAMPLES` if set, else `5`.
+    statistics
+        Whether the materialization metadata has statistics of the written rows. `None` uses
+        `DAGSTER_DATAFRAMELY_STATISTICS` if set, else `True`.
+    row_sample
+        The materialization metadata has at most this many valid rows, and this many invalid
+        rows. `None` uses `DAGSTER_DATAFRAMELY_ROW_SAMPLE` if set, else `5`.
+    partition_key
+        The partition `frame` holds (`context.partition_key` of a partitioned asset), named on
+        every check result under `dy_partition`. `None` adds nothing.
+    clear_quarantine
+        With `True`, a run whose rows are all valid also calls `quarantine_writer`, with no
+        rows, so it replaces the quarantine an earlier run (of this partition) left instead of
+        leaving stale rows there. Needs a `quarantine_writer`.
+
+    warning_rules
+        Rules whose failures only warn, named as Dataframely names them (`amount|max`, a
+        `@dy.rule` method's name, `primary_key`); a single string names one rule. A row that
+        fails only these is valid, and their checks fail at `WARN`. See docs/warning-rules.md.
+
+    Yields
+    ------
+    dg.MaterializeResult | dg.AssetCheckResult
+        The asset's `dg.MaterializeResult`, if the run writes its table, then one
+        `dg.AssetCheckResult` per check. On a skip, only the check results, and every check
+        passes. The quarantine is written, not yielded.
+
+    Raises
+    ------
+    UnknownWarningRuleError
+        A name in `warning_rules` is not one of the schema's rules.
+    InvalidSettingError
+        A setting's argument or environment variable has a value the setting does not allow.
+    ReservedColumnError
+        A column name is in the reserved `dy_` namespace.
+    InvalidColumnNameError
+        A column name has a character Dagster does not allow in an asset check name.
+    InvalidRuleNameError
+        A `check=` key has a character Dagster does not allow in an asset check name.
+    CheckNameCollisionError
+        Two rules produce the same asset check name.
+    ClearQuarantineError
+        `clear_quarantine=True` without a `quarantine_writer`.
+    DagsterInvariantViolationError
+        `frame` is neither a Polars frame nor `None` (Dagster's own class, as the spec names).
+    ColumnSchemaError
+        The frame's columns or dtypes do not match the schema. It yields the column-schema
+        check's failing result first, and writes nothing.
+    ValidationAbortError
+        Rows failed validation and `quarantine_writer` is `None`, so nothing is written.
+    NoValidRowsError
+        Every row failed validation. The quarantine is written, and not the asset's table.
+
+    Examples
+    --------
+    ```python
+    import dagster as dg
+    import dataframely as dy
+    import polars as pl
+
+    import dagster_dataframely as dd
+
+
+    class Orders(dy.Schema):
+        order_id = dy.String(primary_key=True)
+        amount = dy.Float64(min=0.0)
+
+
+    written = []
+    events = list(
+        dd.wiring.validation_results(
+            Orders,
+            pl.DataFrame({"order_id": ["A-1", "A-2"], "amount": [12.5, -3.0]}),
+            valid_key=dg.AssetKey("orders"),
+            quarantine_writer=lambda invalid: written.append(invalid) or "in memory",
+        )
+    )
+    table = events[0]
+    assert table.value.height == 1 and written[0].height == 1
+    print(table.metadata["dataframely/quarantine_address"])
+    ```
+    """
+    info = read_schema(schema)
+    settings = OutputSettings.of(
+        warning_rules=warning_rules,
+        check_granularity=check_granularity,
+        schema_rules=schema_rules,
+        max_failure_samples=max_failure_samples,
+        statistics=statistics,
+        row_sample=row_sample,
+    ).resolve(info)
+    if not (frame is None or isinstance(frame, Frame)):
+        # The spec names Dagster's own class for this one.
+        raise dg.DagsterInvariantViolationError(
+            f"`frame` must be a pl.DataFrame, a pl.LazyFrame or None (to skip), got "
+            f"{type_name(frame)}."
+        )
+    if clear_quarantine and quarantine_writer is None:
+        raise ClearQuarantineError(valid_key.to_user_string())
+    output = ValidatedOutput(
+        name=valid_key.to_python_identifier(),
+        key=valid_key,
+        info=info,
+        settings=settings,
+        quarantine=quarantine_writer is not None,
+        clear_quarantine=clear_quarantine,
+    )
+    run = OutputRun(output, partition_key, quarantine_writer, clear_quarantine=clear_quarantine)
+    return _emitted(run, frame)
+
+
+def _emitted(run: OutputRun, frame: Frame | None) -> AssetYield:
+    """Decide and emit in the generator, so nothing runs before the first result is asked for."""
+    yield from emit([decide(run, frame)])
+
+
+def check_results(
+    schema: type[dy.Schema],
+    frame: pl.DataFrame | pl.LazyFrame,
+    *,
+    asset_key: dg.AssetKey,
+    severity: dg.AssetCheckSeverity,
+    check_granularity: Granularity | None = None,
+    schema_rules: SchemaRules | None = None,
+    max_failure_samples: int | None = None,
+    partition_key: str | None = None,
+    warning_rules: Iterable[str] | None = None,
+) -> Iterator[dg.AssetCheckResult]:
+    """Yield a result for each check `check_specs` declares, without writing any rows.
+
+    For checks that run apart from the write (say in a `@dg.multi_asset_check` over the stored
+    table): no materialization, no quarantine, never an abort.
+
+    Parameters
+    ----------
+    schema
+        The schema to validate against.
+    frame
+        The frame to check, such as the stored table read back by the IO manager.
+    asset_key
+        The key of the asset the checks belong to, as given to `check_specs`.
+    severity
+        The severity of every failing check except the column-schema check, which is always
+        `ERROR`.
+    check_granularity
+        Pass the value `check_specs` received, or the results name checks the asset does not
+        declare. `None` uses `DAGSTER_DATAFRAMELY_CHECK_GRANULARITY` if set, else `rule`.
+    schema_rules
+        Pass the value `check_specs` received, as for `check_granularity`. `None` uses
+        `DAGSTER_DATAFRAMELY_SCHEMA_RULES` if set, else `collapsed`.
+    max_failure_samples
+        A rule's check metadata has at most this many rows that failed it. `None` uses
+        `DAGSTER_DATAFRAMELY_MAX_FAILURE_SAMPLES` if set, else `5`.
+    partition_key
+        The partition `frame` holds, named on every result under `dy_partition`. `None` adds
+        nothing.
+
+    warning_rules
+        Rules whose failures only warn, named as Dataframely names them (`amount|max`, a
+        `@dy.rule` method's name, `primary_key`); a single string names one rule. A row that
+        fails only these is valid, and their checks fail at `WARN`. See docs/warning-rules.md.
+
+    Yields
+    ------
+    dg.AssetCheckResult
+        The column-schema check's result, then one result per check, in the order of
+        `check_specs`.
+
+    Raises
+    ------
+    UnknownWarningRuleError
+        A name in `warning_rules` is not one of the schema's rules.
+    InvalidSettingError
+        A setting's argument or environment variable has a value the setting does not allow.
+    ReservedColumnError
+        A column name is in the reserved `dy_` namespace.
+    InvalidColumnNameError
+        A column name has a character Dagster does not allow in an asset check name.
+    InvalidRuleNameError
+        A `check=` key has a character Dagster does not allow in an asset check name.
+    CheckNameCollisionError
+        Two rules produce the same asset check name.
+    InvalidArgumentsError
+        `frame` is not a Polars frame.
+    ColumnSchemaError
+        The frame's columns or dtypes do not match the schema, after the column-schema check's
+        failing result: no rule can run on such a frame.
+    """
+    info = read_schema(schema)
+    settings = OutputSettings.of(
+        warning_rules=warning_rules,
+        check_granularity=check_granularity,
+        schema_rules=schema_rules,
+        max_failure_samples=max_failure_samples,
+    ).resolve(info)
+    if not isinstance(frame, Frame):
+        raise InvalidArgumentsError(
+            "check_results",
+            f"`frame` must be a pl.DataFrame or a pl.LazyFrame, got {type_name(frame)}",
+            "Pass the table to check, such as the stored table the IO manager loads.",
+        )
+    return stored_table_results(info, settings, frame, asset_key, severity, partition_key)

@@ -1,0 +1,181 @@
+"""The writer that runs inside a step: the asset's own IO manager stores its invalid rows.
+
+`delegating_writer` hands the rows to the IO manager bound to the asset's output, under the
+key `<name>_quarantine`, after checking that the quarantine has a place of its own and that no
+other run writes the same partition. `validate_quarantine_key` refuses a quarantine key that
+another asset of the code location materializes.
+"""
+
+from __future__ import annotations
+
+import dagster as dg
+import polars as pl
+
+from dagster_dataframely._model import names
+from dagster_dataframely._model.keys import definition_asset_key, quarantine_key
+from dagster_dataframely._upstream import (
+    output_context_for,
+    output_io_manager,
+    running_step,
+    source_graph_has,
+    source_graph_materializable_keys,
+    step_output,
+)
+from dagster_dataframely.errors import (
+    NoRunningStepError,
+    QuarantineKeyCollisionError,
+    QuarantineStorageCollisionError,
+)
+
+from .concurrent_runs import check_no_concurrent_run
+from .io_manager import write_through
+from .observations import quarantine_observation
+from .quarantine_writer import QuarantineWriter
+from .storage_slots import check_quarantine_storage
+
+
+def delegating_writer(
+    context: dg.AssetExecutionContext, asset_key: dg.AssetKey | None = None
+) -> QuarantineWriter:
+    """Return a writer that hands the invalid rows to the asset's own IO manager.
+
+    The manager receives a copy of the step's output context with only the asset key changed to
+    `<name>_quarantine`, so it stores the rows as it stores any asset of that key: partition key,
+    definition metadata (a database manager's `partition_expr`) and resource config all carry
+    over. `PolarsParquetIOManager` writes a parquet file beside the table, and
+    `DuckDBPolarsIOManager` a table beside it. Whatever metadata the manager records for this
+    write is discarded, because the quarantine has no materialization.
+    When the quarantine is in the asset graph (`quarantine_spec`), each write is logged as an
+    observation of its key instead: row count, address, partition and run.
+
+    In a run it first checks, before anything is written, that the quarantine has a place of
+    its own (`QuarantineStorageError`, `UnsafePathKeyError`) and that no other run is writing
+    the same partition of the asset (`ConcurrentRunError`).
+
+    Parameters
+    ----------
+    context
+        The running asset's context.
+    asset_key
+        The asset whose invalid rows the writer stores, one of the step's own assets: the
+        output of a multi-asset whose IO manager, partition and metadata the quarantine
+        takes. `None` means the asset definition's only asset, as a `@dg.asset` has.
+
+    Returns
+    -------
+    QuarantineWriter
+        A writer that takes the invalid rows and returns the quarantine's address: the
+        location `QuarantineAwareIOManager` reports, else the quarantine's asset key as a
+        string.
+
+    Raises
+    ------
+    NoRunningStepError
+        There is no step, which means a direct invocation: use `file_writer` there. Also
+        Dagster's `DagsterInvalidPropertyError`, which the spec names for this case.
+    MultiAssetKeyError
+        `asset_key` is None and the context's asset definition has more than one asset, or
+        `asset_key` is not one of the definition's assets.
+    QuarantineStorageError
+        The IO manager would store the quarantine where the table goes, outside its own base
+        directory, or by step output rather than by asset key.
+    UnsafePathKeyError
+        A path-based IO manager cannot hold the asset or partition key as a path as it is.
+    ConcurrentRunError
+        Another run is writing the same partition of the asset.
+    """
+    step = running_step(context)
+    if step is None:
+        raise NoRunningStepError("delegating_writer")
+    key = definition_asset_key(context.assets_def, asset_key)
+    assets_def = context.assets_def
+    handle = step_output(step, assets_def.get_output_name_for_asset_key(key))
+    target = quarantine_key(key)
+    table_output = output_context_for(handle, key)
+    check_quarantine_storage(
+        key, output_io_manager(handle), table_output, output_context_for(handle, target)
+    )
+    check_no_concurrent_run(context.instance, context.run.run_id, key, step.step.key, table_output)
+
+    def write(frame: pl.DataFrame) -> str:
+        output = output_context_for(handle, target)  # only the asset key differs from the table's
+        io_manager = output_io_manager(handle)
+        try:
+            write_through(io_manager, output, frame)
+        except Exception as error:
+            error.add_note(
+                f"dagster-dataframely could not write the quarantine {target.to_user_string()!r} "
+                f"(the invalid rows of {key.to_user_string()!r}) through "
+                f"{type(io_manager).__name__}; the table of {key.to_user_string()!r} was not "
+                "written either, so it keeps its previous contents."
+            )
+            raise
+        # A manager that knows the real location (`QuarantineAwareIOManager`) reports it under
+        # the package's own key; otherwise the quarantine's asset key is the address.
+        reported = output.get_logged_metadata().get(names.QUARANTINE_ADDRESS)
+        address = str(reported.value) if reported is not None else target.to_user_string()
+        if source_graph_has(step, target):  # declared with `quarantine_spec`: give it a history
+            partition = output.partition_key if output.has_partition_key else None
+            observation = quarantine_observation(
+                key,
+                row_count=frame.height,
+                address=address,
+                partition_key=partition,
+                run_id=context.run.run_id,
+            )
+            context.log_event(observation)
+        return address
+
+    return write
+
+
+def validate_quarantine_key(
+    context: dg.AssetExecutionContext, asset_key: dg.AssetKey | None = None
+) -> None:
+    """Raise if another asset in the code location already materializes the quarantine's key.
+
+    Both would write to one table or file, and the later write would replace the earlier one.
+    For a partitioned asset, an asset whose key extends the quarantine's
+    (`["orders_quarantine", "p1"]`) is refused too: a path-based manager would write it among
+    the quarantine's partition files. The code location's graph is checked, not the run's: a
+    run of a selection collides with an asset it does not run. Call it at the start of a
+    hand-wired asset's function when the asset writes a quarantine, as `dd.asset` does. Under
+    direct invocation there is no code location to check, so this does nothing.
+
+    Parameters
+    ----------
+    context
+        The running asset's context.
+    asset_key
+        The asset whose quarantine to check, one of the step's own assets (an output of a
+        multi-asset). `None` means the asset definition's only asset, as a `@dg.asset` has.
+
+    Raises
+    ------
+    MultiAssetKeyError
+        `asset_key` is None and the context's asset definition has more than one asset, or
+        `asset_key` is not one of the definition's assets.
+    QuarantineKeyCollisionError
+        Another asset in the code location materializes `<name>_quarantine`.
+    QuarantineStorageCollisionError
+        The asset is partitioned and another asset's key extends the quarantine's key.
+    """
+    step = running_step(context)
+    if step is None:
+        return
+    # The code location's graph, not the run's: the other asset need not be in the run.
+    key = definition_asset_key(context.assets_def, asset_key)
+    materialized = source_graph_materializable_keys(step)
+    target = quarantine_key(key)
+    if target in materialized:
+        raise QuarantineKeyCollisionError(key.to_user_string(), target.to_user_string())
+    if context.assets_def.partitions_def is None:
+        return
+    # A path-based manager stores the partitions as files under the quarantine's key: an asset
+    # whose key extends it writes among them.
+    depth = len(target.path)
+    for other in sorted(materialized, key=lambda k: tuple(k.path)):
+        if len(other.path) > depth and other.path[:depth] == target.path:
+            raise QuarantineStorageCollisionError(
+                key.to_user_string(), target.to_user_string(), other.to_user_string()
+            )

@@ -1,0 +1,316 @@
+"""`QuarantineAwareIOManager`: route quarantines to their own IO manager, invisibly otherwise.
+
+Invalid rows often hold the very records that broke the rules (malformed emails, wrong
+accounts), so teams want them in a restricted bucket or schema. This wrapper sits where the
+`io_manager` resource was, passes every ordinary output and input through to the manager it
+wraps, and sends a quarantine write (from `delegating_writer`) or read (an input declared with
+`quarantine_spec`) to `quarantine_io_manager`, under the same partition key.
+"""
+
+# No `from __future__ import annotations` here: Dagster reads the resource's field annotations
+# at class creation and would not recognize a `ResourceDependency` written as a string.
+from collections.abc import Iterator, Mapping
+from typing import Any, Self
+
+import dagster as dg
+import polars as pl
+from pydantic import PrivateAttr
+
+from dagster_dataframely._credentials import refuse_credentials, without_credentials
+from dagster_dataframely._model import names
+from dagster_dataframely._model.keys import quarantined_asset_key
+from dagster_dataframely._upstream import (
+    NestedResourceFactory,
+    context_for_manager,
+    database_handled_types,
+    resource_config_of,
+)
+from dagster_dataframely.errors import QuarantineFrameTypeError, QuarantineIOManagerError
+
+from .staged_writes import staged
+
+
+class QuarantineAwareIOManager(NestedResourceFactory):
+    """Wrap your IO manager so quarantines can live somewhere else, and say where they went.
+
+    Bind it where the `io_manager` resource was. Ordinary outputs and inputs reach `io_manager`
+    with the same context and value, and its metadata appears on the materialization unchanged.
+    A quarantine goes to `quarantine_io_manager` when set, else to `io_manager`, and the table's
+    `dataframely/quarantine_address` becomes the location written (a path, a URI, or a
+    `schema.table`, never with credentials) instead of the asset key. A key is a quarantine only
+    when the mapping `<name>` → `<name>_quarantine` and the definitions agree: the step of
+    `<name>` writing it, or a `quarantine_spec` declaring it; an asset of your own named
+    `foo_quarantine` is ordinary.
+
+    With `staged_writes=True`, a failed or killed write leaves the last good table and
+    quarantine as they were, with both managers: a parquet file is written beside the table
+    and renamed into place (on an object store, uploaded whole), and a DuckDB slice is
+    replaced in one transaction that also adds any column the frame brings. See the
+    Guarantees page for what each manager keeps without it. Only a `UPathIOManager` (such as
+    `PolarsParquetIOManager`) on a local disk or an object store and a `DuckDBIOManager` (such
+    as `DuckDBPolarsIOManager`) can be staged; any other manager is refused.
+
+    A manager whose configuration holds a URL with a user name or password in it
+    (`s3://KEY:SECRET@bucket`) is refused with `CredentialsInUrlError`, here and when the
+    resource is created, so the secret never reaches metadata, errors or logs.
+
+    Attributes
+    ----------
+    io_manager
+        The IO manager that stores your tables and every other output and input: a
+        `ConfigurableIOManager`, a `ConfigurableIOManagerFactory` (such as
+        `DuckDBPolarsIOManager`) or a plain `dg.IOManager` / `@dg.io_manager`.
+    quarantine_io_manager
+        The IO manager that stores the quarantines and loads a `quarantine_spec` input, of the
+        same kinds. `None` stores them with `io_manager`.
+    staged_writes
+        Whether every write goes through a staging step, so that a failed or killed write
+        leaves the previous table and quarantine in place. `False` by default.
+
+    Raises
+    ------
+    QuarantineIOManagerError
+        When the resource starts: a manager is not an IO manager, cannot store a
+        `pl.DataFrame`, is itself a `QuarantineAwareIOManager`, or cannot be staged.
+    CredentialsInUrlError
+        A manager's configuration holds a URL with a user name or password in it.
+
+    Examples
+    --------
+    ```python
+    import tempfile
+
+    import dagster as dg
+    import dataframely as dy
+    import polars as pl
+    from dagster_polars import PolarsParquetIOManager
+
+    import dagster_dataframely as dd
+
+
+    class Orders(dy.Schema):
+        order_id = dy.String(primary_key=True)
+        amount = dy.Float64(min=0.0)
+
+
+    @dd.asset(Orders, quarantine=True)
+    def orders() -> pl.DataFrame:
+        return pl.DataFrame({"order_id": ["A-1", "A-2"], "amount": [12.5, -3.0]})
+
+
+    restricted = tempfile.mkdtemp()
+    result = dg.materialize(
+        [orders, dd.quarantine_spec(Orders, orders)],
+        resources={
+            "io_manager": dd.QuarantineAwareIOManager(
+                io_manager=PolarsParquetIOManager(base_dir=tempfile.mkdtemp()),
+                quarantine_io_manager=PolarsParquetIOManager(base_dir=restricted),
+            )
+        },
+    )
+    (table,) = result.asset_materializations_for_node("orders")
+    print(table.metadata["dataframely/quarantine_address"].value)
+    assert pl.read_parquet(f"{restricted}/orders_quarantine.parquet").height == 1
+    ```
+    """
+
+    io_manager: dg.ResourceDependency[Any]
+    # Dagster recognizes a nested resource only by a bare `ResourceDependency` annotation, so
+    # the optional one cannot be spelled `... | None`.
+    quarantine_io_manager: dg.ResourceDependency[Any] = None  # type: ignore[assignment]
+    staged_writes: bool = False
+
+    _resource_configs: dict[str, Mapping[str, Any]] = PrivateAttr(default_factory=dict)
+    _passed_names: dict[str, str] = PrivateAttr(default_factory=dict)
+
+    def __init__(self, **data: Any) -> None:
+        super().__init__(**data)
+        # Nested factories arrive in `create_io_manager` already turned into the managers they
+        # create, and a manager such as DuckDB's reads its settings from each context's
+        # `resource_config`. So read each manager's own config now, while we still hold it.
+        fields = [f for f in ("io_manager", "quarantine_io_manager") if data.get(f) is not None]
+        self._resource_configs = {
+            field: config
+            for field in fields
+            if (config := resource_config_of(data[field])) is not None
+        }
+        # Errors name the class the user wrote, not the manager a factory later builds.
+        self._passed_names = {field: type(data[field]).__name__ for field in fields}
+        for field, config in self._resource_configs.items():
+            _refuse_credentials_in(config, f"{self._passed_names[field]} (the {field} argument)")
+
+    def carry_over_to(self, rebuilt: Self) -> None:
+        # Dagster rebuilds the resource with its nested resources already resolved, which
+        # would lose the configs read above: carry them over to the rebuilt instance.
+        rebuilt._resource_configs = {**self._resource_configs, **rebuilt._resource_configs}
+        rebuilt._passed_names = {**rebuilt._passed_names, **self._passed_names}
+
+    def create_io_manager(self, context: dg.InitResourceContext) -> dg.IOManager:
+        table = self._wrap("io_manager", self.io_manager)
+        quarantine = (
+            self._wrap("quarantine_io_manager", self.quarantine_io_manager)
+            if self.quarantine_io_manager is not None
+            else table
+        )
+        return QuarantineRouter(table=table, quarantine=quarantine)
+
+    def _wrap(self, field: str, manager: object) -> "WrappedManager":
+        """One of the wrapped managers, checked now that Dagster resolved it, staged if asked."""
+        passed = self._passed_names.get(field, type(manager).__name__)
+        config = self._resource_configs.get(field)
+        name = f"{passed} (the {field} argument)"
+        # Again now that Dagster has resolved the manager: an `EnvVar` is read only now.
+        if isinstance(manager, dg.ConfigurableResource):
+            _refuse_credentials_in(manager.model_dump(), name)
+        wrapped = _checked(name, manager, config)
+        if self.staged_writes:
+            wrapped.writer = staged(wrapped.manager, name)
+        return wrapped
+
+
+class WrappedManager:
+    """A wrapped manager, with the resource config every context forwarded to it must carry."""
+
+    def __init__(self, name: str, manager: dg.IOManager, config: Mapping[str, Any] | None) -> None:
+        self.name = name
+        self.manager = manager
+        self.config = config
+        # Who `handle_output` goes to: the manager itself, or a staged copy of it.
+        self.writer = manager
+
+    def forward(self, context: Any, *, clear_logged_metadata: bool = False) -> Any:
+        # The wrapped manager's own config, not the wrapper's; None for a manager passed as a
+        # plain instance, which is what Dagster gives such a manager when bound directly.
+        return context_for_manager(
+            context, self.config, clear_logged_metadata=clear_logged_metadata
+        )
+
+
+class QuarantineRouter(dg.IOManager):
+    """The IO manager `QuarantineAwareIOManager` creates: decides, per context, who stores it."""
+
+    def __init__(self, *, table: WrappedManager, quarantine: WrappedManager) -> None:
+        self._table = table
+        self._quarantine = quarantine
+
+    @property
+    def table(self) -> WrappedManager:
+        """The manager every ordinary output and input goes to."""
+        return self._table
+
+    @property
+    def quarantine(self) -> WrappedManager:
+        """The manager quarantine writes and reads go to (the table's when none was given)."""
+        return self._quarantine
+
+    def handle_output(self, context: dg.OutputContext, obj: Any) -> None:
+        if not _is_quarantine_write(context):
+            self._store(self._table, context, obj)
+            return
+        if not isinstance(obj, pl.DataFrame):
+            raise QuarantineFrameTypeError(context.asset_key.to_user_string(), type(obj).__name__)
+        logged = self._store(self._quarantine, context, obj)
+        context.add_output_metadata({names.QUARANTINE_ADDRESS: _address(logged, context.asset_key)})
+
+    def load_input(self, context: dg.InputContext) -> Any:
+        target = self._quarantine if _is_quarantine_read(context) else self._table
+        return target.manager.load_input(target.forward(context))
+
+    def _store(
+        self, target: WrappedManager, context: dg.OutputContext, obj: Any
+    ) -> Mapping[str, Any]:
+        """Write through `target`, copy its metadata onto `context`, and return that metadata."""
+        forwarded = target.forward(context, clear_logged_metadata=True)
+        try:
+            write_through(target.writer, forwarded, obj)
+        except Exception as error:
+            error.add_note(f"The write went through {target.name}.")
+            raise
+        logged = dict(forwarded.get_logged_metadata())
+        if logged:
+            context.add_output_metadata(logged)
+        return logged
+
+
+def write_through(manager: dg.IOManager, context: dg.OutputContext, obj: Any) -> None:
+    """`manager.handle_output`, run to its end even when the manager yields its metadata."""
+    result = manager.handle_output(context, obj)
+    if isinstance(result, Iterator):
+        for _ in result:
+            pass
+
+
+def _is_quarantine_write(context: dg.OutputContext) -> bool:
+    """`delegating_writer` writes `<name>_quarantine` from the step of `<name>` itself."""
+    if not context.has_asset_key:
+        return False
+    source = quarantined_asset_key(context.asset_key)
+    try:
+        return source is not None and context.asset_spec.key == source
+    except dg.DagsterInvariantViolationError:
+        return False
+
+
+def _is_quarantine_read(context: dg.InputContext) -> bool:
+    """An input is a quarantine when its asset was declared with `quarantine_spec`."""
+    if not context.has_asset_key:
+        return False
+    source = quarantined_asset_key(context.asset_key)
+    upstream = context.upstream_output
+    if source is None or upstream is None:
+        return False
+    return upstream.definition_metadata.get(names.QUARANTINE_OF) == source.to_user_string()
+
+
+def _address(logged: Mapping[str, Any], key: dg.AssetKey) -> str:
+    """The location the wrapped manager reports for what it wrote, without credentials.
+
+    A `UPathIOManager` logs the file as `path`; a `DbIOManager` logs `dagster/table_name`
+    (`<database>.<schema>.<table>`, of which the schema and table identify it). A manager that
+    reports neither leaves the quarantine's asset key as the address.
+    """
+    path = logged.get("path")
+    if path is not None:
+        return without_credentials(str(getattr(path, "value", path)))
+    table = logged.get("dagster/table_name")
+    if table is not None:
+        return ".".join(str(getattr(table, "value", table)).rsplit(".", 2)[-2:])
+    return key.to_user_string()
+
+
+def _refuse_credentials_in(config: object, name: str, key: str = "") -> None:
+    """Refuse every string in a manager's configuration that is a URL carrying credentials."""
+    if isinstance(config, str):
+        refuse_credentials(config, f"The {key or 'configuration'} of {name}")
+    elif isinstance(config, Mapping):
+        for inner, value in config.items():
+            _refuse_credentials_in(value, name, f"{key}.{inner}" if key else str(inner))
+    elif isinstance(config, list | tuple):
+        for value in config:
+            _refuse_credentials_in(value, name, key)
+
+
+def _checked(name: str, manager: object, config: Mapping[str, Any] | None) -> WrappedManager:
+    """Check one resolved manager and pair it with its config, or explain what to bind instead."""
+    if isinstance(manager, QuarantineRouter):
+        raise QuarantineIOManagerError(
+            f"another QuarantineAwareIOManager, {name}",
+            "wrapping the wrapper would route every quarantine twice",
+            "Pass the IO manager that stores your tables, and give the quarantine's own manager "
+            "as quarantine_io_manager.",
+        )
+    if not isinstance(manager, dg.IOManager):
+        raise QuarantineIOManagerError(
+            name,
+            "it is not an IO manager",
+            "Pass a ConfigurableIOManager, a ConfigurableIOManagerFactory, a dg.IOManager or an "
+            "@dg.io_manager, such as PolarsParquetIOManager or DuckDBPolarsIOManager.",
+        )
+    handled = database_handled_types(manager)
+    if handled is not None and not any(issubclass(pl.DataFrame, t) for t in handled):
+        raise QuarantineIOManagerError(
+            name,
+            "its type handlers cannot store a pl.DataFrame, and the package stores Polars frames",
+            "Use a database IO manager with a Polars type handler, such as DuckDBPolarsIOManager.",
+        )
+    return WrappedManager(name, manager, config)

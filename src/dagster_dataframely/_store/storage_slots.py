@@ -1,0 +1,184 @@
+"""Where a run's table and its quarantine land, checked before either is written.
+
+`delegating_writer` hands the quarantine to the asset's own IO manager under the key
+`<name>_quarantine`. That is safe only if the manager stores each asset key in a place of its
+own: a path-based manager joins the keys into a file path, where a `..`, `.` or empty segment
+is resolved away and can make the quarantine's file the table's; and a manager that stores by
+step output (`dg.mem_io_manager`) puts both in one slot. The table is written after the
+quarantine, so either way the invalid rows would be silently replaced. These checks run when
+the writer is made, before the asset's function, so a refused run writes nothing.
+"""
+
+from __future__ import annotations
+
+import posixpath
+from dataclasses import dataclass
+
+import dagster as dg
+from dagster import UPathIOManager
+from upath import UPath
+
+from dagster_dataframely._upstream import upath_base, upath_output_locations
+from dagster_dataframely.errors import (
+    PartitionKeyTooLongError,
+    QuarantineStorageError,
+    UnsafePathKeyError,
+)
+
+from .files import LOCAL_PROTOCOLS, NAME_MAX
+from .io_manager import QuarantineRouter
+
+
+@dataclass(frozen=True)
+class Store:
+    """One manager and the context it would receive for one write."""
+
+    name: str
+    manager: dg.IOManager
+    context: dg.OutputContext
+
+
+def check_quarantine_storage(
+    asset: dg.AssetKey,
+    manager: dg.IOManager,
+    table: dg.OutputContext,
+    quarantine: dg.OutputContext,
+) -> None:
+    """Raise unless the quarantine write lands in a place of its own, inside its manager's base.
+
+    Parameters
+    ----------
+    asset
+        The asset whose rows are validated.
+    manager
+        The IO manager of the asset's output, which `delegating_writer` writes through.
+    table, quarantine
+        The output context of the table's write and of the quarantine's.
+
+    Raises
+    ------
+    QuarantineStorageError
+        The manager stores by step output, or would put the quarantine where the table goes
+        or outside its base directory.
+    UnsafePathKeyError
+        A path-based manager would resolve away part of the partition key or asset key.
+    PartitionKeyTooLongError
+        A local path-based manager would need a file or directory name over 255 bytes.
+    """
+    table_store, quarantine_store = _stores(manager, table, quarantine)
+    shown = asset.to_user_string()
+    if isinstance(quarantine_store.manager, dg.InMemoryIOManager):
+        raise QuarantineStorageError(
+            shown,
+            quarantine_store.name,
+            "it stores each value under the step's output (run, step and output name), not "
+            "under the asset key, so the quarantine would share the table's slot and the "
+            "table's write would replace the invalid rows",
+        )
+    stores = (table_store, quarantine_store)
+    path_based = [(s, s.manager) for s in stores if isinstance(s.manager, UPathIOManager)]
+    if not path_based:
+        return
+    # The quarantine's key is the table's with `_quarantine` added, under the same partition.
+    _check_path_keys(shown, table.asset_key, table)
+    table_files = _files(table_store)
+    for store, path_manager in path_based:
+        base = _normalized(upath_base(path_manager))
+        for file in _files(store):
+            _refuse_long_names(file, table)
+            if file[0] != base[0] or _climbs(posixpath.relpath(file[1], base[1])):
+                raise QuarantineStorageError(
+                    shown,
+                    store.name,
+                    f"it would write {file[1]} outside its base directory {base[1]}",
+                )
+    shared = table_files & _files(quarantine_store)
+    if shared:
+        raise QuarantineStorageError(
+            shown,
+            quarantine_store.name,
+            f"it would write the quarantine to {sorted(shared)[0][1]}, the file the table is "
+            "written to next, which would replace the invalid rows",
+        )
+
+
+def path_key_problem(key: str) -> str | None:
+    """Why a path-based manager would not keep `key` as written, or None if it would.
+
+    One leading `/` is allowed: Dagster's `UPathIOManager` escapes it rather than resolving it.
+    """
+    segments = key.removeprefix("/").split("/")
+    if ".." in segments:
+        return "its segment `..` climbs to the parent directory"
+    if "." in segments:
+        return "its segment `.` names the directory it is in and is dropped"
+    if "" in segments:
+        return "it has an empty segment (a trailing or doubled `/`, or no text), which is dropped"
+    return None
+
+
+def _stores(
+    manager: dg.IOManager, table: dg.OutputContext, quarantine: dg.OutputContext
+) -> tuple[Store, Store]:
+    """Who stores the table and who stores the quarantine, with the contexts they receive."""
+    if isinstance(manager, QuarantineRouter):
+        return (
+            Store(manager.table.name, manager.table.manager, manager.table.forward(table)),
+            Store(
+                manager.quarantine.name,
+                manager.quarantine.manager,
+                manager.quarantine.forward(quarantine),
+            ),
+        )
+    name = type(manager).__name__
+    return Store(name, manager, table), Store(name, manager, quarantine)
+
+
+def _check_path_keys(asset: str, key: dg.AssetKey, context: dg.OutputContext) -> None:
+    """Raise `UnsafePathKeyError` for an asset key or partition key a path would not keep."""
+    candidates = ["/".join(key.path)]
+    if context.has_asset_partitions:
+        candidates.extend(_partition_path(k) for k in context.asset_partition_keys)
+    for candidate in candidates:
+        problem = path_key_problem(candidate)
+        if problem is not None:
+            raise UnsafePathKeyError(asset, candidate, problem)
+
+
+def _refuse_long_names(file: tuple[str, str], table: dg.OutputContext) -> None:
+    """Raise `PartitionKeyTooLongError` for a local file name no filesystem can create.
+
+    The manager would fail with a bare `OSError` ("File name too long") after the function ran;
+    an object store has no such limit.
+    """
+    protocol, path = file
+    if protocol not in LOCAL_PROTOCOLS:
+        return
+    for name in path.split("/"):
+        if len(name.encode()) > NAME_MAX:
+            keys = table.asset_partition_keys if table.has_asset_partitions else []
+            raise PartitionKeyTooLongError(", ".join(keys) or path, name, NAME_MAX)
+
+
+def _partition_path(partition_key: str) -> str:
+    """The partition key as `UPathIOManager` joins it: dimension keys by dimension name."""
+    if isinstance(partition_key, dg.MultiPartitionKey):
+        return "/".join(k for _, k in sorted(partition_key.keys_by_dimension.items()))
+    return partition_key
+
+
+def _files(store: Store) -> set[tuple[str, str]]:
+    """The files a path-based store would write, normalized; none for any other manager."""
+    if not isinstance(store.manager, UPathIOManager):
+        return set()
+    return {_normalized(path) for path in upath_output_locations(store.manager, store.context)}
+
+
+def _climbs(relative: str) -> bool:
+    """Whether a relative path leads out of the directory it is relative to."""
+    return relative == ".." or relative.startswith("../")
+
+
+def _normalized(path: UPath) -> tuple[str, str]:
+    """A path as the filesystem resolves it: its protocol, and its `..` and `.` resolved."""
+    return path.protocol, posixpath.normpath(path.path)

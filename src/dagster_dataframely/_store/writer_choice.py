@@ -1,0 +1,73 @@
+"""Which writer a validating asset's invalid rows get: the IO manager, a file, or memory.
+
+In a run the step provides the asset's own IO manager. A direct invocation has no step: its
+quarantine goes to a parquet file under the quarantine directory, or to memory inside
+`dd.testing.call_asset`, under the partition key of the context the caller built.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import dagster as dg
+import polars as pl
+
+from dagster_dataframely._model.settings import read_quarantine_dir
+from dagster_dataframely._upstream import running_step
+from dagster_dataframely.errors import QuarantineDirError
+
+from .capture import capturing_writer, is_capturing
+from .delegating import delegating_writer
+from .files import file_writer
+from .quarantine_writer import QuarantineWriter
+
+
+def writer_for(
+    context: Any, key: dg.AssetKey, partitions_def: dg.PartitionsDefinition[str] | None
+) -> QuarantineWriter:
+    """The asset's own IO manager in a run; in a call, memory inside `capturing_quarantine()`,
+    else a parquet file under the quarantine directory, read when rows need writing."""
+    if running_step(context) is not None:
+        return delegating_writer(context, key)
+    partition_key = _call_partition_key(context, partitions_def)
+    captured = capturing_writer(key, partition_key)
+    if captured is not None:
+        return captured
+
+    def write_file(frame: pl.DataFrame) -> str:
+        directory = read_quarantine_dir()  # read only when invalid rows need writing
+        if directory is None:
+            raise QuarantineDirError(key.to_user_string())
+        return file_writer(key, directory, partition_key)(frame)
+
+    return write_file
+
+
+def can_clear(context: Any) -> bool:
+    """Whether a clean run or call can replace the quarantine with an empty one.
+
+    Always in a run, where the IO manager writes it. In a direct call only where a quarantine
+    was written to be replaced: a quarantine directory, or the test helper's memory.
+    """
+    if running_step(context) is not None:
+        return True
+    return is_capturing() or read_quarantine_dir() is not None
+
+
+def _call_partition_key(
+    context: Any, partitions_def: dg.PartitionsDefinition[str] | None
+) -> str | None:
+    """A direct call's partition key, a multi-partition key parsed into its dimensions.
+
+    `dg.build_asset_context(partition_key="2026-01-01|eu")` keeps a plain string where a run
+    has a `dg.MultiPartitionKey`; parsed, the file gets one directory per dimension, as the IO
+    manager lays out the same partition in a run.
+    """
+    if not context.has_partition_key:
+        return None
+    key: str = context.partition_key
+    if isinstance(partitions_def, dg.MultiPartitionsDefinition) and not isinstance(
+        key, dg.MultiPartitionKey
+    ):
+        return partitions_def.get_partition_key_from_str(key)
+    return key

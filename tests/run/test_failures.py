@@ -1,0 +1,158 @@
+"""The failure summary leads with the reason: why each sampled row failed, and how many rows did.
+
+The quarantine's columns (the schema's, then one per rule) put a row's reason far to the right
+in the UI; the sample's leading `dy_failed_rules` names it first, and `invalid_by_rules` shows
+its count before its (wide) rule list. The quarantine itself keeps the spec's columns.
+"""
+
+from pathlib import Path
+from typing import Any
+
+import dagster as dg
+import dataframely as dy
+import polars as pl
+import pytest
+from polars.testing import assert_frame_equal
+
+import dagster_dataframely as dd
+from dagster_dataframely import wiring
+from tests.asset_support import Materialize, SmallOrders, run_tables
+
+pytestmark = pytest.mark.usefixtures("clean_environment")
+
+KEY = dg.AssetKey("orders")
+# `c` fails `amount|min`; both `e` rows share a key, and the second also fails `amount|min`;
+# `d` fails `amount|nullability`.
+ROWS = pl.DataFrame(
+    {
+        "order_id": ["a", "c", "e", "e", "d"],
+        "amount": [1.0, -1.0, 4.0, -3.0, None],
+    }
+)
+FAILED = [
+    "dy_rule__amount__min",
+    "dy_rule__primary_key",
+    "dy_rule__primary_key, dy_rule__amount__min",
+    "dy_rule__amount__nullability",
+]
+
+
+class Lines(dy.Schema):
+    """Two column rules and a schema rule, so a row can fail rules of both kinds at once."""
+
+    sku = dy.String(min_length=3)
+    quantity = dy.Int64(min=1)
+    price = dy.Float64(min=0.0)
+
+    @dy.rule()
+    def free_lines_are_single(cls) -> pl.Expr:
+        return (pl.col("price") > 0) | (pl.col("quantity") == 1)
+
+
+class Keep:
+    """A quarantine writer that keeps the frame it receives."""
+
+    def __init__(self) -> None:
+        self.frames: list[pl.DataFrame] = []
+
+    def __call__(self, frame: pl.DataFrame) -> str:
+        self.frames.append(frame)
+        return "memory://orders_quarantine"
+
+
+def _validate(
+    schema: type[dy.Schema], frame: pl.DataFrame, **settings: Any
+) -> tuple[dict[str, Any], pl.DataFrame]:
+    writer = Keep()
+    events = list(
+        wiring.validation_results(
+            schema, frame, valid_key=KEY, quarantine_writer=writer, **settings
+        )
+    )
+    (table,) = [e for e in events if isinstance(e, dg.MaterializeResult)]
+    (quarantined,) = writer.frames
+    return dict(table.metadata or {}), quarantined
+
+
+def _columns(table: dg.TableMetadataValue) -> list[str]:
+    return [column.name for column in table.schema.columns]
+
+
+def _rows(table: dg.TableMetadataValue) -> list[dict[str, Any]]:
+    return [record.data for record in table.records]
+
+
+def test_the_sample_leads_with_each_rows_failed_rules() -> None:
+    metadata, quarantined = _validate(SmallOrders, ROWS)
+
+    sample = metadata["dataframely/invalid_sample"]
+    assert _columns(sample) == ["dy_failed_rules", *quarantined.columns]
+    assert [row["dy_failed_rules"] for row in _rows(sample)] == FAILED
+
+
+def test_the_sample_keeps_every_quarantine_column_and_value() -> None:
+    metadata, quarantined = _validate(SmallOrders, ROWS)
+
+    shown = pl.DataFrame(_rows(metadata["dataframely/invalid_sample"]))
+    assert_frame_equal(shown.drop("dy_failed_rules"), quarantined, check_dtypes=False)
+
+
+def test_failed_rules_are_exactly_the_invalid_rule_columns_in_schema_order() -> None:
+    frame = pl.DataFrame(
+        {
+            "sku": ["ab", "abc", "x", "abcd"],
+            "quantity": [0, 3, 2, 5],
+            "price": [1.0, 0.0, -1.0, 2.0],
+        }
+    )
+    metadata, quarantined = _validate(Lines, frame)
+
+    rule_columns = [c for c in quarantined.columns if c.startswith("dy_rule__")]
+    expected = [
+        ", ".join(c for c in rule_columns if row[c] == "invalid")
+        for row in quarantined.iter_rows(named=True)
+    ]
+    shown = [row["dy_failed_rules"] for row in _rows(metadata["dataframely/invalid_sample"])]
+    assert shown == expected
+    assert "dy_rule__free_lines_are_single, dy_rule__sku__min_length, dy_rule__price__min" in shown
+
+
+def test_the_sample_is_capped_by_row_sample() -> None:
+    metadata, _ = _validate(SmallOrders, ROWS, row_sample=2)
+
+    rows = _rows(metadata["dataframely/invalid_sample"])
+    assert [row["dy_failed_rules"] for row in rows] == FAILED[:2]
+
+
+def test_invalid_by_rules_shows_the_count_first() -> None:
+    metadata, _ = _validate(SmallOrders, ROWS)
+
+    by_rules = metadata["dataframely/invalid_by_rules"]
+    assert _columns(by_rules) == ["rows", "rules"]
+    assert [list(row) for row in _rows(by_rules)] == [["rows", "rules"]] * 4
+    assert _rows(by_rules)[1] == {"rows": 1, "rules": "dy_rule__primary_key, dy_rule__amount__min"}
+
+
+def test_the_quarantine_keeps_the_specs_columns() -> None:
+    _, quarantined = _validate(SmallOrders, ROWS)
+
+    assert "dy_failed_rules" not in quarantined.columns
+    assert quarantined.columns[:2] == ["order_id", "amount"]
+
+
+def test_a_run_records_the_reason_first(materialize: Materialize, warehouse: Path) -> None:
+    @dd.asset(SmallOrders, quarantine=True)
+    def orders() -> pl.DataFrame:
+        return ROWS
+
+    (table,) = run_tables(materialize([orders]), "orders")
+
+    sample = table.metadata["dataframely/invalid_sample"]
+    assert isinstance(sample, dg.TableMetadataValue)
+    assert _columns(sample)[0] == "dy_failed_rules"
+    assert [row["dy_failed_rules"] for row in _rows(sample)] == FAILED
+    by_rules = table.metadata["dataframely/invalid_by_rules"]
+    assert isinstance(by_rules, dg.TableMetadataValue)
+    assert _columns(by_rules) == ["rows", "rules"]
+    stored = pl.read_parquet(warehouse / "orders_quarantine.parquet")
+    assert "dy_failed_rules" not in stored.columns

@@ -1,0 +1,240 @@
+"""A Polars frame as a Dagster table value: every cell a type Dagster and the UI accept."""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import math
+from decimal import Decimal
+
+import dagster as dg
+import polars as pl
+import pytest
+from dagster._serdes import deserialize_value, serialize_value
+from hypothesis import given, settings
+from polars.testing.parametric import dataframes
+
+from dagster_dataframely._run.tables import table_value
+
+
+def _cells(frame: pl.DataFrame) -> list[dict[str, object]]:
+    return [dict(record.data) for record in table_value(frame).records]
+
+
+def _column(series: pl.Series) -> list[object]:
+    return [row[series.name] for row in _cells(series.to_frame())]
+
+
+@pytest.mark.parametrize(
+    "dtype",
+    [
+        pl.Int8,
+        pl.Int16,
+        pl.Int32,
+        pl.Int64,
+        pl.UInt8,
+        pl.UInt16,
+        pl.UInt32,
+        pl.UInt64,
+        pl.Float32,
+        pl.Float64,
+    ],
+)
+def test_numbers_stay_numbers(dtype: pl.DataType) -> None:
+    values = _column(pl.Series("x", [1, None, 3], dtype=dtype))
+    assert values == [1, None, 3]
+    assert [type(value) for value in values] == [
+        float if dtype.is_float() else int,
+        type(None),
+        float if dtype.is_float() else int,
+    ]
+
+
+def test_large_integers_keep_every_digit() -> None:
+    assert _column(pl.Series("x", [2**63 - 1, -(2**63)], dtype=pl.Int64)) == [2**63 - 1, -(2**63)]
+    assert _column(pl.Series("x", [2**64 - 1], dtype=pl.UInt64)) == [2**64 - 1]
+
+
+def test_booleans_strings_and_nulls_stay() -> None:
+    frame = pl.DataFrame(
+        {"b": [True, False, None], "s": ["é", "", None], "n": [None, None, None]},
+        schema={"b": pl.Boolean, "s": pl.String, "n": pl.Null},
+    )
+    assert _cells(frame) == [
+        {"b": True, "s": "é", "n": None},
+        {"b": False, "s": "", "n": None},
+        {"b": None, "s": None, "n": None},
+    ]
+
+
+def test_decimal_keeps_every_digit() -> None:
+    series = pl.Series(
+        "amount",
+        [Decimal("12345678901234567890.12"), Decimal("-0.50"), None],
+        dtype=pl.Decimal(38, 2),
+    )
+    assert _column(series) == ["12345678901234567890.12", "-0.50", None]
+
+
+def test_categorical_and_enum_are_their_text() -> None:
+    assert _column(pl.Series("c", ["b", None, "a"], dtype=pl.Categorical)) == ["b", None, "a"]
+    assert _column(pl.Series("e", ["b", None], dtype=pl.Enum(["a", "b"]))) == ["b", None]
+
+
+@pytest.mark.parametrize(
+    ("dtype", "expected"),
+    [
+        (pl.Date, "2024-03-01"),
+        (pl.Datetime("ms"), "2024-03-01T12:30:05.123"),
+        (pl.Datetime("us"), "2024-03-01T12:30:05.123456"),
+        (pl.Datetime("ns"), "2024-03-01T12:30:05.123456000"),
+        (pl.Datetime("us", "UTC"), "2024-03-01T12:30:05.123456+00:00"),
+        (pl.Time, "12:30:05.123456"),
+    ],
+)
+def test_dates_and_times_are_iso_8601(dtype: pl.DataType, expected: str) -> None:
+    moment = dt.datetime(2024, 3, 1, 12, 30, 5, 123456)
+    series = pl.Series("t", [moment, None]).cast(dtype)
+    assert _column(series) == [expected, None]
+
+
+def test_a_time_zone_shows_its_own_offset() -> None:
+    series = pl.Series("t", [dt.datetime(2024, 7, 1, 9)]).dt.replace_time_zone("Europe/Paris")
+    (text,) = _column(series)
+    assert text == "2024-07-01T09:00:00.000000+02:00"
+    assert dt.datetime.fromisoformat(str(text)) == series.item()
+
+
+def test_durations_are_in_polars_form() -> None:
+    series = pl.Series("d", [dt.timedelta(days=8), dt.timedelta(seconds=90), None])
+    assert _column(series) == ["8d", "1m 30s", None]
+
+
+def test_binary_is_hex() -> None:
+    assert _column(pl.Series("b", [b"\x00\xffA", b"", None])) == ["00ff41", "", None]
+
+
+def test_non_finite_floats_are_text() -> None:
+    series = pl.Series("f", [math.nan, math.inf, -math.inf, 1.5, None])
+    value = table_value(series.to_frame())
+    assert [record.data["f"] for record in value.records] == ["NaN", "inf", "-inf", 1.5, None]
+    # The UI receives each record as JSON, which has no NaN or Infinity.
+    for record in value.records:
+        json.dumps(record.data, allow_nan=False)
+
+
+def test_nested_values_are_compact_json() -> None:
+    frame = pl.DataFrame(
+        {
+            "l": [[1, None], [], None],
+            "a": [[1, 2], None, [3, 4]],
+            "s": [{"k": "x", "n": 1}, None, {"k": None, "n": 2}],
+        },
+        schema={
+            "l": pl.List(pl.Int64),
+            "a": pl.Array(pl.Int64, 2),
+            "s": pl.Struct({"k": pl.String, "n": pl.Int64}),
+        },
+    )
+    assert _cells(frame) == [
+        {"l": "[1,null]", "a": "[1,2]", "s": '{"k":"x","n":1}'},
+        {"l": "[]", "a": None, "s": None},
+        {"l": None, "a": "[3,4]", "s": '{"k":null,"n":2}'},
+    ]
+
+
+def test_nested_leaves_are_shown_as_at_top_level() -> None:
+    dtype = pl.Struct(
+        {
+            "amount": pl.Decimal(38, 2),
+            "day": pl.Date,
+            "took": pl.Duration("us"),
+            "raw": pl.Binary,
+            "tags": pl.List(pl.Categorical),
+            "inner": pl.Struct({"at": pl.Time}),
+        }
+    )
+    row = {
+        "amount": Decimal("12345678901234567890.12"),
+        "day": dt.date(2024, 1, 31),
+        "took": dt.timedelta(seconds=90),
+        "raw": b"\x01",
+        "tags": ["a", None],
+        "inner": {"at": dt.time(7, 5)},
+    }
+    (text,) = _column(pl.Series("n", [row], dtype=dtype))
+    assert json.loads(str(text)) == {
+        "amount": "12345678901234567890.12",
+        "day": "2024-01-31",
+        "took": "1m 30s",
+        "raw": "01",
+        "tags": ["a", None],
+        "inner": {"at": "07:05:00"},
+    }
+
+
+def test_nested_nulls_and_arrays_keep_their_shape() -> None:
+    frame = pl.DataFrame(
+        {
+            "structs": [[{"k": 1}, None]],
+            "days": [[dt.date(2024, 1, 1), dt.date(2024, 1, 2)]],
+            "grid": [[[Decimal("1.50"), None], [Decimal("-2.00"), Decimal("3.25")]]],
+        },
+        schema={
+            "structs": pl.List(pl.Struct({"k": pl.Int64})),
+            "days": pl.Array(pl.Date, 2),
+            "grid": pl.Array(pl.Decimal(10, 2), (2, 2)),
+        },
+    )
+    assert _cells(frame) == [
+        {
+            "structs": '[{"k":1},null]',
+            "days": '["2024-01-01","2024-01-02"]',
+            "grid": '[["1.50",null],["-2.00","3.25"]]',
+        }
+    ]
+
+
+def test_python_objects_are_their_str() -> None:
+    class Thing:
+        def __str__(self) -> str:
+            return "a thing"
+
+    series = pl.Series("o", [Thing(), None], dtype=pl.Object)
+    assert _column(series) == ["a thing", None]
+
+
+def test_columns_keep_frame_order_and_dtype_names() -> None:
+    frame = pl.DataFrame(
+        {"z": [1], "a": ["x"], "m": [dt.datetime(2024, 1, 1)]},
+        schema={"z": pl.Int32, "a": pl.String, "m": pl.Datetime("ms", "UTC")},
+    )
+    value = table_value(frame)
+    assert [(column.name, column.type) for column in value.schema.columns] == [
+        ("z", "Int32"),
+        ("a", "String"),
+        ("m", "Datetime(time_unit='ms', time_zone='UTC')"),
+    ]
+    assert list(value.records[0].data) == ["z", "a", "m"]
+
+
+def test_column_names_are_not_patterns() -> None:
+    frame = pl.DataFrame({"*": [1], "^a.*$": [2], "ab": [3]})
+    assert _cells(frame) == [{"*": 1, "^a.*$": 2, "ab": 3}]
+
+
+def test_an_empty_frame_gives_no_records() -> None:
+    value = table_value(pl.DataFrame(schema={"a": pl.Int64, "b": pl.Decimal(10, 2)}))
+    assert isinstance(value, dg.TableMetadataValue)
+    assert value.records == []
+    assert [column.name for column in value.schema.columns] == ["a", "b"]
+
+
+@settings(max_examples=50, deadline=None)
+@given(dataframes(max_cols=4, max_size=4, excluded_dtypes=[pl.Object]))
+def test_any_frame_serializes(frame: pl.DataFrame) -> None:
+    value = table_value(frame)
+    assert len(value.records) == frame.height
+    assert deserialize_value(serialize_value(value), dg.TableMetadataValue) == value
+    for record in value.records:
+        json.dumps(record.data, allow_nan=False)

@@ -1,0 +1,79 @@
+"""The error promise: every error the package raises itself is one of `dd.errors`.
+
+"Catch `DagsterDataframelyError` to catch every error of the package" holds only if nothing in
+`src/` raises a Dagster or builtin class of its own accord. This scans every `raise` in the
+package: a raise of a class not defined in `dagster_dataframely.errors` fails here unless the
+spec names that very class for that place, and the errors page lists those places.
+"""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import dagster_dataframely as dd
+
+SRC = Path(dd.__file__).resolve().parent
+ERRORS_PAGE = SRC.parents[1] / "docs" / "reference" / "errors.md"
+
+PACKAGE_ERRORS = frozenset(dd.errors.__all__)
+
+SPEC_PINNED = {
+    ("_run/returned.py", "unwrap", "DagsterInvariantViolationError"): (
+        "a dd.asset function that returns something else"
+    ),
+    ("_run/validation.py", "validation_results", "DagsterInvariantViolationError"): (
+        "a validation_results frame that is not a Polars frame"
+    ),
+    ("_declare/quarantine_spec.py", "quarantine_spec", "DagsterInvariantViolationError"): (
+        "quarantine_spec given a definition and partitions_def"
+    ),
+}
+"""Where the spec names Dagster's own class, which stays: (module, function, class) -> when."""
+
+
+def _raises() -> list[tuple[str, str, str, int]]:
+    """Every `raise <Class>(...)` in the package: (module, enclosing function, class, line)."""
+    found = []
+    for path in sorted(SRC.rglob("*.py")):
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        module = path.relative_to(SRC).as_posix()
+        for function in ast.walk(tree):
+            if not isinstance(function, ast.FunctionDef):
+                continue
+            for node in ast.walk(function):
+                if not isinstance(node, ast.Raise) or node.exc is None:
+                    continue
+                raised = node.exc.func if isinstance(node.exc, ast.Call) else node.exc
+                if isinstance(raised, ast.Attribute):
+                    found.append((module, function.name, raised.attr, node.lineno))
+                elif isinstance(raised, ast.Name) and isinstance(node.exc, ast.Call):
+                    found.append((module, function.name, raised.id, node.lineno))
+    return found
+
+
+def test_the_scan_finds_the_raises() -> None:
+    """A scan that found nothing would pass whatever the package raised."""
+    raised = {name for _, _, name, _ in _raises()}
+    assert {"ColumnSchemaError", "InvalidSettingError", "DagsterInvariantViolationError"} <= raised
+
+
+def test_every_raise_is_a_package_error_or_one_the_spec_names() -> None:
+    foreign = [
+        f"{module}:{line} {function} raises {name}"
+        for module, function, name, line in _raises()
+        if name not in PACKAGE_ERRORS and (module, function, name) not in SPEC_PINNED
+    ]
+    assert not foreign, "raise a dagster_dataframely.errors class instead:\n" + "\n".join(foreign)
+
+
+def test_every_spec_pinned_raise_is_still_there() -> None:
+    """The list names real places: one that no longer raises must go from the list and page."""
+    places = {(module, function, name) for module, function, name, _ in _raises()}
+    assert set(SPEC_PINNED) <= places, sorted(set(SPEC_PINNED) - places)
+
+
+def test_the_errors_page_says_where_dagsters_own_class_is_raised() -> None:
+    page = ERRORS_PAGE.read_text(encoding="utf-8")
+    for when in SPEC_PINNED.values():
+        assert when in page, f"docs/reference/errors.md does not say: {when}"
