@@ -1,4 +1,8 @@
-"""`dd.asset`: one validated asset, the one-output case of the package's one builder."""
+"""`dd.asset`: one validated asset, the one-output case of the package's one builder.
+
+Its settings and asset attributes are a `dd.AssetOut`'s, so it declares its one output as a
+multi-asset declares each of its own.
+"""
 
 from __future__ import annotations
 
@@ -10,9 +14,9 @@ import dagster as dg
 import dataframely as dy
 import polars as pl
 
+from dagster_dataframely._api.asset_out import AssetOut
 from dagster_dataframely._declare.builder import build_asset
 from dagster_dataframely._declare.output import declare_output
-from dagster_dataframely._model.asset_settings import OutputSettings
 from dagster_dataframely._model.schema import read_schema
 from dagster_dataframely._model.settings import Granularity, SchemaRules, read_quarantine_dir
 
@@ -167,14 +171,9 @@ def asset(
     ------
     CollectionNotSupportedError
         `schema` is a `dy.Collection`.
-    ReservedColumnError
-        A column name is in the reserved `dy_` namespace.
-    InvalidColumnNameError
-        A column name has a character Dagster does not allow in an asset check name.
-    InvalidRuleNameError
-        A `check=` key has a character Dagster does not allow in an asset check name.
-    CheckNameCollisionError
-        Two rules produce the same asset check name.
+    ReservedColumnError, InvalidColumnNameError, InvalidRuleNameError, CheckNameCollisionError
+        A column or rule name this package cannot use: in the reserved `dy_` namespace, with a
+        character Dagster does not allow in a check name, or one check name for two rules.
     InvalidSettingError
         A setting's argument or environment variable has a value the setting does not allow,
         or `DAGSTER_DATAFRAMELY_QUARANTINE_DIR` is set but empty.
@@ -211,8 +210,8 @@ def asset(
     The check specs exist before the asset first runs, so the catalog lists every check before
     its first result.
     """
-    info = read_schema(schema)
-    given = OutputSettings.of(
+    declared = AssetOut(
+        schema,
         quarantine=quarantine,
         clear_quarantine=clear_quarantine,
         warning_rules=warning_rules,
@@ -221,10 +220,6 @@ def asset(
         max_failure_samples=max_failure_samples,
         statistics=statistics,
         row_sample=row_sample,
-    )
-    settings = given.resolve(info)
-    read_quarantine_dir()  # an empty value is a mistake worth failing on at declaration
-    out = dg.AssetOut(
         key_prefix=key_prefix,
         io_manager_key=io_manager_key,
         metadata=metadata,
@@ -233,12 +228,14 @@ def asset(
         tags=tags,
         owners=owners,
         code_version=code_version,
-        kinds=set(kinds) if kinds is not None else None,
+        kinds=kinds,
         automation_condition=automation_condition,
         freshness_policy=freshness_policy,
         backfill_policy=backfill_policy,
-        is_required=False,
     )
+    info = read_schema(schema)
+    settings = declared.settings.resolve(info)
+    read_quarantine_dir()  # an empty value is a mistake worth failing on at declaration
     op = {
         "ins": ins,
         "deps": deps,
@@ -256,9 +253,9 @@ def asset(
         declaration = declare_output(
             name or function.__name__,
             info,
-            given,
+            declared.settings,
             settings,
-            out,
+            declared.out,
             partitions_def=partitions_def,
             description=inspect.getdoc(function),
             output_name=SINGLE_OUTPUT,

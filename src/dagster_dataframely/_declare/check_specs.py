@@ -57,9 +57,8 @@ def check_specs(
         per partition and each evaluation records its partition (a preview feature of Dagster,
         which warns about it).
     warning_rules
-        Rules whose failures only warn, named as Dataframely names them (`amount|max`, a
-        `@dy.rule` method's name, `primary_key`); a single string names one rule. A row that
-        fails only these is valid, and their checks fail at `WARN`. See docs/warning-rules.md.
+        As for `dd.asset`: the rules whose failures only warn, by Dataframely's names. Their
+        checks' descriptions say so.
 
     Returns
     -------
@@ -72,14 +71,9 @@ def check_specs(
         A name in `warning_rules` is not one of the schema's rules.
     InvalidSettingError
         A setting's argument or environment variable has a value the setting does not allow.
-    ReservedColumnError
-        A column name is in the reserved `dy_` namespace.
-    InvalidColumnNameError
-        A column name has a character Dagster does not allow in an asset check name.
-    InvalidRuleNameError
-        A `check=` key has a character Dagster does not allow in an asset check name.
-    CheckNameCollisionError
-        Two rules produce the same asset check name.
+    ReservedColumnError, InvalidColumnNameError, InvalidRuleNameError, CheckNameCollisionError
+        A column or rule name this package cannot use: in the reserved `dy_` namespace, with a
+        character Dagster does not allow in a check name, or one check name for two rules.
 
     Examples
     --------

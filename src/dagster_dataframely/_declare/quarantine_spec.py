@@ -69,14 +69,9 @@ def quarantine_spec(
 
     Raises
     ------
-    ReservedColumnError
-        A column name is in the reserved `dy_` namespace.
-    InvalidColumnNameError
-        A column name has a character Dagster does not allow in an asset check name.
-    InvalidRuleNameError
-        A `check=` key has a character Dagster does not allow in an asset check name.
-    CheckNameCollisionError
-        Two rules produce the same asset check name.
+    ReservedColumnError, InvalidColumnNameError, InvalidRuleNameError, CheckNameCollisionError
+        A column or rule name this package cannot use: in the reserved `dy_` namespace, with a
+        character Dagster does not allow in a check name, or one check name for two rules.
     dg.DagsterInvariantViolationError
         `asset` is a definition and the call also passes `partitions_def`.
     InvalidArgumentsError

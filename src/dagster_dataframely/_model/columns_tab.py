@@ -28,11 +28,8 @@ def table_schema(
     ----------
     schema
         The schema to show.
-
     warning_rules
-        Rules whose failures only warn, named as Dataframely names them (`amount|max`, a
-        `@dy.rule` method's name, `primary_key`); a single string names one rule. A row that
-        fails only these is valid, and their checks fail at `WARN`. See docs/warning-rules.md.
+        As for `dd.asset`: the rules whose failures only warn, by Dataframely's names.
 
     Returns
     -------
@@ -43,14 +40,9 @@ def table_schema(
     ------
     UnknownWarningRuleError
         A name in `warning_rules` is not one of the schema's rules.
-    ReservedColumnError
-        A column name is in the reserved `dy_` namespace.
-    InvalidColumnNameError
-        A column name has a character Dagster does not allow in an asset check name.
-    InvalidRuleNameError
-        A `check=` key has a character Dagster does not allow in an asset check name.
-    CheckNameCollisionError
-        Two rules produce the same asset check name.
+    ReservedColumnError, InvalidColumnNameError, InvalidRuleNameError, CheckNameCollisionError
+        A column or rule name this package cannot use: in the reserved `dy_` namespace, with a
+        character Dagster does not allow in a check name, or one check name for two rules.
     """
     info = read_schema(schema)
     return columns_tab(info, resolve_warning_rules(info, warning_rules))
@@ -131,11 +123,8 @@ def schema_metadata(
     ----------
     schema
         The schema to show.
-
     warning_rules
-        Rules whose failures only warn, named as Dataframely names them (`amount|max`, a
-        `@dy.rule` method's name, `primary_key`); a single string names one rule. A row that
-        fails only these is valid, and their checks fail at `WARN`. See docs/warning-rules.md.
+        As for `dd.asset`: the rules whose failures only warn, by Dataframely's names.
 
     Returns
     -------
@@ -147,14 +136,9 @@ def schema_metadata(
     ------
     UnknownWarningRuleError
         A name in `warning_rules` is not one of the schema's rules.
-    ReservedColumnError
-        A column name is in the reserved `dy_` namespace.
-    InvalidColumnNameError
-        A column name has a character Dagster does not allow in an asset check name.
-    InvalidRuleNameError
-        A `check=` key has a character Dagster does not allow in an asset check name.
-    CheckNameCollisionError
-        Two rules produce the same asset check name.
+    ReservedColumnError, InvalidColumnNameError, InvalidRuleNameError, CheckNameCollisionError
+        A column or rule name this package cannot use: in the reserved `dy_` namespace, with a
+        character Dagster does not allow in a check name, or one check name for two rules.
 
     Examples
     --------

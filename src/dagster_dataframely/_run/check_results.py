@@ -37,7 +37,7 @@ def check_results_for(
     whose failing rules are all warning rules reports at `WARN`, whatever `severity` is.
     """
     extra = dict(extra_metadata or {})
-    yield column_schema_passed(asset_key, extra)
+    yield column_schema_result(asset_key, extra_metadata=extra)
     samples = failures.samples(max_failure_samples)
     for group in groups:
         metadata = _group_metadata(group, failures.counts, samples)
@@ -81,36 +81,26 @@ def _group_metadata(
     return metadata
 
 
-def column_schema_passed(
-    asset_key: dg.AssetKey, extra_metadata: Mapping[str, Any] | None = None
-) -> dg.AssetCheckResult:
-    """The passing column-schema result: every declared column is there, with its dtype."""
-    return dg.AssetCheckResult(
-        check_name=names.COLUMN_SCHEMA_CHECK,
-        asset_key=asset_key,
-        passed=True,
-        severity=dg.AssetCheckSeverity.ERROR,
-        metadata=dict(extra_metadata or {}),
-    )
-
-
-def column_schema_failure(
+def column_schema_result(
     asset_key: dg.AssetKey,
-    problems: list[dict[str, str]],
+    problems: list[dict[str, str]] | None = None,
     extra_metadata: Mapping[str, Any] | None = None,
 ) -> dg.AssetCheckResult:
-    """The failing column-schema result: blocking, always `ERROR`, one row per bad column."""
+    """The column-schema check's result: passing without `problems`, else one row per bad column.
+
+    Always at `ERROR`: the check blocks, and on a mismatch nothing is written.
+    """
+    metadata: dict[str, Any] = {}
+    if problems:
+        metadata[names.SCHEMA_ERRORS] = records_value(
+            problems, {"column": "string", "expected": "string", "actual": "string"}
+        )
     return dg.AssetCheckResult(
         check_name=names.COLUMN_SCHEMA_CHECK,
         asset_key=asset_key,
-        passed=False,
+        passed=not problems,
         severity=dg.AssetCheckSeverity.ERROR,
-        metadata={
-            names.SCHEMA_ERRORS: records_value(
-                problems, {"column": "string", "expected": "string", "actual": "string"}
-            ),
-            **(extra_metadata or {}),
-        },
+        metadata={**metadata, **(extra_metadata or {})},
     )
 
 
@@ -130,7 +120,7 @@ def _column_schema_gate(
     """On a column mismatch, yield the failing column-schema result, then raise; else nothing."""
     problems = column_problems(info, frame)
     if problems:
-        yield column_schema_failure(asset_key, problems, partition_metadata(partition_key))
+        yield column_schema_result(asset_key, problems, partition_metadata(partition_key))
         raise ColumnSchemaError(info.name, problems)
 
 
@@ -181,12 +171,7 @@ def stored_members_results(
     split = split_collection(info, tables)
     if split.problems:
         for member, key in keys.items():
-            problems = split.problems.get(member)
-            yield (
-                column_schema_failure(key, problems, extra)
-                if problems
-                else column_schema_passed(key, extra)
-            )
+            yield column_schema_result(key, split.problems.get(member), extra)
         member, problems = next(iter(split.problems.items()))
         raise ColumnSchemaError(info.members[member].info.name, problems)
     for member, key in keys.items():

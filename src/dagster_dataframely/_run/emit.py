@@ -31,12 +31,7 @@ from dagster_dataframely.errors import (
     ValidationFailedError,
 )
 
-from .check_results import (
-    check_results_for,
-    column_schema_failure,
-    column_schema_passed,
-    partition_metadata,
-)
+from .check_results import check_results_for, column_schema_result, partition_metadata
 from .failures import Failures
 from .outcome import (
     Aborted,
@@ -132,12 +127,12 @@ def _report(outcome: Outcome, write_tables: bool) -> _Report:
         case ColumnMismatch(problems=problems):
             listed = [dict(p) for p in problems]
             return _Report(
-                [column_schema_failure(output.key, listed, in_partition)],
+                [column_schema_result(output.key, listed, in_partition)],
                 ColumnSchemaError(output.info.name, listed),
             )
         case Unchecked():
             # Only the column gate ran, and passed; the step fails on another member's columns.
-            return _Report([column_schema_passed(output.key, in_partition)])
+            return _Report([column_schema_result(output.key, extra_metadata=in_partition)])
         case Skipped():
             # Dagster wants a result for every declared check: every rule passes over zero rows.
             return _Report(_checks(outcome, Failures.none(output.info), _ERROR))

@@ -64,39 +64,39 @@ class Unchecked:
 
 
 @dataclass(frozen=True, slots=True, eq=False)
-class Clean:
-    """No row failed a blocking rule: the table gets every row."""
+class _RowsSplit:
+    """An outcome of a frame whose rows the rules split."""
 
     run: OutputRun
     rows: Rows
+
+
+@dataclass(frozen=True, slots=True, eq=False)
+class Clean(_RowsSplit):
+    """No row failed a blocking rule: the table gets every row."""
+
     fails_step: ClassVar[bool] = False
 
 
 @dataclass(frozen=True, slots=True, eq=False)
-class Aborted:
+class Aborted(_RowsSplit):
     """Rows failed and there is no quarantine: nothing is written."""
 
-    run: OutputRun
-    rows: Rows
     fails_step: ClassVar[bool] = True
 
 
 @dataclass(frozen=True, slots=True, eq=False)
-class Partial:
+class Partial(_RowsSplit):
     """Some rows failed: the valid ones go to the table, the others through `writer`."""
 
-    run: OutputRun
-    rows: Rows
     writer: QuarantineWriter
     fails_step: ClassVar[bool] = False
 
 
 @dataclass(frozen=True, slots=True, eq=False)
-class AllInvalid:
+class AllInvalid(_RowsSplit):
     """Every row failed: the quarantine gets them all, and no table replaces the last good one."""
 
-    run: OutputRun
-    rows: Rows
     writer: QuarantineWriter
     fails_step: ClassVar[bool] = True
 

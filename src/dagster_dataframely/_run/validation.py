@@ -88,11 +88,8 @@ def validation_results(
         With `True`, a run whose rows are all valid also calls `quarantine_writer`, with no
         rows, so it replaces the quarantine an earlier run (of this partition) left instead of
         leaving stale rows there. Needs a `quarantine_writer`.
-
     warning_rules
-        Rules whose failures only warn, named as Dataframely names them (`amount|max`, a
-        `@dy.rule` method's name, `primary_key`); a single string names one rule. A row that
-        fails only these is valid, and their checks fail at `WARN`. See docs/warning-rules.md.
+        As for `dd.asset`: the rules whose failures only warn, by Dataframely's names.
 
     Yields
     ------
@@ -107,14 +104,9 @@ def validation_results(
         A name in `warning_rules` is not one of the schema's rules.
     InvalidSettingError
         A setting's argument or environment variable has a value the setting does not allow.
-    ReservedColumnError
-        A column name is in the reserved `dy_` namespace.
-    InvalidColumnNameError
-        A column name has a character Dagster does not allow in an asset check name.
-    InvalidRuleNameError
-        A `check=` key has a character Dagster does not allow in an asset check name.
-    CheckNameCollisionError
-        Two rules produce the same asset check name.
+    ReservedColumnError, InvalidColumnNameError, InvalidRuleNameError, CheckNameCollisionError
+        A column or rule name this package cannot use: in the reserved `dy_` namespace, with a
+        character Dagster does not allow in a check name, or one check name for two rules.
     ClearQuarantineError
         `clear_quarantine=True` without a `quarantine_writer`.
     DagsterInvariantViolationError
@@ -219,22 +211,15 @@ def check_results(
         The severity of every failing check except the column-schema check, which is always
         `ERROR`.
     check_granularity
-        Pass the value `check_specs` received, or the results name checks the asset does not
-        declare. `None` uses `DAGSTER_DATAFRAMELY_CHECK_GRANULARITY` if set, else `rule`.
+        As for `validation_results`: pass the value `check_specs` received.
     schema_rules
-        Pass the value `check_specs` received, as for `check_granularity`. `None` uses
-        `DAGSTER_DATAFRAMELY_SCHEMA_RULES` if set, else `collapsed`.
+        As for `validation_results`: pass the value `check_specs` received.
     max_failure_samples
-        A rule's check metadata has at most this many rows that failed it. `None` uses
-        `DAGSTER_DATAFRAMELY_MAX_FAILURE_SAMPLES` if set, else `5`.
+        As for `validation_results`: at most this many failed rows per rule.
     partition_key
-        The partition `frame` holds, named on every result under `dy_partition`. `None` adds
-        nothing.
-
+        As for `validation_results`: the partition `frame` holds.
     warning_rules
-        Rules whose failures only warn, named as Dataframely names them (`amount|max`, a
-        `@dy.rule` method's name, `primary_key`); a single string names one rule. A row that
-        fails only these is valid, and their checks fail at `WARN`. See docs/warning-rules.md.
+        As for `dd.asset`: the rules whose failures only warn, by Dataframely's names.
 
     Yields
     ------
@@ -248,14 +233,9 @@ def check_results(
         A name in `warning_rules` is not one of the schema's rules.
     InvalidSettingError
         A setting's argument or environment variable has a value the setting does not allow.
-    ReservedColumnError
-        A column name is in the reserved `dy_` namespace.
-    InvalidColumnNameError
-        A column name has a character Dagster does not allow in an asset check name.
-    InvalidRuleNameError
-        A `check=` key has a character Dagster does not allow in an asset check name.
-    CheckNameCollisionError
-        Two rules produce the same asset check name.
+    ReservedColumnError, InvalidColumnNameError, InvalidRuleNameError, CheckNameCollisionError
+        A column or rule name this package cannot use: in the reserved `dy_` namespace, with a
+        character Dagster does not allow in a check name, or one check name for two rules.
     InvalidArgumentsError
         `frame` is not a Polars frame.
     ColumnSchemaError
