@@ -57,11 +57,16 @@ screenshots: | $(UV)
 	$(SHOTS_VENV)/bin/python scripts/screenshots.py
 # --- end of the demo and the UI ----------------------------------------------------------------
 
+# The suites run on WORKERS processes (pytest-xdist): CI has two cores. `make test WORKERS=0`
+# runs them in this one process.
+WORKERS ?= 2
+PARALLEL := -n $(WORKERS)
+
 test: $(SYNCED)  ## Run the whole test suite: unit tests and the integration suite.
-	DAGSTER_DATAFRAMELY_TEST_COLLECT_ALL=1 $(VENV)/bin/pytest
+	DAGSTER_DATAFRAMELY_TEST_COLLECT_ALL=1 $(VENV)/bin/pytest $(PARALLEL)
 
 unit: $(SYNCED)
-	$(VENV)/bin/pytest tests
+	$(VENV)/bin/pytest tests $(PARALLEL)
 
 # What `make test` proves once, on the development versions, and the runs on other versions
 # (`unit-on`, `test-lowest`, `test-newest`) leave out, because it tests the same code the same
@@ -81,10 +86,10 @@ unit-on: | $(UV)
 	@test -n "$(INTERPRETER)" || { echo "usage: make unit-on INTERPRETER=/path/to/python"; exit 2; }
 	UV_PROJECT_ENVIRONMENT=.venv-$(notdir $(realpath $(INTERPRETER))) \
 		$(UV) sync --frozen --python $(INTERPRETER)
-	.venv-$(notdir $(realpath $(INTERPRETER)))/bin/pytest tests $(NOT_PER_VERSION)
+	.venv-$(notdir $(realpath $(INTERPRETER)))/bin/pytest tests $(PARALLEL) $(NOT_PER_VERSION)
 
 integration: $(SYNCED)
-	$(VENV)/bin/pytest integration_tests
+	$(VENV)/bin/pytest integration_tests $(PARALLEL)
 
 lint: $(SYNCED)
 	$(VENV)/bin/ruff check .
@@ -147,7 +152,7 @@ NEWEST_PYTHON ?= 3.13
 COMPILE := $(UV) pip compile pyproject.toml --group test --quiet --custom-compile-command "make ci-requirements"
 
 # The two version jobs leave out what `make test` proves once (NOT_PER_VERSION, above).
-VERSION_JOB_PYTEST := pytest $(NOT_PER_VERSION)
+VERSION_JOB_PYTEST := pytest $(PARALLEL) $(NOT_PER_VERSION)
 
 .PHONY: test-lowest test-newest ci-requirements
 

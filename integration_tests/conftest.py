@@ -301,6 +301,19 @@ def pytest_ignore_collect(collection_path: Path, config: pytest.Config) -> bool 
     return True
 
 
+def pytest_sessionfinish(session: pytest.Session) -> None:
+    """In a pytest-xdist worker, hand what it left out to the controller, which prints it."""
+    worker_output = getattr(session.config, "workeroutput", None)
+    if worker_output is not None:
+        worker_output["not_collected"] = _NOT_COLLECTED
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_testnodedown(node: Any, error: object) -> None:
+    """In the pytest-xdist controller, gather what each worker left out (the workers collect)."""
+    _NOT_COLLECTED.update(getattr(node, "workeroutput", {}).get("not_collected", {}))
+
+
 def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
     if not _NOT_COLLECTED:
         return
