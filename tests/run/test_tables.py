@@ -5,6 +5,7 @@ from __future__ import annotations
 import datetime as dt
 import json
 import math
+import operator
 import re
 from decimal import Decimal
 
@@ -258,8 +259,16 @@ def _cut(text: object) -> tuple[str, int, str]:
     return match["head"], int(match["length"]), match["unit"]
 
 
+LENGTHS = st.integers(0, 3 * CELL_LIMIT)
+"""Around the limit as often as far from it: text strategies rarely draw long values."""
+TEXTS = st.text(max_size=8) | st.builds(operator.mul, st.characters(), LENGTHS)
+BINARIES = st.binary(max_size=8) | st.builds(
+    operator.mul, st.binary(min_size=1, max_size=2), LENGTHS
+)
+
+
 @settings(max_examples=60, deadline=None)
-@given(st.lists(st.text(max_size=3 * CELL_LIMIT) | st.none(), max_size=6))
+@given(st.lists(TEXTS | st.none(), max_size=6))
 def test_a_text_cell_is_cut_as_the_manager_filter_cuts_it(texts: list[str | None]) -> None:
     """The Polars cut and the Python one (for the manager's tables) write the same cell."""
     shown = _column(pl.Series("s", texts, dtype=pl.String))
@@ -267,7 +276,7 @@ def test_a_text_cell_is_cut_as_the_manager_filter_cuts_it(texts: list[str | None
 
 
 @settings(max_examples=40, deadline=None)
-@given(st.lists(st.binary(max_size=2 * CELL_LIMIT), min_size=1, max_size=4))
+@given(st.lists(BINARIES, min_size=1, max_size=4))
 def test_a_binary_cell_is_cut_before_it_becomes_hex(values: list[bytes]) -> None:
     kept = CELL_LIMIT // 2
     for value, cell in zip(values, _column(pl.Series("b", values)), strict=True):
