@@ -27,7 +27,7 @@ def table_value(frame: pl.DataFrame, masked: Collection[str] = ()) -> dg.TableMe
     """Return `frame` as a Dagster table value, with its columns in the frame's order.
 
     Each column's `type` is its Polars dtype as text (`Int64`, `Datetime(time_unit='us', ...)`),
-    as on the Columns tab. Every cell is shown as `shown_cell_expr` shows it; a column named in
+    as on the Columns tab. Every cell is shown as `_shown_cell` shows it; a column named in
     `masked` shows `MASK` for each value (a null stays null). An empty frame gives a table with
     no records; callers decide whether to emit it.
     """
@@ -35,9 +35,9 @@ def table_value(frame: pl.DataFrame, masked: Collection[str] = ()) -> dg.TableMe
     shown = frame.rechunk().select(
         # `pl.nth`, not `pl.col`: a column named `*` or `^a.*$` would select other columns.
         (
-            masked_expr(pl.nth(position))
+            _masked(pl.nth(position))
             if name in masked
-            else shown_cell_expr(pl.nth(position), dtype)
+            else _shown_cell(pl.nth(position), dtype)
         ).alias(name)
         for position, (name, dtype) in enumerate(frame.schema.items())
     )
@@ -59,12 +59,12 @@ def records_value(
     )
 
 
-def masked_expr(expr: pl.Expr) -> pl.Expr:
+def _masked(expr: pl.Expr) -> pl.Expr:
     """`MASK` where `expr` has a value, null where it has none: a sensitive column's cells."""
     return pl.when(expr.is_not_null()).then(pl.lit(MASK))
 
 
-def shown_cell_expr(expr: pl.Expr, dtype: pl.DataType) -> pl.Expr:
+def _shown_cell(expr: pl.Expr, dtype: pl.DataType) -> pl.Expr:
     """`cell_expr`, with every text longer than `CELL_LIMIT` characters cut, marked `CUT`.
 
     Numbers, booleans, dates and times are short already and stay as they are. A binary value

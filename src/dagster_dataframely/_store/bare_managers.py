@@ -48,12 +48,13 @@ def warn_of_unfiltered(context: Any, outputs: Sequence[tuple[str, str, ShownValu
             lines.append(_unfiltered_line(asset, shown, type(manager).__name__, holding))
     if lines:
         context.log.warning(
-            "dagster-dataframely cannot keep values out of what these IO managers record on "
-            "the materialization, because they write the table themselves:"
+            "dagster-dataframely cannot filter the metadata an IO manager records on the "
+            "materialization of a table it writes itself, and these outputs hide values that "
+            "metadata may show:"
             + "".join(f"\n  - {line}" for line in lines)
-            + "\nBind each manager inside dd.QuarantineAwareIOManager(io_manager=...), which "
-            "drops that metadata with the samples off and leaves the sensitive columns out of "
-            "it otherwise."
+            + "\nTo keep those values out of the event log, bind the manager inside "
+            "dd.QuarantineAwareIOManager(io_manager=...): it drops that metadata with the "
+            "samples off, and leaves the sensitive columns out of it otherwise."
         )
 
 
