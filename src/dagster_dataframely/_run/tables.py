@@ -35,9 +35,7 @@ def table_value(frame: pl.DataFrame, masked: Collection[str] = ()) -> dg.TableMe
     shown = frame.rechunk().select(
         # `pl.nth`, not `pl.col`: a column named `*` or `^a.*$` would select other columns.
         (
-            _masked(pl.nth(position))
-            if name in masked
-            else _shown_cell(pl.nth(position), dtype)
+            _masked(pl.nth(position)) if name in masked else _shown_cell(pl.nth(position), dtype)
         ).alias(name)
         for position, (name, dtype) in enumerate(frame.schema.items())
     )
