@@ -44,6 +44,7 @@ from dagster_dataframely.errors import (
     QuarantineStorageError,
     ReservedColumnError,
     SchemaTypeError,
+    SensitiveMarkError,
     StagedWriteError,
     StorageRefusedError,
     UnknownCollectionMemberError,
@@ -184,6 +185,12 @@ CASES = [
             "valid_rules": ["amount|min", "primary_key"],
         },
         fragments=("'Orders'", "'amount|mni'", "'amount|min', 'primary_key'", "@dy.rule()"),
+    ),
+    Case(
+        SensitiveMarkError,
+        ("People", {"email": "str"}),
+        attributes={"schema_name": "People", "columns": {"email": "str"}},
+        fragments=("'People'", "'email': a str", "pii", "True", "False"),
     ),
     Case(
         MaterializeResultValueError,
@@ -530,6 +537,10 @@ SIGNATURES: dict[type[DagsterDataframelyError], list[tuple[str, Any, Any]]] = {
     QuarantineStorageError: [
         (name, POS, inspect.Parameter.empty) for name in ("asset", "manager", "problem")
     ],
+    SensitiveMarkError: [
+        ("schema_name", POS, inspect.Parameter.empty),
+        ("columns", POS, inspect.Parameter.empty),
+    ],
     UnknownWarningRuleError: [
         (name, POS, inspect.Parameter.empty) for name in ("schema_name", "rules", "valid_rules")
     ],
@@ -575,6 +586,7 @@ CATEGORIES: dict[type[DagsterDataframelyError], set[type[DagsterDataframelyError
         CheckNameCollisionError,
         UnsupportedDtypeError,
         UnknownWarningRuleError,
+        SensitiveMarkError,
         InvalidSettingError,
         ClearQuarantineError,
         MultiAssetKeyError,

@@ -47,6 +47,7 @@ __all__ = [
     "QuarantineStorageError",
     "ReservedColumnError",
     "SchemaTypeError",
+    "SensitiveMarkError",
     "StagedWriteError",
     "StorageRefusedError",
     "UnknownCollectionMemberError",
@@ -487,6 +488,34 @@ class UnsupportedDtypeError(InvalidDefinitionError):
             f"frame could ever match them:{listing}\n"
             f"Declare each of these columns with a dtype Polars supports; a `dy.Decimal` takes "
             f"a precision of at most 38 digits."
+        )
+
+
+class SensitiveMarkError(InvalidDefinitionError):
+    """Raised when a column's `metadata={"pii": ...}` is neither `True` nor `False`.
+
+    The package reads `pii` as the mark of a sensitive column, whose values it keeps out of the
+    event log. A value it would have to guess at (`"yes"`, `1`) could leave a column the user
+    meant to hide in every sample, so only the two booleans are accepted.
+
+    Parameters
+    ----------
+    schema_name
+        The schema's name.
+    columns
+        Each column whose mark is not a boolean, with the type of the value it has.
+    """
+
+    def __init__(self, schema_name: str, columns: Mapping[str, str]) -> None:
+        self.schema_name = schema_name
+        self.columns = dict(columns)
+        listing = _bulleted(f"{column!r}: a {kind}" for column, kind in self.columns.items())
+        super().__init__(
+            f"Schema {schema_name!r} marks columns with a `pii` metadata value that is not "
+            f"True or False:{listing}\n"
+            f"dagster-dataframely reads `metadata={{'pii': True}}` as the mark of a sensitive "
+            f"column: its values are masked in every sample and left out of the statistics. "
+            f"Write `True` to mark the column sensitive or `False` to say it is not."
         )
 
 

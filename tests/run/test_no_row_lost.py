@@ -26,6 +26,7 @@ from polars.io.plugins import register_io_source
 from polars.testing import assert_frame_equal
 
 from dagster_dataframely import errors, wiring
+from dagster_dataframely._model.shown_values import MASK
 
 KEY = dg.AssetKey(["mixed"])
 
@@ -34,7 +35,10 @@ class Mixed(dy.Schema):
     """One rule of each kind the package reports."""
 
     key = dy.Int64(primary_key=True)
-    part = dy.String(primary_key=True, min_length=1, max_length=3, regex=r"^[ab]+$")
+    # Sensitive: every report masks it, and the table and the quarantine keep it whole.
+    part = dy.String(
+        primary_key=True, min_length=1, max_length=3, regex=r"^[ab]+$", metadata={"pii": True}
+    )
     qty = dy.Int64(min=0, max=5)
     code = dy.Int16(nullable=True, is_in=[1, 2, 3])
     price = dy.Float64(nullable=True, min=0.0, max=10.0)
@@ -175,6 +179,22 @@ def _run(
     return events, None
 
 
+def _assert_reports_show_no_part_and_exact_counts(events: list[Any]) -> None:
+    """No report shows a value of the sensitive `part`; `invalid_by_rules` sums exactly."""
+    for event in events:
+        metadata = event.metadata or {}
+        for key, value in metadata.items():
+            if (
+                isinstance(value, dg.TableMetadataValue)
+                and value.records
+                and "part" in value.records[0].data
+            ):
+                assert {r.data["part"] for r in value.records} <= {MASK, None}, key
+        if "dataframely/invalid_by_rules" in metadata:
+            groups = metadata["dataframely/invalid_by_rules"].records
+            assert sum(r.data["rows"] for r in groups) == metadata["dataframely/invalid_count"]
+
+
 def test_the_schema_has_every_rule_kind() -> None:
     rules = [spec.name for spec in wiring.check_specs(Mixed, asset=KEY)]
     for rule in (
@@ -215,6 +235,7 @@ def test_every_row_is_written_once_where_dataframely_puts_it(
     tables = [e.value for e in events if isinstance(e, dg.MaterializeResult)]
     if isinstance(built, ChangingSource):
         assert built.reads == 1
+    _assert_reports_show_no_part_and_exact_counts(events)
 
     if writer is None and raised is not None:
         # No quarantine: any invalid row aborts before the table is written.

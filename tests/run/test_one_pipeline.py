@@ -230,9 +230,11 @@ class Overlap:
         self.seen: list[bool] = []
         real = emit_module.statistics_tables
 
-        def statistics(frame: pl.DataFrame, distinct: frozenset[str]) -> Any:
+        def statistics(
+            frame: pl.DataFrame, distinct: frozenset[str], masked: frozenset[str]
+        ) -> Any:
             self.started.set()
-            return real(frame, distinct)
+            return real(frame, distinct, masked)
 
         monkeypatch.setattr(emit_module, "statistics_tables", statistics)
 

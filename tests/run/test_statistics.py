@@ -14,6 +14,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from polars.testing.parametric import dataframes
 
+from dagster_dataframely._model.shown_values import MASK
 from dagster_dataframely._run.statistics import statistics_tables
 
 COLUMNS = {
@@ -440,3 +441,48 @@ def test_any_frame_gets_consistent_counts(frame: pl.DataFrame) -> None:
             assert isinstance(count, int)
             assert isinstance(null_count, int)
             assert count + null_count == frame.height
+
+
+def test_a_sensitive_column_shows_its_counts_and_no_statistic_of_its_values() -> None:
+    frame = pl.DataFrame(
+        {
+            "salary": [52_000, 61_500, None],
+            "born": [dt.date(1971, 3, 4), None, dt.date(1990, 5, 6)],
+            "email": ["a@secret.example", "b@secret.example", None],
+            "flagged": [True, None, None],
+            "shown": [1, 2, 3],
+        }
+    )
+    masked = {"salary", "born", "email", "flagged"}
+    tables = statistics_tables(frame, masked=masked)
+    rows = {
+        record.data["column"]: dict(record.data)
+        for table in tables.values()
+        for record in table.records
+    }
+    for name in masked:
+        counts = {"count": frame[name].count(), "null_count": frame[name].null_count()}
+        assert {k: v for k, v in rows[name].items() if k in counts} == counts, name
+        others = {k: v for k, v in rows[name].items() if k not in {"column", *counts}}
+        assert set(others.values()) == {MASK}, name
+    # An unmasked column of the same table is unchanged.
+    assert (
+        rows["shown"]
+        == {r.data["column"]: dict(r.data) for r in statistics_tables(frame)["numeric"].records}[
+            "shown"
+        ]
+    )
+    text = serialize_value(tables)
+    for secret in ("52000", "61500", "1971", "1990", "secret.example", "0.3333"):
+        assert secret not in text
+
+
+def test_a_sensitive_column_costs_no_statistic(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Only its two counts are computed: nothing that reads its values runs, not even a count
+    of distinct values that would take a second query for an unmasked column."""
+    ids = [f"ORD-{i:07d}" for i in range(20_000)]
+    frame = pl.DataFrame({"email": [*ids, ids[0]]})
+    queries = _count_queries(monkeypatch)
+    statistics_tables(frame, masked={"email"})
+    assert len(queries) == 1
+    assert queries[0].collect_schema().names() == ["0:count", "0:null_count"]

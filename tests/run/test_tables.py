@@ -5,6 +5,8 @@ from __future__ import annotations
 import datetime as dt
 import json
 import math
+import operator
+import re
 from decimal import Decimal
 
 import dagster as dg
@@ -12,8 +14,10 @@ import polars as pl
 import pytest
 from dagster._serdes import deserialize_value, serialize_value
 from hypothesis import given, settings
+from hypothesis import strategies as st
 from polars.testing.parametric import dataframes
 
+from dagster_dataframely._model.shown_values import CELL_LIMIT, MASK, cut_text
 from dagster_dataframely._run.tables import table_value
 
 
@@ -238,3 +242,109 @@ def test_any_frame_serializes(frame: pl.DataFrame) -> None:
     assert deserialize_value(serialize_value(value), dg.TableMetadataValue) == value
     for record in value.records:
         json.dumps(record.data, allow_nan=False)
+
+
+# Bounded cells: every text is cut to `CELL_LIMIT` characters, with a marker saying how long the
+# whole value was, so a huge value cannot make an event huge.
+
+CUT_FORM = re.compile(
+    r"^(?P<head>.*)…\[cut: (?P<length>[0-9]+) (?P<unit>characters|bytes)\]$", re.S
+)
+
+
+def _cut(text: object) -> tuple[str, int, str]:
+    """The head, whole length and unit of a cut cell; fails on a cell that was not cut."""
+    match = CUT_FORM.match(str(text))
+    assert match is not None, f"not cut: {str(text)[:80]!r}"
+    return match["head"], int(match["length"]), match["unit"]
+
+
+LENGTHS = st.integers(0, 3 * CELL_LIMIT)
+"""Around the limit as often as far from it: text strategies rarely draw long values."""
+TEXTS = st.text(max_size=8) | st.builds(operator.mul, st.characters(), LENGTHS)
+BINARIES = st.binary(max_size=8) | st.builds(
+    operator.mul, st.binary(min_size=1, max_size=2), LENGTHS
+)
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(TEXTS | st.none(), max_size=6))
+def test_a_text_cell_is_cut_as_the_manager_filter_cuts_it(texts: list[str | None]) -> None:
+    """The Polars cut and the Python one (for the manager's tables) write the same cell."""
+    shown = _column(pl.Series("s", texts, dtype=pl.String))
+    assert shown == [None if text is None else cut_text(text) for text in texts]
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.lists(BINARIES, min_size=1, max_size=4))
+def test_a_binary_cell_is_cut_before_it_becomes_hex(values: list[bytes]) -> None:
+    kept = CELL_LIMIT // 2
+    for value, cell in zip(values, _column(pl.Series("b", values)), strict=True):
+        if len(value) <= kept:
+            assert cell == value.hex()
+        else:
+            assert _cut(cell) == (value[:kept].hex(), len(value), "bytes")
+
+
+def test_nested_categorical_and_object_cells_are_cut_too() -> None:
+    class Big:
+        def __str__(self) -> str:
+            return "o" * 1000
+
+    frame = pl.DataFrame(
+        {
+            "l": [list(range(500))],
+            "s": [{"k": "x" * 1000}],
+            "c": pl.Series(["c" * 1000], dtype=pl.Categorical),
+            "o": pl.Series([Big()], dtype=pl.Object),
+        }
+    )
+    (row,) = _cells(frame)
+    whole = {
+        "l": json.dumps(list(range(500)), separators=(",", ":")),
+        "s": json.dumps({"k": "x" * 1000}, separators=(",", ":")),
+        "c": "c" * 1000,
+        "o": "o" * 1000,
+    }
+    for name, text in whole.items():
+        assert _cut(row[name]) == (text[:CELL_LIMIT], len(text), "characters"), name
+
+
+def test_a_cell_at_the_limit_is_whole_and_numbers_are_never_cut() -> None:
+    frame = pl.DataFrame({"s": ["é" * CELL_LIMIT], "n": [10**18], "d": [Decimal("1" * 30)]})
+    assert _cells(frame) == [{"s": "é" * CELL_LIMIT, "n": 10**18, "d": "1" * 30}]
+
+
+def test_a_twenty_megabyte_cell_gives_a_cell_of_a_few_hundred_characters() -> None:
+    huge = "x" * 20_000_000
+    frame = pl.DataFrame({"s": [huge, huge], "b": [huge.encode(), huge.encode()]})
+    value = table_value(frame)
+    # Four cells of at most the limit and their marker, and the table's own few hundred bytes.
+    assert len(serialize_value(value)) < 4 * (CELL_LIMIT + 40) + 1000
+    assert _cut(value.records[0].data["s"])[1:] == (20_000_000, "characters")
+    assert _cut(value.records[0].data["b"])[1:] == (20_000_000, "bytes")
+
+
+# Sensitive columns: a masked column shows `MASK` for every value, whatever its dtype.
+
+
+@settings(max_examples=50, deadline=None)
+@given(dataframes(max_cols=4, max_size=4, excluded_dtypes=[pl.Object]))
+def test_a_masked_column_shows_the_mask_for_every_value_and_keeps_its_nulls(
+    frame: pl.DataFrame,
+) -> None:
+    masked = set(frame.columns[::2])
+    value = table_value(frame, masked)
+    for record, row in zip(value.records, frame.iter_rows(named=True), strict=True):
+        for name in masked:
+            assert record.data[name] == (None if row[name] is None else MASK)
+    assert [column.type for column in value.schema.columns] == [
+        str(dtype) for dtype in frame.schema.values()
+    ]
+    unmasked = [name for name in frame.columns if name not in masked]
+    if not unmasked:
+        return
+    assert [{name: record.data[name] for name in unmasked} for record in value.records] == [
+        {name: record.data[name] for name in unmasked}
+        for record in table_value(frame.select(unmasked)).records
+    ]

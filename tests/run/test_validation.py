@@ -214,7 +214,7 @@ class _CountingStatistics:
         self.finished = 0
         monkeypatch.setattr(_emit, "statistics_tables", self)
 
-    def __call__(self, frame: pl.DataFrame, distinct: object) -> dict[str, Any]:
+    def __call__(self, frame: pl.DataFrame, distinct: object, masked: object) -> dict[str, Any]:
         self.started += 1
         time.sleep(0.2)  # still running when a fast writer fails
         self.finished += 1

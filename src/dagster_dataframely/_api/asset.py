@@ -127,7 +127,8 @@ def asset(
     max_failure_samples
         A rule's check metadata has at most this many rows that failed it, under
         `dy_failed_sample`; `0` turns the samples off. **A run writes the rows to the Dagster
-        event log unredacted.** `dy.Config.set_max_failure_examples` does not change this
+        event log**, with only a column marked `metadata={"pii": True}` masked and every cell
+        cut to 256 characters. `dy.Config.set_max_failure_examples` does not change this
         number. `None` uses `DAGSTER_DATAFRAMELY_MAX_FAILURE_SAMPLES` if set, else `5`.
     statistics
         Whether the materialization metadata has statistics of the written rows, one table per
@@ -135,15 +136,18 @@ def asset(
         `DAGSTER_DATAFRAMELY_STATISTICS` if set, else `True`.
     row_sample
         The materialization metadata has at most this many valid rows, and this many invalid
-        rows; `0` turns both samples off. **A run writes the rows to the Dagster event log
-        unredacted.** `None` uses `DAGSTER_DATAFRAMELY_ROW_SAMPLE` if set, else `5`.
+        rows; `0` turns both samples off, and has `QuarantineAwareIOManager` drop the rows the
+        IO manager itself records. **A run writes the rows to the Dagster event log**, with
+        only a column marked `metadata={"pii": True}` masked and every cell cut to 256
+        characters. `None` uses `DAGSTER_DATAFRAMELY_ROW_SAMPLE` if set, else `5`.
     name
         The asset's name, the last part of its key. `None` uses the function's name.
     key_prefix
         Passed to `@dg.asset` unchanged. The quarantine's asset key has the same prefix.
     metadata
         Definition metadata, passed to `@dg.asset`. The schema's `dagster/column_schema` entry
-        replaces a key of the same name.
+        replaces a key of the same name, as does `dataframely/event_log_values`, which says
+        what the event log may show of the asset's values.
     description
         The asset's description. `None` uses the schema's own docstring (not an inherited one),
         or the decorated function's docstring if the schema has none.
@@ -179,6 +183,8 @@ def asset(
         or `DAGSTER_DATAFRAMELY_QUARANTINE_DIR` is set but empty.
     UnknownWarningRuleError
         A name in `warning_rules` is not one of the schema's rules.
+    SensitiveMarkError
+        A column's `metadata={"pii": ...}` is neither `True` nor `False`.
     ClearQuarantineError
         `clear_quarantine=True` without `quarantine=True`: there is nothing to clear.
 

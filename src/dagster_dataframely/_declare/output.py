@@ -19,6 +19,7 @@ from dagster_dataframely._model.columns_tab import columns_tab
 from dagster_dataframely._model.keys import output_key
 from dagster_dataframely._model.schema import SchemaInfo, own_docstring
 from dagster_dataframely._model.settings import Settings
+from dagster_dataframely._model.shown_values import ShownValues
 from dagster_dataframely._run.output import ValidatedOutput
 from dagster_dataframely.errors import ClearQuarantineError
 
@@ -71,6 +72,8 @@ def declare_output(
         metadata={
             **(out.metadata or {}),
             names.COLUMN_SCHEMA: columns_tab(info, settings.warning_rules),
+            # What `QuarantineAwareIOManager` may pass on of what the manager records.
+            **ShownValues.of(info, settings).definition_metadata(),
         },
         description=out.description or own_docstring(info.schema) or description,
         code_version=version if version is not None else info_version(info),

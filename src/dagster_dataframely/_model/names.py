@@ -54,6 +54,15 @@ PACKAGE_METADATA_PREFIX = "dataframely/"
 FAILED_RULES = "dy_failed_rules"
 """The leading column of `dataframely/invalid_sample`: the rules each row failed, by check name."""
 
+EVENT_LOG_VALUES = "dataframely/event_log_values"
+"""Definition metadata of a validated output: which of its values the event log may show.
+
+`QuarantineAwareIOManager` reads it to filter what the manager it wraps records for the output.
+"""
+
+SENSITIVE = "pii"
+"""The key of a Dataframely column's `metadata` that marks the column sensitive (`True`)."""
+
 QUARANTINE_OF = "dataframely/quarantine_of"
 """Definition metadata of a `quarantine_spec`: the asset whose invalid rows it holds."""
 RUN = "dataframely/run"

@@ -24,6 +24,7 @@ from dagster_dataframely.errors import (
     InvalidRuleNameError,
     ReservedColumnError,
     SchemaTypeError,
+    SensitiveMarkError,
     UnsupportedDtypeError,
 )
 
@@ -81,6 +82,8 @@ class SchemaInfo:
     primary_key: tuple[str, ...]
     kinds_by_column: Mapping[str, tuple[str, ...]]
     """Each column's rule kinds (the part of the rule name after `|`), in Dataframely's order."""
+    sensitive: frozenset[str] = frozenset()
+    """Columns marked `metadata={"pii": True}`: no value of theirs reaches the event log."""
 
     @property
     def distinct_columns(self) -> frozenset[str]:
@@ -146,6 +149,7 @@ def _read(schema: type[dy.Schema]) -> SchemaInfo:
     columns = schema.columns()
     _validate_column_names(name, columns)
     _validate_column_dtypes(name, columns)
+    sensitive = sensitive_columns(name, columns)
     primary_key = tuple(schema.primary_key())
     rules = tuple(
         _rule_info(schema, columns, primary_key, rule_name, rule)
@@ -164,7 +168,27 @@ def _read(schema: type[dy.Schema]) -> SchemaInfo:
         rules=rules,
         primary_key=primary_key,
         kinds_by_column={column: tuple(kinds) for column, kinds in kinds_by_column.items()},
+        sensitive=sensitive,
     )
+
+
+def sensitive_columns(schema_name: str, columns: Mapping[str, dy.Column]) -> frozenset[str]:
+    """The columns whose `metadata` marks them sensitive: `{"pii": True}`.
+
+    Read here, once per schema, so every sample, statistic and filter of the manager's metadata
+    masks the same columns. Only a boolean is a mark: anything else raises rather than guess.
+    """
+    marked: set[str] = set()
+    refused: dict[str, str] = {}
+    for column_name, column in columns.items():
+        mark = (column.metadata or {}).get(names.SENSITIVE, False)
+        if mark is True:
+            marked.add(column_name)
+        elif mark is not False:
+            refused[column_name] = type(mark).__name__
+    if refused:
+        raise SensitiveMarkError(schema_name, refused)
+    return frozenset(marked)
 
 
 def _validate_column_names(schema_name: str, columns: Mapping[str, dy.Column]) -> None:

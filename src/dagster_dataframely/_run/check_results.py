@@ -40,7 +40,7 @@ def check_results_for(
     yield column_schema_result(asset_key, extra_metadata=extra)
     samples = failures.samples(max_failure_samples)
     for group in groups:
-        metadata = _group_metadata(group, failures.counts, samples)
+        metadata = _group_metadata(group, failures.counts, samples, failures.info.sensitive)
         yield dg.AssetCheckResult(
             check_name=group.name,
             asset_key=asset_key,
@@ -51,9 +51,15 @@ def check_results_for(
 
 
 def _group_metadata(
-    group: CheckGroup, counts: Mapping[str, int], samples: Mapping[str, pl.DataFrame]
+    group: CheckGroup,
+    counts: Mapping[str, int],
+    samples: Mapping[str, pl.DataFrame],
+    masked: frozenset[str],
 ) -> dict[str, Any]:
-    """One check's metadata: its rule and expression, or a row per rule, and the samples."""
+    """One check's metadata: its rule and expression, or a row per rule, and the samples.
+
+    The samples show `masked` (the sensitive columns) as `MASK`.
+    """
     metadata: dict[str, Any] = {}
     if group.collapsed:
         metadata[names.RULES] = records_value(
@@ -69,7 +75,7 @@ def _group_metadata(
             if r.name in samples
         ]
         if sampled:
-            metadata[names.FAILED_SAMPLE] = table_value(pl.concat(sampled))
+            metadata[names.FAILED_SAMPLE] = table_value(pl.concat(sampled), masked)
         return metadata
     (rule,) = group.rules
     metadata[names.RULE] = rule.name
@@ -77,7 +83,7 @@ def _group_metadata(
     if rule.name in counts:
         metadata[names.FAILED_COUNT] = counts[rule.name]
     if rule.name in samples:
-        metadata[names.FAILED_SAMPLE] = table_value(samples[rule.name])
+        metadata[names.FAILED_SAMPLE] = table_value(samples[rule.name], masked)
     return metadata
 
 

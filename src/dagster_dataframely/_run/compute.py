@@ -15,8 +15,10 @@ from typing import Any
 
 import dagster as dg
 
+from dagster_dataframely._store.bare_managers import warn_of_unfiltered
 from dagster_dataframely._store.delegating import validate_quarantine_key
 from dagster_dataframely._store.writer_choice import can_clear, writer_for
+from dagster_dataframely._upstream import current_asset_context
 
 from .columns_tab import ColumnsTabs
 from .context import partition_key, selected_outputs
@@ -66,6 +68,10 @@ def compute_function(function: Callable[..., object], step: Step) -> Callable[..
         context, call = signature.bind(function, args, kwargs)
         selected = step.outputs if step.single else selected_outputs(context, step.outputs)
         runs = {output.name: _start(context, output, step) for output in selected}
+        warn_of_unfiltered(
+            context if context is not None else current_asset_context(),
+            [(o.name, o.key.to_user_string(), o.shown_values) for o in selected],
+        )
         tabs = ColumnsTabs.add(selected)
         values = step.unpack(call())
         tabs.keep_returned(values)

@@ -110,7 +110,7 @@ def _start_statistics(
     if not isinstance(outcome, Clean | Partial) or not outcome.run.output.settings.statistics:
         return None
     info = outcome.run.output.info
-    return pool.submit(statistics_tables, outcome.rows.valid, info.distinct_columns)
+    return pool.submit(statistics_tables, outcome.rows.valid, info.distinct_columns, info.sensitive)
 
 
 def _report(outcome: Outcome, write_tables: bool) -> _Report:

@@ -13,6 +13,7 @@ import dagster as dg
 
 from dagster_dataframely._model.schema import SchemaInfo
 from dagster_dataframely._model.settings import Settings
+from dagster_dataframely._model.shown_values import ShownValues
 from dagster_dataframely._store.quarantine_writer import QuarantineWriter
 
 
@@ -27,6 +28,11 @@ class ValidatedOutput:
     settings: Settings
     quarantine: bool
     clear_quarantine: bool
+
+    @property
+    def shown_values(self) -> ShownValues:
+        """What the event log may show of this output's values."""
+        return ShownValues.of(self.info, self.settings)
 
 
 @dataclass(frozen=True, slots=True, eq=False)

@@ -1,7 +1,9 @@
 """The table's materialization metadata: row count, samples, statistics and the failure summary.
 
 A key is absent, never empty, when there is nothing to show for it, so a reader can tell "no
-invalid rows" from "invalid rows, sample turned off".
+invalid rows" from "invalid rows, sample turned off". Whatever the data, every value here has a
+bounded size: samples have their setting's rows, cut cells and masked sensitive columns, and
+`invalid_by_rules` at most `RULE_SET_LIMIT` rule sets, the rest summed in one last row.
 """
 
 from __future__ import annotations
@@ -17,6 +19,9 @@ from dagster_dataframely._model.settings import Settings
 
 from .failures import Failures
 from .tables import records_value, table_value
+
+RULE_SET_LIMIT = 20
+"""The most rows `invalid_by_rules` has: with more rule sets, the last row sums the smallest."""
 
 
 def materialization_metadata(
@@ -36,7 +41,9 @@ def materialization_metadata(
     """
     metadata: dict[str, Any] = {names.ROW_COUNT: valid.height}
     if settings.row_sample and valid.height:
-        metadata[names.VALID_SAMPLE] = table_value(valid.head(settings.row_sample))
+        metadata[names.VALID_SAMPLE] = table_value(
+            valid.head(settings.row_sample), failures.info.sensitive
+        )
     metadata.update({names.statistics_key(g): t for g, t in statistics.items()})
     if warning_count:
         metadata[names.WARNING_COUNT] = warning_count
@@ -58,14 +65,30 @@ def invalid_rows_metadata(
         metadata[names.QUARANTINE_ADDRESS] = quarantine_address
     metadata[names.INVALID_COUNT] = failures.invalid_count
     if row_sample:
-        metadata[names.INVALID_SAMPLE] = table_value(failures.sample(row_sample))
-    check_names = {rule.name: rule.check_name for rule in failures.info.rules}
+        metadata[names.INVALID_SAMPLE] = table_value(
+            failures.sample(row_sample), failures.info.sensitive
+        )
     # The count first: the rule lists are long, and a wide first column pushes it off screen.
     metadata[names.INVALID_BY_RULES] = records_value(
-        (
-            {"rows": count, "rules": ", ".join(check_names[r] for r in rules)}
-            for rules, count in failures.rule_sets()
-        ),
-        {"rows": "int", "rules": "string"},
+        _rule_set_rows(failures), {"rows": "int", "rules": "string"}
     )
     return metadata
+
+
+def _rule_set_rows(failures: Failures) -> list[dict[str, int | str]]:
+    """`invalid_by_rules`' rows: every rule set, or the largest and one row for all the rest.
+
+    Rows failing many rules in many combinations could give a row per invalid row; the last
+    row keeps the total exact, so the counts still add up to `invalid_count`.
+    """
+    check_names = {rule.name: rule.check_name for rule in failures.info.rules}
+    ranked = failures.rule_sets()
+    listed = ranked if len(ranked) <= RULE_SET_LIMIT else ranked[: RULE_SET_LIMIT - 1]
+    rows: list[dict[str, int | str]] = [
+        {"rows": count, "rules": ", ".join(check_names[r] for r in rules)}
+        for rules, count in listed
+    ]
+    rest = ranked[len(listed) :]
+    if rest:
+        rows.append({"rows": sum(c for _, c in rest), "rules": f"({len(rest)} other rule sets)"})
+    return rows

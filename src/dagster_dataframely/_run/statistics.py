@@ -4,7 +4,8 @@ Every statistic of every column comes from a single lazy `select`, so a material
 one query over the frame, not one per column or per statistic (a second query counts distinct
 values exactly, only for text columns whose layout could not prove the count). The string group
 shows counts and byte lengths only: a statistic that shows a value would copy real data into the
-event log.
+event log. A sensitive column shows its counts of values and nulls only, every other statistic
+`MASK`, and none of them is computed.
 """
 
 from __future__ import annotations
@@ -15,6 +16,8 @@ from typing import Any
 
 import dagster as dg
 import polars as pl
+
+from dagster_dataframely._model.shown_values import MASK
 
 from . import tables
 from .distinct import DistinctCount, exact_counts
@@ -58,7 +61,7 @@ _TYPES: dict[str, dict[str, str]] = {
 
 
 def statistics_tables(
-    frame: pl.DataFrame, distinct: Collection[str] = ()
+    frame: pl.DataFrame, distinct: Collection[str] = (), masked: Collection[str] = ()
 ) -> dict[str, dg.TableMetadataValue]:
     """Return a table per dtype group in `frame`, keyed `numeric`, `temporal`, `string`, `boolean`.
 
@@ -77,9 +80,20 @@ def statistics_tables(
     primary key, a `unique=True` column of rows that passed validation): their `n_unique` is their
     `count`. Other text columns are counted as cheaply as their layout allows (see `_distinct`),
     which can take a second query, over those columns only.
+
+    `masked` names the sensitive columns: their row has `count` and `null_count`, and `MASK` in
+    every other statistic, which could show a value or give one away on a few rows.
     """
     columns = [
-        _Column.plan(frame, position, name, dtype, group, known_distinct=name in distinct)
+        _Column.plan(
+            frame,
+            position,
+            name,
+            dtype,
+            group,
+            known_distinct=name in distinct,
+            masked=name in masked,
+        )
         for position, (name, dtype) in enumerate(frame.schema.items())
         if (group := _group(dtype))
     ]
@@ -109,6 +123,8 @@ class _Column:
     position: int
     statistics: dict[str, pl.Expr]
     counting: DistinctCount | None
+    masked: bool = False
+    """A sensitive column's: `statistics` holds its counts only, and the row shows `MASK`."""
 
     @classmethod
     def plan(
@@ -120,9 +136,14 @@ class _Column:
         group: str,
         *,
         known_distinct: bool,
+        masked: bool = False,
     ) -> _Column:
         # `pl.nth`, not `pl.col`: a column named `*` or `^a.*$` would select other columns.
-        statistics = _STATISTICS[group](pl.nth(position), dtype)
+        column = pl.nth(position)
+        if masked:
+            counts = {"count": column.count(), "null_count": column.null_count()}
+            return cls(name, group, position, counts, None, masked=True)
+        statistics = _STATISTICS[group](column, dtype)
         counting = None
         if "n_unique" in _TYPES[group]:
             key = f"{position}:n_unique"
@@ -135,9 +156,11 @@ class _Column:
 
     def row(self, results: Mapping[str, Any]) -> dict[str, tables.Cell]:
         """The table row, its cells in the group's column order."""
-        return {"column": self.name} | {
-            stat: results[f"{self.position}:{stat}"] for stat in _TYPES[self.group]
-        }
+        cells: dict[str, tables.Cell] = {"column": self.name}
+        for stat in _TYPES[self.group]:
+            hidden = self.masked and stat not in self.statistics
+            cells[stat] = MASK if hidden else results[f"{self.position}:{stat}"]
+        return cells
 
 
 def _group(dtype: pl.DataType) -> str | None:

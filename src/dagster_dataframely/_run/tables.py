@@ -1,17 +1,21 @@
 """Polars rows as a Dagster table value, so the UI shows a sortable table rather than markdown.
 
 A Dagster table cell holds only a str, int, float, bool or None. Every other dtype becomes text in
-one Polars `select`, column by column, because this runs on every materialization.
+one Polars `select`, column by column, because this runs on every materialization. In the same
+`select`, every text is cut to `CELL_LIMIT` characters and a sensitive column's values become
+`MASK`, so neither a huge value nor a sensitive one reaches the event log.
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Mapping
+from collections.abc import Collection, Iterable, Mapping
 
 import dagster as dg
 import polars as pl
 from polars.datatypes import DataTypeClass
+
+from dagster_dataframely._model.shown_values import CELL_LIMIT, CUT, MASK
 
 Cell = str | int | float | bool | None
 
@@ -19,17 +23,20 @@ AnyDtype = pl.DataType | DataTypeClass
 """A dtype as a frame's schema holds it, or as a nested dtype's field names it."""
 
 
-def table_value(frame: pl.DataFrame) -> dg.TableMetadataValue:
+def table_value(frame: pl.DataFrame, masked: Collection[str] = ()) -> dg.TableMetadataValue:
     """Return `frame` as a Dagster table value, with its columns in the frame's order.
 
     Each column's `type` is its Polars dtype as text (`Int64`, `Datetime(time_unit='us', ...)`),
-    as on the Columns tab. An empty frame gives a table with no records; callers decide whether to
-    emit it.
+    as on the Columns tab. Every cell is shown as `_shown_cell` shows it; a column named in
+    `masked` shows `MASK` for each value (a null stays null). An empty frame gives a table with
+    no records; callers decide whether to emit it.
     """
     # One chunk per column: Polars 1.x panics on `when` over a struct split into several chunks.
     shown = frame.rechunk().select(
         # `pl.nth`, not `pl.col`: a column named `*` or `^a.*$` would select other columns.
-        cell_expr(pl.nth(position), dtype).alias(name)
+        (
+            _masked(pl.nth(position)) if name in masked else _shown_cell(pl.nth(position), dtype)
+        ).alias(name)
         for position, (name, dtype) in enumerate(frame.schema.items())
     )
     types = {name: str(dtype) for name, dtype in frame.schema.items()}
@@ -48,6 +55,47 @@ def records_value(
             columns=[dg.TableColumn(name, type_) for name, type_ in types.items()]
         ),
     )
+
+
+def _masked(expr: pl.Expr) -> pl.Expr:
+    """`MASK` where `expr` has a value, null where it has none: a sensitive column's cells."""
+    return pl.when(expr.is_not_null()).then(pl.lit(MASK))
+
+
+def _shown_cell(expr: pl.Expr, dtype: pl.DataType) -> pl.Expr:
+    """`cell_expr`, with every text longer than `CELL_LIMIT` characters cut, marked `CUT`.
+
+    Numbers, booleans, dates and times are short already and stay as they are. A binary value
+    is cut before it becomes hex (to `CELL_LIMIT // 2` bytes, its size given in bytes), so a
+    20 MB value is never copied whole; a nested value is cut after it becomes JSON.
+    """
+    if isinstance(dtype, pl.Binary):
+        whole = expr.bin.size()
+        kept = CELL_LIMIT // 2
+        head = expr.bin.slice(0, kept).bin.encode("hex")
+        return pl.when(whole > kept).then(_cut(head, whole, "bytes")).otherwise(head)
+    if isinstance(dtype, pl.String):
+        return _cut_text(expr)
+    if isinstance(dtype, pl.Categorical | pl.Enum):
+        return _cut_text(expr.cast(pl.String))
+    if isinstance(dtype, pl.List | pl.Array | pl.Struct | pl.Object):
+        return _cut_text(cell_expr(expr, dtype))
+    return cell_expr(expr, dtype)
+
+
+def _cut_text(text: pl.Expr) -> pl.Expr:
+    """A text cut to `CELL_LIMIT` characters when longer, in the `CUT` form."""
+    length = text.str.len_chars()
+    return (
+        pl.when(length > CELL_LIMIT)
+        .then(_cut(text.str.slice(0, CELL_LIMIT), length, "characters"))
+        .otherwise(text)
+    )
+
+
+def _cut(head: pl.Expr, length: pl.Expr, unit: str) -> pl.Expr:
+    """The `CUT` form of a value: its head, then its whole length in `unit`."""
+    return pl.format(CUT, head, length, pl.lit(unit))
 
 
 def cell_expr(expr: pl.Expr, dtype: pl.DataType) -> pl.Expr:

@@ -29,6 +29,7 @@ from dagster_dataframely.errors import (
 
 from .concurrent_runs import check_no_concurrent_run
 from .io_manager import write_through
+from .manager_metadata import shown_manager_metadata
 from .observations import quarantine_observation
 from .quarantine_writer import QuarantineWriter
 from .storage_slots import check_quarantine_storage
@@ -44,7 +45,8 @@ def delegating_writer(
     definition metadata (a database manager's `partition_expr`) and resource config all carry
     over. `PolarsParquetIOManager` writes a parquet file beside the table, and
     `DuckDBPolarsIOManager` a table beside it. Whatever metadata the manager records for this
-    write is discarded, because the quarantine has no materialization.
+    write is discarded, because the quarantine has no materialization (but for the address,
+    read from it after the values the asset may not show are gone).
     When the quarantine is in the asset graph (`quarantine_spec`), each write is logged as an
     observation of its key instead: row count, address, partition and run.
 
@@ -110,9 +112,12 @@ def delegating_writer(
                 "written either, so it keeps its previous contents."
             )
             raise
+        # What the manager recorded, with only the values the asset may show: whatever is
+        # read from it now or later can never carry a quarantined row the settings hide.
+        logged = shown_manager_metadata(output.get_logged_metadata(), output.definition_metadata)
         # A manager that knows the real location (`QuarantineAwareIOManager`) reports it under
         # the package's own key; otherwise the quarantine's asset key is the address.
-        reported = output.get_logged_metadata().get(names.QUARANTINE_ADDRESS)
+        reported = logged.get(names.QUARANTINE_ADDRESS)
         address = str(reported.value) if reported is not None else target.to_user_string()
         if source_graph_has(step, target):  # declared with `quarantine_spec`: give it a history
             partition = output.partition_key if output.has_partition_key else None

@@ -27,6 +27,7 @@ from dagster_dataframely._upstream import (
 )
 from dagster_dataframely.errors import QuarantineFrameTypeError, QuarantineIOManagerError
 
+from .manager_metadata import shown_manager_metadata
 from .staged_writes import staged
 
 
@@ -34,7 +35,11 @@ class QuarantineAwareIOManager(NestedResourceFactory):
     """Wrap your IO manager so quarantines can live somewhere else, and say where they went.
 
     Bind it where the `io_manager` resource was. Ordinary outputs and inputs reach `io_manager`
-    with the same context and value, and its metadata appears on the materialization unchanged.
+    with the same context and value, and its metadata appears on the materialization unchanged,
+    but for an output of `dd.asset`, `dd.multi_asset` or `dd.collection_asset`: there, the
+    metadata holding values (dagster-polars' `table` and `stats`) is dropped when `row_sample`
+    is 0, and otherwise loses the sensitive columns and has its cells cut, as the package's own
+    samples do.
     A quarantine goes to `quarantine_io_manager` when set, else to `io_manager`, and the table's
     `dataframely/quarantine_address` becomes the location written (a path, a URI, or a
     `schema.table`, never with credentials) instead of the asset key. A key is a quarantine only
@@ -219,14 +224,19 @@ class QuarantineRouter(dg.IOManager):
     def _store(
         self, target: WrappedManager, context: dg.OutputContext, obj: Any
     ) -> Mapping[str, Any]:
-        """Write through `target`, copy its metadata onto `context`, and return that metadata."""
+        """Write through `target`, copy its metadata onto `context`, and return that metadata.
+
+        The metadata of a validated output keeps only the values its settings let it show.
+        """
         forwarded = target.forward(context, clear_logged_metadata=True)
         try:
             write_through(target.writer, forwarded, obj)
         except Exception as error:
             error.add_note(f"The write went through {target.name}.")
             raise
-        logged = dict(forwarded.get_logged_metadata())
+        logged = shown_manager_metadata(
+            forwarded.get_logged_metadata(), context.definition_metadata
+        )
         if logged:
             context.add_output_metadata(logged)
         return logged

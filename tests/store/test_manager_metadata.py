@@ -1,0 +1,58 @@
+"""Filtering what an IO manager records beside a validated output, as the output allows."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import dagster as dg
+
+from dagster_dataframely._model.shown_values import CELL_LIMIT, ShownValues
+from dagster_dataframely._store.manager_metadata import shown_manager_metadata
+
+
+def _table(rows: list[dict[str, Any]]) -> dg.TableMetadataValue:
+    return dg.MetadataValue.table(
+        records=[dg.TableRecord(row) for row in rows],
+        schema=dg.TableSchema(columns=[dg.TableColumn(name) for name in rows[0]]),
+    )
+
+
+RECORDED = {
+    "path": dg.MetadataValue.path("/w/people.parquet"),
+    "dagster/row_count": dg.MetadataValue.int(2),
+    "table": _table([{"id": "a", "email": "ann@x", "note": "n" * (CELL_LIMIT + 10)}]),
+    "preview": dg.MetadataValue.md("| id | email |"),
+}
+
+
+def test_an_output_the_package_did_not_declare_keeps_what_its_manager_recorded() -> None:
+    assert shown_manager_metadata(RECORDED, {"owner": "crm"}) == RECORDED
+
+
+def test_samples_off_drop_every_table_and_markdown_value_and_keep_the_rest() -> None:
+    definition = ShownValues(rows=False, masked=frozenset()).definition_metadata()
+    assert shown_manager_metadata(RECORDED, definition) == {
+        "path": RECORDED["path"],
+        "dagster/row_count": RECORDED["dagster/row_count"],
+    }
+
+
+def test_a_sensitive_column_leaves_the_tables_and_the_markdown_goes() -> None:
+    definition = ShownValues(rows=True, masked=frozenset({"email"})).definition_metadata()
+    shown = shown_manager_metadata(RECORDED, definition)
+    assert set(shown) == {"path", "dagster/row_count", "table"}
+    (record,) = shown["table"].records
+    assert record.data == {
+        "id": "a",
+        "note": f"{'n' * CELL_LIMIT}…[cut: {CELL_LIMIT + 10} characters]",
+    }
+    assert [column.name for column in shown["table"].schema.columns] == ["id", "note"]
+
+
+def test_with_samples_on_the_tables_stay_with_their_cells_cut() -> None:
+    definition = ShownValues(rows=True, masked=frozenset()).definition_metadata()
+    shown = shown_manager_metadata(RECORDED, definition)
+    assert shown["preview"] == RECORDED["preview"]
+    (record,) = shown["table"].records
+    assert record.data["email"] == "ann@x"
+    assert record.data["note"].endswith(f"…[cut: {CELL_LIMIT + 10} characters]")
