@@ -23,6 +23,7 @@ __all__ = [
     "CollectionNotSupportedError",
     "CollectionWithoutMembersError",
     "ColumnSchemaError",
+    "ComponentFieldError",
     "ConcurrentRunError",
     "CredentialsInUrlError",
     "DagsterDataframelyError",
@@ -49,6 +50,7 @@ __all__ = [
     "SchemaTypeError",
     "StagedWriteError",
     "StorageRefusedError",
+    "UnexpectedArgumentError",
     "UnknownCollectionMemberError",
     "UnknownWarningRuleError",
     "UnsafePathKeyError",
@@ -213,6 +215,56 @@ class SchemaTypeError(InvalidDefinitionError, TypeError):
         super().__init__(
             f"Expected {expected}, got {given}. Pass the class itself, not an instance or a frame."
         )
+
+
+class UnexpectedArgumentError(InvalidDefinitionError, TypeError):
+    """Raised when a decorator is given a keyword it does not take, or is used without its schema.
+
+    Several of `@dg.asset`'s keywords have a replacement here (`key=` is `name=` plus
+    `key_prefix=`; `check_specs=` come from the schema), so the message names it instead of
+    Python's bare "unexpected keyword argument". Also a `TypeError`, which Python raised before.
+
+    Parameters
+    ----------
+    function
+        The decorator that refused the call, such as `dd.asset`.
+    argument
+        What it refused: `key=`, or the function given where the schema belongs.
+    fix
+        What to write instead.
+    """
+
+    def __init__(self, function: str, argument: str, fix: str) -> None:
+        self.function = function
+        self.argument = argument
+        self.fix = fix
+        super().__init__(f"{function} does not take {argument}. {fix}")
+
+
+class ComponentFieldError(InvalidDefinitionError):
+    """Raised when a component's YAML field has a value the component cannot use.
+
+    `dg check defs`, `dg dev` and every load of the project fail on it, and the message says
+    which file and line, which field, and what to write instead, as a YAML author needs.
+
+    Parameters
+    ----------
+    file
+        The YAML file and line, such as `defs/orders_checks/defs.yaml:4`.
+    field
+        The field under `attributes`, such as `dataframely_schema` or `assets[1]`.
+    problem
+        What is wrong with its value.
+    fix
+        What to write instead.
+    """
+
+    def __init__(self, file: str, field: str, problem: str, fix: str) -> None:
+        self.file = file
+        self.field = field
+        self.problem = problem
+        self.fix = fix
+        super().__init__(f"{file}: attributes.{field}: {problem}. {fix}")
 
 
 class CollectionNotSupportedError(InvalidDefinitionError):
