@@ -129,7 +129,7 @@ def write_component(root: Path, name: str, yaml: str) -> Path:
 
 
 def project_environment(root: Path) -> dict[str, str]:
-    """Where `dg` runs: this interpreter's tools, the project's source, an instance, no telemetry."""
+    """Where `dg` runs: this interpreter's tools, the project's source, no telemetry."""
     home = root / "dagster_home"
     home.mkdir(exist_ok=True)
     (home / "dagster.yaml").write_text("telemetry:\n  enabled: false\n")
