@@ -398,11 +398,12 @@ class _Fields:
         except InvalidSettingError as error:
             if error.source != "the argument":
                 raise
-            accepted = error.allowed if isinstance(error.allowed, str) else ", ".join(error.allowed)
+            listed = error.allowed
+            accepted = listed if isinstance(listed, str) else f"one of {', '.join(listed)}"
             raise self.error(
                 error.setting,
                 f"{error.value} is not a value it accepts",
-                f"Write {accepted}; or remove the field, for {error.env_var} if set, "
+                f"Write {accepted}; or remove the field to use {error.env_var} if it is set, "
                 "else the package default.",
             ) from error
         except UnknownWarningRuleError as error:
