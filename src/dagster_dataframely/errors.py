@@ -228,17 +228,18 @@ class UnexpectedArgumentError(InvalidDefinitionError, TypeError):
     ----------
     function
         The decorator that refused the call, such as `dd.asset`.
-    argument
-        What it refused: `key=`, or the function given where the schema belongs.
+    problem
+        What it refused: "`key=` is not one of its keywords", or a function where the schema
+        goes.
     fix
         What to write instead.
     """
 
-    def __init__(self, function: str, argument: str, fix: str) -> None:
+    def __init__(self, function: str, problem: str, fix: str) -> None:
         self.function = function
-        self.argument = argument
+        self.problem = problem
         self.fix = fix
-        super().__init__(f"{function} does not take {argument}. {fix}")
+        super().__init__(f"{function}: {problem}. {fix}")
 
 
 class ComponentFieldError(InvalidDefinitionError):
@@ -1009,8 +1010,9 @@ class QuarantineDirError(StorageRefusedError):
         super().__init__(
             f"Asset {asset!r} was called directly and has invalid rows to quarantine, but no "
             f"quarantine directory is configured and a direct call has no IO manager to "
-            f"write them. Set DAGSTER_DATAFRAMELY_QUARANTINE_DIR to a directory, or "
-            f"materialize the asset in a run."
+            f"write them. In a test, call it with `dd.testing.call_asset(asset, ...)`, which "
+            f"keeps the invalid rows in memory; or set DAGSTER_DATAFRAMELY_QUARANTINE_DIR to a "
+            f"directory; or materialize the asset in a run."
         )
 
 
