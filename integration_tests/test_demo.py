@@ -148,7 +148,8 @@ def test_make_demo_and_make_ui_use_one_dagster_home_with_telemetry_off() -> None
     assert home in demo_line
     assert " .venv-demo/bin/python -m dagster_dataframely_demo.demo" in demo_line
     assert home in ui_line
-    assert " .venv-demo/bin/dagster dev -h 127.0.0.1 " in ui_line
+    assert "scripts/ui.py --cwd examples" in ui_line  # stops the server within seconds
+    assert f"{ROOT}/.venv-demo/bin/dg dev -h 127.0.0.1 " in ui_line  # what Dagster recommends
     assert "telemetry:\\n  enabled: false" in planned
     assert (
         "sync --frozen --no-default-groups --extra parquet --extra duckdb --group demo" in planned
