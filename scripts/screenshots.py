@@ -326,6 +326,46 @@ SHOTS = [
         width=2300,
         height=1600,
     ),
+    # The demo's features module (issue 21), each at a width the docs page shows readably.
+    Shot(
+        "warning-rules.png",
+        "reviewed_lines' Checks tab: the warning rule's check on the channel fails at WARN, "
+        "and the line whose only fault is its channel was written",
+        "/assets/reviewed_lines?view=checks&checkDetail=dy_rule__channel__check__known_channel",
+        "dy_failed_count",
+        _check_list,
+        width=1250,
+        height=860,
+    ),
+    Shot(
+        "table-checks.png",
+        "legacy_orders, a plain @dg.asset: dd.table_checks' checks on its stored table, "
+        "dy_rule__amount__min failing at WARN",
+        "/assets/legacy_orders?view=checks&checkDetail=dy_rule__amount__min",
+        "dy_failed_count",
+        _check_list,
+        width=1250,
+        height=860,
+    ),
+    Shot(
+        "multi-asset.png",
+        "split_by_channel, a dd.multi_asset: web_lines and marketplace_review come from one step",
+        "/assets/marketplace_review?view=lineage",
+        "web_lines",
+        _lineage,
+        width=1250,
+        height=700,
+    ),
+    Shot(
+        "staged-writes.png",
+        "staged_lines, stored by QuarantineAwareIOManager(staged_writes=True): the "
+        "materialization's quarantine address is the file the manager wrote",
+        "/assets/staged_lines?view=events",
+        "dataframely/quarantine_address",
+        _materialization("dagster/row_count", "dataframely/invalid_count"),
+        width=1400,
+        height=1000,
+    ),
 ]
 
 

@@ -1,4 +1,4 @@
-"""`make site-screenshots`: open the built docs site over `file://` in a real browser and photograph it.
+"""`site_screenshots.py`: open the built docs site over `file://` in a browser and photograph it.
 
 What a reader does after `make docs`: open `site/index.html`, follow a navigation link, search.
 Runs Debian's chromium (`apt-get install chromium`) with Playwright from `.venv-screenshots`,
