@@ -30,9 +30,9 @@ IN_PROCESS = json.dumps({"execution": {"config": {"in_process": {}}}})
 """One process for the whole run: Dagster's default starts a subprocess per step."""
 
 
-def run_dg(root: Path, *arguments: str, expect_success: bool = True) -> str:
-    """Run `dg` in the project and return what it printed, stdout then stderr."""
-    done = subprocess.run(
+def _dg(root: Path, arguments: tuple[str, ...]) -> subprocess.CompletedProcess[str]:
+    """`dg` with these arguments, run in the project's folder and environment."""
+    return subprocess.run(
         ["dg", *arguments],
         cwd=root,
         env=project_environment(root),
@@ -41,22 +41,20 @@ def run_dg(root: Path, *arguments: str, expect_success: bool = True) -> str:
         timeout=240,
         check=False,
     )
+
+
+def run_dg(root: Path, *arguments: str) -> str:
+    """Run `dg`, check it succeeded, and return what it printed, stdout then stderr."""
+    done = _dg(root, arguments)
     output = done.stdout + done.stderr
-    assert (done.returncode == 0) is expect_success, f"dg {' '.join(arguments)}:\n{output}"
+    assert done.returncode == 0, f"dg {' '.join(arguments)}:\n{output}"
     return output
 
 
 def dg_json(root: Path, *arguments: str) -> object:
     """What a `dg ... --json` command printed, parsed; its warnings go to stderr, not here."""
-    done = subprocess.run(
-        ["dg", *arguments, "--json"],
-        cwd=root,
-        env=project_environment(root),
-        capture_output=True,
-        text=True,
-        timeout=240,
-        check=True,
-    )
+    done = _dg(root, (*arguments, "--json"))
+    assert done.returncode == 0, done.stderr
     return json.loads(done.stdout)
 
 

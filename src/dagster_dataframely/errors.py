@@ -217,7 +217,7 @@ class SchemaTypeError(InvalidDefinitionError, TypeError):
         )
 
 
-class UnexpectedArgumentError(InvalidDefinitionError, TypeError):
+class UnexpectedArgumentError(InvalidArgumentsError, TypeError):
     """Raised when a decorator is given a keyword it does not take, or is used without its schema.
 
     Several of `@dg.asset`'s keywords have a replacement here (`key=` is `name=` plus
@@ -234,12 +234,6 @@ class UnexpectedArgumentError(InvalidDefinitionError, TypeError):
     fix
         What to write instead.
     """
-
-    def __init__(self, function: str, problem: str, fix: str) -> None:
-        self.function = function
-        self.problem = problem
-        self.fix = fix
-        super().__init__(f"{function}: {problem}. {fix}")
 
 
 class ComponentFieldError(InvalidDefinitionError):
