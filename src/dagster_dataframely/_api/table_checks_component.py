@@ -223,8 +223,8 @@ class TableChecksComponent(dg.Component, dg.Resolvable):
         collection = issubclass(schema, dy.Collection)
         fields.require_targets(schema, assets=self.assets, members=self.members)
         if self.name is not None and len(self.assets) > 1:
-            raise fields.error(
-                "name",
+            raise ComponentFieldError(
+                *fields.at("name"),
                 "one name cannot name the check definitions of several assets",
                 "Remove `name:`, or give each asset a component of its own.",
             )
@@ -290,25 +290,25 @@ class _Fields:
             return str(path.resolve().relative_to(Path(self.context.project_root).resolve()))
         return str(path)
 
-    def error(self, path: FieldPath | str, problem: str, fix: str) -> ComponentFieldError:
-        """The package's error for a field: its file and line, its name, the problem and fix."""
+    def at(self, path: FieldPath | str) -> tuple[str, str]:
+        """A field's file and line and its name: the first two arguments of its error."""
         located = (path,) if isinstance(path, str) else path
-        return ComponentFieldError(self.where(located), _field_name(located), problem, fix)
+        return self.where(located), _field_name(located)
 
     def schema_class(self, value: str) -> type[dy.Schema] | type[dy.Collection]:
         """The class `module:Class` names, imported."""
         module_name, colon, attribute = value.partition(":")
         if not colon or not module_name or not attribute:
-            raise self.error(
-                "dataframely_schema",
+            raise ComponentFieldError(
+                *self.at("dataframely_schema"),
                 f"{value!r} is not a module:Class reference",
                 "Write the module, a colon and the class, such as my_project.schemas:Orders.",
             )
         try:
             module = importlib.import_module(module_name)
         except ImportError as error:
-            raise self.error(
-                "dataframely_schema",
+            raise ComponentFieldError(
+                *self.at("dataframely_schema"),
                 f"the module {module_name!r} cannot be imported ({error})",
                 "Check the module's dotted path; it must be importable in the project's "
                 "environment, such as my_project.schemas.",
@@ -322,8 +322,8 @@ class _Fields:
                 and issubclass(member, dy.Schema | dy.Collection)
                 and member.__module__ == module.__name__
             ]
-            raise self.error(
-                "dataframely_schema",
+            raise ComponentFieldError(
+                *self.at("dataframely_schema"),
                 f"{module_name} has no dy.Schema or dy.Collection named {attribute!r}"
                 if found is None
                 else f"{value} is a {type(found).__name__}, not a dy.Schema or dy.Collection",
@@ -336,8 +336,8 @@ class _Fields:
     def severity(self, value: str) -> dg.AssetCheckSeverity:
         """The `severity` field as Dagster's enum."""
         if value.upper() not in SEVERITIES:
-            raise self.error(
-                "severity",
+            raise ComponentFieldError(
+                *self.at("severity"),
                 f"{value!r} is not a check severity",
                 f"Write one of {', '.join(SEVERITIES)}.",
             )
@@ -353,16 +353,16 @@ class _Fields:
         """A schema takes `assets`, a Collection `members`: exactly one of the two."""
         if issubclass(schema, dy.Collection):
             if not members or assets:
-                raise self.error(
-                    "assets" if assets else "members",
+                raise ComponentFieldError(
+                    *self.at("assets" if assets else "members"),
                     f"{schema.__name__} is a dy.Collection, so its members' assets are mapped "
                     "under `members`, not listed under `assets`",
                     "Write `members:` with one `<member>: <asset key>` line per member, and "
                     "no `assets:`.",
                 )
         elif members is not None or not assets:
-            raise self.error(
-                "members" if members is not None else "assets",
+            raise ComponentFieldError(
+                *self.at("members" if members is not None else "assets"),
                 f"{schema.__name__} is a dy.Schema, so the assets to check are listed under "
                 "`assets`",
                 "List their keys under `assets:`; `members:` is only for a dy.Collection.",
@@ -381,8 +381,8 @@ class _Fields:
         if key not in known:
             names = [k.to_user_string() for k in known]
             close = difflib.get_close_matches(value, names, n=3)
-            raise self.error(
-                path,
+            raise ComponentFieldError(
+                *self.at(path),
                 f"no asset in the project's defs folder has the key {value!r}",
                 (f"Did you mean {', '.join(close)}? " if close else "")
                 + "Write a key as `dg list defs` shows it, parts joined by /; an asset made "
@@ -400,36 +400,36 @@ class _Fields:
                 raise
             listed = error.allowed
             accepted = listed if isinstance(listed, str) else f"one of {', '.join(listed)}"
-            raise self.error(
-                error.setting,
+            raise ComponentFieldError(
+                *self.at(error.setting),
                 f"{error.value} is not a value it accepts",
                 f"Write {accepted}; or remove the field to use {error.env_var} if it is set, "
                 "else the package default.",
             ) from error
         except UnknownWarningRuleError as error:
-            raise self.error(
-                "warning_rules",
+            raise ComponentFieldError(
+                *self.at("warning_rules"),
                 f"{error.schema_name} has no rule named {', '.join(error.rules)}",
                 f"Name its rules as Dataframely does: {', '.join(error.valid_rules)}.",
             ) from error
         except UnknownCollectionMemberError as error:
-            raise self.error(
-                "members",
+            raise ComponentFieldError(
+                *self.at("members"),
                 f"{error.collection_name} has no member named {', '.join(error.unknown)}",
                 f"Map its members: {', '.join(error.members)}.",
             ) from error
         except CollectionMemberMissingError as error:
-            raise self.error(
-                "members",
+            raise ComponentFieldError(
+                *self.at("members"),
                 f"{error.collection_name}'s required members {', '.join(error.missing)} have "
                 "no asset",
                 "Add a `<member>: <asset key>` line under `members:` for each.",
             ) from error
         except InvalidArgumentsError as error:
-            raise self.error("members", error.problem, error.fix) from error
+            raise ComponentFieldError(*self.at("members"), error.problem, error.fix) from error
         except DagsterDataframelyError as error:  # the schema's own names, read at declaration
-            raise self.error(
-                "dataframely_schema",
+            raise ComponentFieldError(
+                *self.at("dataframely_schema"),
                 error.message.rstrip("."),
                 "Change the schema's code as that says, or name another class.",
             ) from error
