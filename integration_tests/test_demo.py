@@ -43,7 +43,7 @@ def test_the_demo_code_location_loads_and_materializes(demo: ModuleType) -> None
     unpartitioned = [a for a in assets if getattr(a, "partitions_def", None) is None]
     runs = {"resources": defs.resources, "instance": shared_instance(), "run_config": QUIET}
 
-    result = dg.materialize(unpartitioned, **runs)
+    result = dg.materialize([*unpartitioned, *(defs.asset_checks or [])], **runs)
 
     warehouse: Path = demo.WAREHOUSE
     assert pl.read_parquet(warehouse / "storefront_lines.parquet").height == 12
@@ -65,6 +65,26 @@ def test_the_demo_code_location_loads_and_materializes(demo: ModuleType) -> None
     )
     assert sorted(removed_by_filter["order_id"]) == ["ORD-000103", "ORD-000109"]
     assert lines_quarantine.height == 3
+
+    # The features module: a warning rule keeps the line whose only fault is its channel.
+    reviewed = materialization_metadata(result, dg.AssetKey("reviewed_lines"))
+    assert reviewed["dagster/row_count"] == 13
+    assert reviewed["dataframely/warning_count"] == 1
+    # dd.table_checks reads the plain asset's stored table and reports on it.
+    legacy = {
+        c.check_name: c
+        for c in result.get_asset_check_evaluations()
+        if c.asset_key == dg.AssetKey("legacy_orders")
+    }
+    assert not legacy["dy_rule__amount__min"].passed
+    assert legacy["dy_rule__amount__min"].severity == dg.AssetCheckSeverity.WARN
+    assert pl.read_parquet(warehouse / "legacy_orders.parquet").height == 16
+    # dd.multi_asset: two validated outputs of one step, one with a quarantine.
+    assert pl.read_parquet(warehouse / "web_lines.parquet").height == 12
+    assert pl.read_parquet(warehouse / "marketplace_review_quarantine.parquet").height == 8
+    # Staged writes leave the table in place and no staging file behind.
+    assert pl.read_parquet(warehouse / "staged_lines.parquet").height == 24
+    assert not [p for p in warehouse.iterdir() if p.name.startswith(".")]
 
     partitioned = [demo.daily_orders]
     daily_orders = dg.AssetKey("daily_orders")
@@ -129,6 +149,11 @@ def test_the_demo_adds_its_runs_to_the_history_the_ui_shows(
     assert "dy_filter__every_line_has_an_order" in printed
     assert f"now holds {1 + runs_per_demo} runs" in printed
     assert "make ui" in printed
+    # What each feature of the demo did, said by `make demo`.
+    assert "rows warned       1 (written: they failed warning rules only)" in printed
+    assert "dd.table_checks: the schema's checks on a plain asset's stored table" in printed
+    assert "dd.multi_asset: one output of the step split_by_channel" in printed
+    assert "QuarantineAwareIOManager(staged_writes=True)" in printed
 
 
 def test_make_demo_and_make_ui_use_one_dagster_home_with_telemetry_off() -> None:
@@ -148,7 +173,8 @@ def test_make_demo_and_make_ui_use_one_dagster_home_with_telemetry_off() -> None
     assert home in demo_line
     assert " .venv-demo/bin/python -m dagster_dataframely_demo.demo" in demo_line
     assert home in ui_line
-    assert " .venv-demo/bin/dagster dev -h 127.0.0.1 " in ui_line
+    assert "scripts/ui.py --cwd examples" in ui_line  # stops the server within seconds
+    assert f"{ROOT}/.venv-demo/bin/dg dev -h 127.0.0.1 " in ui_line  # what Dagster recommends
     assert "telemetry:\\n  enabled: false" in planned
     assert (
         "sync --frozen --no-default-groups --extra parquet --extra duckdb --group demo" in planned

@@ -20,6 +20,7 @@ from dagster_dataframely.errors import (
     CollectionNotSupportedError,
     CollectionWithoutMembersError,
     ColumnSchemaError,
+    ComponentFieldError,
     ConcurrentRunError,
     CredentialsInUrlError,
     DagsterDataframelyError,
@@ -47,6 +48,7 @@ from dagster_dataframely.errors import (
     SensitiveMarkError,
     StagedWriteError,
     StorageRefusedError,
+    UnexpectedArgumentError,
     UnknownCollectionMemberError,
     UnknownWarningRuleError,
     UnsafePathKeyError,
@@ -76,6 +78,31 @@ class Case:
 
 
 CASES = [
+    Case(
+        UnexpectedArgumentError,
+        ("dd.asset", "`key=` is not one of its keywords", "Write key_prefix= and name=."),
+        attributes={
+            "function": "dd.asset",
+            "problem": "`key=` is not one of its keywords",
+            "fix": "Write key_prefix= and name=.",
+        },
+        fragments=("dd.asset: `key=` is not one of its keywords", "key_prefix= and name="),
+    ),
+    Case(
+        ComponentFieldError,
+        ("defs/checks/defs.yaml:4", "assets[0]", "no asset has the key 'ordres'", "Fix it."),
+        attributes={
+            "file": "defs/checks/defs.yaml:4",
+            "field": "assets[0]",
+            "problem": "no asset has the key 'ordres'",
+            "fix": "Fix it.",
+        },
+        fragments=(
+            "defs/checks/defs.yaml:4: attributes.assets[0]: no asset",
+            "'ordres'",
+            "Fix it.",
+        ),
+    ),
     Case(
         ClearQuarantineError,
         ("sales/orders",),
@@ -317,7 +344,12 @@ CASES = [
         QuarantineDirError,
         ("orders",),
         attributes={"asset": "orders"},
-        fragments=("'orders'", "DAGSTER_DATAFRAMELY_QUARANTINE_DIR", "run"),
+        fragments=(
+            "'orders'",
+            "DAGSTER_DATAFRAMELY_QUARANTINE_DIR",
+            "run",
+            "dd.testing.call_asset",
+        ),
     ),
     Case(
         CredentialsInUrlError,
@@ -573,6 +605,13 @@ SIGNATURES: dict[type[DagsterDataframelyError], list[tuple[str, Any, Any]]] = {
         (name, POS, inspect.Parameter.empty) for name in ("asset", "value_type")
     ],
     NoRunningStepError: [("function", POS, inspect.Parameter.empty)],
+    # Not in the reference: the common mistakes and the Component's YAML (issue 21).
+    UnexpectedArgumentError: [
+        (name, POS, inspect.Parameter.empty) for name in ("function", "problem", "fix")
+    ],
+    ComponentFieldError: [
+        (name, POS, inspect.Parameter.empty) for name in ("file", "field", "problem", "fix")
+    ],
 }
 
 CATEGORIES: dict[type[DagsterDataframelyError], set[type[DagsterDataframelyError]]] = {
@@ -592,6 +631,8 @@ CATEGORIES: dict[type[DagsterDataframelyError], set[type[DagsterDataframelyError
         MultiAssetKeyError,
         InvalidArgumentsError,
         SchemaTypeError,
+        UnexpectedArgumentError,
+        ComponentFieldError,
     },
     ValidationFailedError: {ColumnSchemaError, ValidationAbortError, NoValidRowsError},
     StorageRefusedError: {

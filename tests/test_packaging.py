@@ -9,6 +9,8 @@ import re
 import tomllib
 from pathlib import Path
 
+from dagster_shared.libraries import DagsterLibraryRegistry
+
 import dagster_dataframely as dd
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -17,6 +19,11 @@ DISTRIBUTION = "dataframely-dagster"
 
 def test_the_version_is_the_installed_distributions() -> None:
     assert dd.__version__ == importlib.metadata.version(DISTRIBUTION)
+
+
+def test_importing_the_package_registers_it_with_dagsters_library_registry() -> None:
+    # The registry is where Dagster lists the integration libraries a code location loaded.
+    assert DagsterLibraryRegistry.get()[DISTRIBUTION] == dd.__version__
 
 
 def test_the_changelog_has_an_entry_for_this_version() -> None:

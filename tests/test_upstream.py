@@ -9,9 +9,12 @@ private name through `getattr`/`setattr`.
 
 # No `from __future__ import annotations`: Dagster reads the resources' and contexts' annotations.
 import ast
+import importlib
 import inspect
 import pkgutil
+import sys
 import tomllib
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Annotated, Any, Literal, Self
 
@@ -647,3 +650,73 @@ def test_document_type_alias_gives_the_alias_its_own_docstring() -> None:
     assert alias.__value__ == Literal["a", "b"]
     assert alias.__name__ == "Alias"
     assert alias | None == alias | None
+
+
+# --- Dagster: a component's view of its project ----------------------------------------------
+
+PROBE = """
+import dagster as dg
+
+from dagster_dataframely import TableChecksComponent
+from dagster_dataframely._upstream import component_yaml_positions, project_asset_partitions
+
+SEEN = {}
+
+
+class Probe(dg.Component, dg.Resolvable, dg.Model):
+    marker: str = ""
+
+    def build_defs(self, context):
+        SEEN["assets"] = project_asset_partitions(context, skip=TableChecksComponent)
+        positions = component_yaml_positions(context)
+        SEEN["marker"] = positions.lookup(["attributes", "marker"]) if positions else None
+        return dg.Definitions(assets=[dg.AssetSpec("probe_own")])
+"""
+
+
+@pytest.fixture
+def probed_project(tmp_path: Path) -> Iterator[Any]:
+    """A scratch dg project with a probe component beside a plain and a partitioned asset."""
+    from tests.dg_project import COMPONENT, ROOT_MODULE, write_component, write_project
+
+    root = write_project(tmp_path / "scratch", storage=False)
+    source = root / "src" / ROOT_MODULE
+    (source / "probe.py").write_text(PROBE)
+    (source / "defs" / "daily.py").write_text(
+        "import dagster as dg\n\n"
+        "daily = dg.AssetSpec('daily', partitions_def="
+        "dg.DailyPartitionsDefinition(start_date='2026-01-01'))\n"
+    )
+    write_component(root, "probe", f"type: {ROOT_MODULE}.probe.Probe\nattributes:\n  marker: x\n")
+    # Another TableChecksComponent, which the walk must not build (it would walk again).
+    write_component(
+        root,
+        "other_checks",
+        f"type: {COMPONENT}\nattributes:\n  dataframely_schema: {ROOT_MODULE}.schemas:Orders\n"
+        "  assets: [orders]\n  severity: WARN\n",
+    )
+    sys.path.insert(0, str(root / "src"))
+    try:
+        dg.load_from_defs_folder(path_within_project=source)
+        yield importlib.import_module(f"{ROOT_MODULE}.probe")
+    finally:
+        sys.path.remove(str(root / "src"))
+        for name in [m for m in sys.modules if m.split(".")[0] == ROOT_MODULE]:
+            del sys.modules[name]
+
+
+def test_project_asset_partitions_sees_every_other_components_assets(probed_project: Any) -> None:
+    seen = probed_project.SEEN["assets"]
+
+    assert seen == {
+        dg.AssetKey("orders"): None,
+        dg.AssetKey("daily"): dg.DailyPartitionsDefinition(start_date="2026-01-01"),
+    }  # not the probe's own asset, and nothing of the other checks component
+
+
+def test_component_yaml_positions_locate_each_field_of_the_defs_yaml(probed_project: Any) -> None:
+    marker = probed_project.SEEN["marker"]
+
+    assert marker is not None
+    assert marker.filename.endswith("defs/probe/defs.yaml")
+    assert marker.start.line == 3

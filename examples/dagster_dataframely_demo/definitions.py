@@ -3,8 +3,9 @@
 Four validated assets show the outcomes worth seeing: a clean table, a table whose bad lines go
 to a quarantine, a daily-partitioned table (Sundays have no data and skip), and a table stored in
 DuckDB. A Collection, `OrderBook`, validates orders and their lines together in one step, so a
-line without a valid order goes to the lines' quarantine. Everything is written under `.demo/`
-in the project.
+line without a valid order goes to the lines' quarantine. `features.py` adds one asset per other
+feature: warning rules, `dd.table_checks` on a plain asset, a `dd.multi_asset`, and staged writes
+through `QuarantineAwareIOManager`. Everything is written under `.demo/` in the project.
 """
 
 import datetime as dt
@@ -18,6 +19,7 @@ from dagster_polars import PolarsParquetIOManager
 
 import dagster_dataframely as dd
 
+from . import features
 from ._data import marketplace_orders, orders_for_day, storefront_orders
 from .order_book import OrderBook, order_headers, order_line_rows
 from .schema import Orders
@@ -116,9 +118,12 @@ defs = dg.Definitions(
         raw_order_headers,
         raw_order_lines,
         order_book,
+        *features.ASSETS,
     ],
+    asset_checks=[*features.ASSET_CHECKS],
     resources={
         "io_manager": PolarsParquetIOManager(base_dir=str(WAREHOUSE)),
         "warehouse": DuckDBPolarsIOManager(database=str(DUCKDB_FILE)),
+        **features.resources(str(WAREHOUSE)),
     },
 )

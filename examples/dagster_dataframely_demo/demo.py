@@ -17,6 +17,7 @@ import dagster as dg
 import dagster_dataframely as dd
 
 from .definitions import DEMO_DIR, DUCKDB_FILE, WAREHOUSE, all_orders, daily, defs
+from .features import SHOWS
 
 QUIET = {"loggers": {"console": {"config": {"log_level": "WARNING"}}}}
 
@@ -29,6 +30,7 @@ class Summary:
     materialized: int = 0
     written: int = 0
     quarantined: int = 0
+    warned: int = 0
     failing_checks: set[str] = field(default_factory=set)
     table: str = ""
     quarantine: str = ""
@@ -40,6 +42,8 @@ def main() -> None:
     assets = list(defs.assets or [])
     plain = [a for a in assets if getattr(a, "partitions_def", None) is None]
     partitioned = [a for a in assets if getattr(a, "partitions_def", None) is not None]
+    # The checks of tables the package did not build run with the assets they check.
+    plain += list(defs.asset_checks or [])
     runs = [dg.materialize(plain, resources=defs.resources, instance=instance, run_config=QUIET)]
     runs += [
         dg.materialize(
@@ -91,6 +95,7 @@ def _read(run: dg.ExecuteInProcessResult, summaries: dict[dg.AssetKey, Summary])
         summary.materialized += 1
         summary.written += _count(metadata.get("dagster/row_count"))
         summary.quarantined += _count(metadata.get("dataframely/invalid_count"))
+        summary.warned += _count(metadata.get("dataframely/warning_count"))
         summary.table = _table_location(metadata)
         if "dataframely/invalid_count" in metadata:
             summary.quarantine = _quarantine_location(key, event.partition)
@@ -135,8 +140,12 @@ def _print(summaries: dict[dg.AssetKey, Summary], failed: int) -> None:
         if summary.partitions > 1:
             heading += f"  ({summary.partitions} daily partitions, {skipped} skipped: no data)"
         print(heading)
+        if key in SHOWS:
+            print(f"  shows             {SHOWS[key]}")
         print(f"  rows written      {summary.written}")
         print(f"  rows quarantined  {summary.quarantined}")
+        if summary.warned:
+            print(f"  rows warned       {summary.warned} (written: they failed warning rules only)")
         print(f"  failing checks    {', '.join(sorted(summary.failing_checks)) or 'none'}")
         if summary.table:
             where = summary.table if summary.partitions == 1 else f"{summary.table} (last one)"

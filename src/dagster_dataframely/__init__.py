@@ -4,22 +4,29 @@
 the returned frame and writes the invalid rows to a quarantine beside the table.
 """
 
+from dagster_shared.libraries import DagsterLibraryRegistry
+
 from . import errors, testing, wiring
 from ._api.asset import asset
 from ._api.asset_out import AssetOut
 from ._api.collection_asset import collection_asset
 from ._api.multi_asset import multi_asset
 from ._api.table_checks import table_checks
+from ._api.table_checks_component import TableChecksComponent
 from ._declare.quarantine_spec import quarantine_spec
 from ._model.settings import Granularity, SchemaRules
 from ._store.io_manager import QuarantineAwareIOManager
 from ._version import __version__ as __version__
+
+# Dagster lists the integration libraries a code location uses (as `dagster-polars` registers).
+DagsterLibraryRegistry.register("dataframely-dagster", __version__, is_dagster_package=False)
 
 __all__ = [
     "AssetOut",
     "Granularity",
     "QuarantineAwareIOManager",
     "SchemaRules",
+    "TableChecksComponent",
     "asset",
     "collection_asset",
     "errors",

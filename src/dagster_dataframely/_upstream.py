@@ -36,6 +36,8 @@ from dagster._core.errors import DagsterInvalidPropertyError
 from dagster._core.events import AssetMaterializationPlannedData
 from dagster._core.execution.plan.outputs import StepOutputHandle
 from dagster._core.storage.db_io_manager import DbIOManager
+from dagster.components.core.defs_module import CompositeYamlComponent
+from dagster_shared.yaml_utils.source_position import SourcePositionTree
 from dataframely._rule import Rule, RuleFactory
 from upath import UPath
 
@@ -45,6 +47,7 @@ __all__ = [
     "Rule",
     "StepOutput",
     "collection_filters",
+    "component_yaml_positions",
     "context_for_manager",
     "current_asset_context",
     "database_handled_types",
@@ -58,6 +61,7 @@ __all__ = [
     "output_context_for",
     "output_io_manager",
     "planned_partitions",
+    "project_asset_partitions",
     "resource_config_of",
     "rule_function",
     "running_step",
@@ -457,3 +461,60 @@ def document_type_alias(alias: Any, doc: str) -> None:
         object.__setattr__(alias, "__doc__", doc)
     except (AttributeError, TypeError):
         return
+
+
+# --- Dagster: a component's view of its project ----------------------------------------------
+
+
+_CONTAINERS = (dg.DefsFolderComponent, CompositeYamlComponent)
+"""The components that only hold others: a folder, and a `defs.yaml` of several documents."""
+
+
+def project_asset_partitions(
+    context: dg.ComponentLoadContext, skip: type[dg.Component]
+) -> dict[dg.AssetKey, dg.PartitionsDefinition[Any] | None] | None:
+    """Every asset key the project's `defs` folder defines, with its partitions; None if unseen.
+
+    Walks the component tree from the defs folder's declaration
+    (`ComponentTree.find_decl_at_path`, public, returning a `ComponentDecl` whose
+    `iterate_child_component_decls()` and `component_type` Dagster does not export), descends
+    into folders and multi-component YAML files, and builds every other leaf with
+    `ComponentLoadContext.build_defs(loc)`, Dagster's public way for one component to use
+    another's definitions (it records the dependency and caches the build). It never builds the
+    calling component, nor another of type `skip`, which would walk the tree again. A tree with
+    no defs folder (`ComponentTree.for_test()`) gives None. Since Dagster 1.13.0.
+    """
+    tree = context.component_tree
+    try:
+        root = tree.find_decl_at_path(context.defs_module_path)
+    except Exception:  # Dagster raises a bare Exception for a tree without that folder
+        return None
+    found: dict[dg.AssetKey, dg.PartitionsDefinition[Any] | None] = {}
+    pending = [root]
+    while pending:
+        decl = pending.pop()
+        children = list(decl.iterate_child_component_decls())
+        if decl.loc == context.component_loc or issubclass(decl.component_type, skip):
+            continue
+        if children and issubclass(decl.component_type, _CONTAINERS):
+            pending.extend(children)
+            continue
+        for asset in context.build_defs(decl.loc).assets or []:
+            if isinstance(asset, dg.AssetsDefinition):
+                found.update(dict.fromkeys(asset.keys, asset.partitions_def))
+            elif isinstance(asset, dg.AssetSpec | dg.SourceAsset):
+                found[asset.key] = asset.partitions_def
+    return found
+
+
+def component_yaml_positions(context: dg.ComponentLoadContext) -> SourcePositionTree | None:
+    """Where each field of the component's `defs.yaml` is written: file, line and column.
+
+    Reads `context.component_decl.source_tree.source_position_tree`: a YAML-backed declaration
+    (`YamlDecl`, which Dagster does not export) keeps the source tree it was parsed from, the
+    same tree Dagster's own validation errors quote. A component built in Python has none, and
+    gives None. Since Dagster 1.13.0.
+    """
+    source_tree = getattr(context.component_decl, "source_tree", None)
+    positions = getattr(source_tree, "source_position_tree", None)
+    return positions if isinstance(positions, SourcePositionTree) else None

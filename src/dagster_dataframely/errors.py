@@ -23,6 +23,7 @@ __all__ = [
     "CollectionNotSupportedError",
     "CollectionWithoutMembersError",
     "ColumnSchemaError",
+    "ComponentFieldError",
     "ConcurrentRunError",
     "CredentialsInUrlError",
     "DagsterDataframelyError",
@@ -50,6 +51,7 @@ __all__ = [
     "SensitiveMarkError",
     "StagedWriteError",
     "StorageRefusedError",
+    "UnexpectedArgumentError",
     "UnknownCollectionMemberError",
     "UnknownWarningRuleError",
     "UnsafePathKeyError",
@@ -214,6 +216,51 @@ class SchemaTypeError(InvalidDefinitionError, TypeError):
         super().__init__(
             f"Expected {expected}, got {given}. Pass the class itself, not an instance or a frame."
         )
+
+
+class UnexpectedArgumentError(InvalidArgumentsError, TypeError):
+    """Raised when a decorator is given a keyword it does not take, or is used without its schema.
+
+    Several of `@dg.asset`'s keywords have a replacement here (`key=` is `name=` plus
+    `key_prefix=`; `check_specs=` come from the schema), so the message names it instead of
+    Python's bare "unexpected keyword argument". Also a `TypeError`, which Python raised before.
+
+    Parameters
+    ----------
+    function
+        The decorator that refused the call, such as `dd.asset`.
+    problem
+        What it refused: "`key=` is not one of its keywords", or a function where the schema
+        goes.
+    fix
+        What to write instead.
+    """
+
+
+class ComponentFieldError(InvalidDefinitionError):
+    """Raised when a component's YAML field has a value the component cannot use.
+
+    `dg check defs`, `dg dev` and every load of the project fail on it, and the message says
+    which file and line, which field, and what to write instead, as a YAML author needs.
+
+    Parameters
+    ----------
+    file
+        The YAML file and line, such as `defs/orders_checks/defs.yaml:4`.
+    field
+        The field under `attributes`, such as `dataframely_schema` or `assets[1]`.
+    problem
+        What is wrong with its value.
+    fix
+        What to write instead.
+    """
+
+    def __init__(self, file: str, field: str, problem: str, fix: str) -> None:
+        self.file = file
+        self.field = field
+        self.problem = problem
+        self.fix = fix
+        super().__init__(f"{file}: attributes.{field}: {problem}. {fix}")
 
 
 class CollectionNotSupportedError(InvalidDefinitionError):
@@ -986,8 +1033,9 @@ class QuarantineDirError(StorageRefusedError):
         super().__init__(
             f"Asset {asset!r} was called directly and has invalid rows to quarantine, but no "
             f"quarantine directory is configured and a direct call has no IO manager to "
-            f"write them. Set DAGSTER_DATAFRAMELY_QUARANTINE_DIR to a directory, or "
-            f"materialize the asset in a run."
+            f"write them. In a test, call it with `dd.testing.call_asset(asset, ...)`, which "
+            f"keeps the invalid rows in memory; or set DAGSTER_DATAFRAMELY_QUARANTINE_DIR to a "
+            f"directory; or materialize the asset in a run."
         )
 
 

@@ -428,6 +428,7 @@ def test_a_call_with_invalid_rows_and_no_quarantine_dir_raises(
         list(orders(asset_context()))
     assert raised.value.asset == "orders"
     assert QUARANTINE_DIR in str(raised.value)
+    assert "dd.testing.call_asset" in str(raised.value)  # the fix a test wants
     assert list(tmp_path.rglob("*")) == []  # no default directory
 
 

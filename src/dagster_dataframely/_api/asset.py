@@ -15,6 +15,7 @@ import dataframely as dy
 import polars as pl
 
 from dagster_dataframely._api.asset_out import AssetOut
+from dagster_dataframely._api.refusals import refusing_mistakes
 from dagster_dataframely._declare.builder import build_asset
 from dagster_dataframely._declare.output import declare_output
 from dagster_dataframely._model.schema import read_schema
@@ -33,6 +34,7 @@ SINGLE_OUTPUT = "result"
 """The name Dagster gives a `@dg.asset`'s output, whatever the asset's key."""
 
 
+@refusing_mistakes("dd.asset", "@dd.asset(Orders)")
 def asset(
     schema: type[dy.Schema],
     /,

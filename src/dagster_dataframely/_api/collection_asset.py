@@ -15,6 +15,7 @@ from typing import Any
 import dagster as dg
 import dataframely as dy
 
+from dagster_dataframely._api.refusals import refusing_mistakes
 from dagster_dataframely._declare.builder import build_collection_asset
 from dagster_dataframely._declare.output import declare_output
 from dagster_dataframely._model.asset_settings import OutputSettings
@@ -25,6 +26,7 @@ from dagster_dataframely.errors import UnknownCollectionMemberError
 CollectionFunction = Callable[..., Mapping[str, Any] | dy.Collection | None]
 
 
+@refusing_mistakes("dd.collection_asset", "@dd.collection_asset(OrderBook)")
 def collection_asset(
     collection: type[dy.Collection],
     /,

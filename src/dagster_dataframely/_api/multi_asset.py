@@ -12,6 +12,7 @@ from typing import Any
 
 import dagster as dg
 
+from dagster_dataframely._api.refusals import refusing_mistakes
 from dagster_dataframely._declare.builder import build_multi_asset
 from dagster_dataframely._declare.output import declare_output
 from dagster_dataframely._model.schema import read_schema
@@ -22,6 +23,7 @@ from .asset_out import AssetOut
 MultiAssetFunction = Callable[..., Mapping[str, Any] | None]
 
 
+@refusing_mistakes("dd.multi_asset", '@dd.multi_asset(outs={"orders": dd.AssetOut(Orders)})')
 def multi_asset(
     *,
     outs: Mapping[str, AssetOut],

@@ -1,0 +1,139 @@
+"""`TableChecksComponent` through the real `dg` CLI, in a scratch project, offline.
+
+The way a `dg` user meets the Component: `dg list components` finds it through the package's
+entry point, `dg scaffold defs` writes its `defs.yaml`, `dg check defs` and `dg list defs` load
+it, and `dg launch` evaluates its checks against a table a plain asset wrote (parquet) and a
+DuckDB table SQL wrote. Each `dg` command starts a fresh interpreter, so the module shares one
+project and keeps the commands few.
+"""
+
+import json
+import subprocess
+from pathlib import Path
+
+import dagster as dg
+import dagster_dg_cli  # noqa: F401  (the `dg` CLI: without it this module is not collected)
+import dagster_duckdb_polars  # noqa: F401  (the scratch project's IO managers)
+import dagster_polars  # noqa: F401
+import duckdb  # noqa: F401
+import pytest
+from tests.dg_project import (
+    COMPONENT,
+    LAUNCH_JOB,
+    ROOT_MODULE,
+    project_environment,
+    write_component,
+    write_project,
+)
+
+IN_PROCESS = json.dumps({"execution": {"config": {"in_process": {}}}})
+"""One process for the whole run: Dagster's default starts a subprocess per step."""
+
+
+def _dg(root: Path, arguments: tuple[str, ...]) -> subprocess.CompletedProcess[str]:
+    """`dg` with these arguments, run in the project's folder and environment."""
+    return subprocess.run(
+        ["dg", *arguments],
+        cwd=root,
+        env=project_environment(root),
+        capture_output=True,
+        text=True,
+        timeout=240,
+        check=False,
+    )
+
+
+def run_dg(root: Path, *arguments: str) -> str:
+    """Run `dg`, check it succeeded, and return what it printed, stdout then stderr."""
+    done = _dg(root, arguments)
+    output = done.stdout + done.stderr
+    assert done.returncode == 0, f"dg {' '.join(arguments)}:\n{output}"
+    return output
+
+
+def dg_json(root: Path, *arguments: str) -> object:
+    """What a `dg ... --json` command printed, parsed; its warnings go to stderr, not here."""
+    done = _dg(root, (*arguments, "--json"))
+    assert done.returncode == 0, done.stderr
+    return json.loads(done.stdout)
+
+
+@pytest.fixture(scope="module")
+def project(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The scratch project with the Component scaffolded for `orders`, as a user would."""
+    root = write_project(tmp_path_factory.mktemp("dg") / "scratch")
+    run_dg(root, "scaffold", "defs", COMPONENT, "orders_checks", "--asset", "orders")
+    sql = write_component(
+        root,
+        "sql_orders_checks",
+        f"""
+        type: {COMPONENT}
+        attributes:
+          dataframely_schema: {ROOT_MODULE}.schemas:Orders
+          assets: [analytics/orders]
+          severity: ERROR
+          lazy: false
+        """,
+    )
+    assert sql.is_file()
+    return root
+
+
+def check_evaluations(root: Path) -> dict[tuple[str, str], dg.AssetCheckEvaluation]:
+    """Every check evaluation the project's instance recorded, by (asset key, check name)."""
+    found = {}
+    with dg.DagsterInstance.from_config(str(root / "dagster_home")) as instance:
+        for run in instance.get_runs():
+            for entry in instance.all_logs(
+                run.run_id, of_type=dg.DagsterEventType.ASSET_CHECK_EVALUATION
+            ):
+                evaluation = entry.dagster_event.event_specific_data  # type: ignore[union-attr]
+                assert isinstance(evaluation, dg.AssetCheckEvaluation)
+                found[(evaluation.asset_key.to_user_string(), evaluation.check_name)] = evaluation
+    return found
+
+
+def test_dg_lists_the_component_from_the_package_entry_point(project: Path) -> None:
+    listed = dg_json(project, "list", "components")
+    assert isinstance(listed, dict)
+    entry = next(item for item in listed["items"] if item["key"] == COMPONENT)
+    assert "Dataframely" in entry["summary"]
+
+
+def test_scaffold_writes_a_defs_yaml_that_loads_as_it_is(project: Path) -> None:
+    scaffolded = (
+        project / "src" / ROOT_MODULE / "defs" / "orders_checks" / "defs.yaml"
+    ).read_text()
+    assert f"type: {COMPONENT}" in scaffolded
+    assert f'dataframely_schema: "{ROOT_MODULE}.schemas:Orders"' in scaffolded
+    assert '- "orders"' in scaffolded
+
+    assert "All definitions loaded successfully" in run_dg(project, "check", "defs")
+
+
+def test_dg_list_defs_shows_the_checks_on_both_tables(project: Path) -> None:
+    listed = dg_json(project, "list", "defs")
+    assert isinstance(listed, dict)
+    checks = {check["key"] for check in listed["asset_checks"]}
+    for asset in ("orders", "analytics/orders"):
+        assert f"{asset}:dy_schema__columns" in checks
+        assert f"{asset}:dy_rule__amount__min" in checks
+        assert f"{asset}:dy_rule__primary_key" in checks
+
+
+def test_dg_launch_evaluates_the_checks_on_parquet_and_on_a_duckdb_table_sql_wrote(
+    project: Path,
+) -> None:
+    run_dg(project, "launch", "--job", LAUNCH_JOB, "--config-json", IN_PROCESS)
+
+    evaluations = check_evaluations(project)
+    parquet_min = evaluations[("orders", "dy_rule__amount__min")]
+    assert not parquet_min.passed
+    assert parquet_min.severity == dg.AssetCheckSeverity.WARN
+    assert parquet_min.metadata["dy_failed_count"].value == 1
+    assert evaluations[("orders", "dy_schema__columns")].passed
+    duckdb_min = evaluations[("analytics/orders", "dy_rule__amount__min")]
+    assert not duckdb_min.passed
+    assert duckdb_min.severity == dg.AssetCheckSeverity.ERROR
+    assert duckdb_min.metadata["dy_failed_count"].value == 2
+    assert evaluations[("analytics/orders", "dy_rule__primary_key")].passed

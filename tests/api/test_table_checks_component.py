@@ -1,0 +1,242 @@
+"""`TableChecksComponent` loaded in-process from a scratch project's `defs.yaml`, as `dg` loads it.
+
+`dg check defs` runs `dg.load_from_defs_folder` in a subprocess; calling it here is the same load
+without the CLI's start-up, so every bad value the Component reports gets a test of its own.
+The real CLI is exercised by `integration_tests/test_dg_component.py`.
+"""
+
+import sys
+import textwrap
+from collections.abc import Iterator
+from pathlib import Path
+
+import dagster as dg
+import pytest
+
+import dagster_dataframely as dd
+from dagster_dataframely.errors import ComponentFieldError
+from tests.dg_project import COMPONENT, ROOT_MODULE, write_component, write_project
+
+EXTRA_DEFS = {
+    "daily.py": """
+        import dagster as dg
+        import polars as pl
+
+        days = dg.DailyPartitionsDefinition(start_date="2026-01-01")
+
+
+        @dg.asset(partitions_def=days, key_prefix="sales")
+        def daily_orders(context: dg.AssetExecutionContext) -> pl.DataFrame:
+            return pl.DataFrame({"order_id": ["a"], "amount": [1.0]})
+        """,
+    "books.py": """
+        import dagster as dg
+
+        book_orders = dg.AssetSpec(["book", "orders"])
+        book_lines = dg.AssetSpec(["book", "lines"])
+        """,
+    "../collections.py": """
+        import dataframely as dy
+        import polars as pl
+
+
+        class Header(dy.Schema):
+            order_id = dy.String(primary_key=True)
+
+
+        class Line(dy.Schema):
+            order_id = dy.String(primary_key=True)
+            line = dy.Int64(primary_key=True)
+
+
+        class Book(dy.Collection):
+            orders: dy.LazyFrame[Header]
+            lines: dy.LazyFrame[Line]
+
+            @dy.filter()
+            def every_line_has_an_order(cls) -> pl.Expr:
+                return dy.functional.require_relationship_one_to_at_least_one(
+                    cls.orders, cls.lines, on="order_id"
+                )
+        """,
+}
+
+
+@pytest.fixture(scope="module")
+def project(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
+    """A project with a plain asset, a partitioned one, two specs and a Collection, importable."""
+    root = write_project(tmp_path_factory.mktemp("component") / "scratch", storage=False)
+    defs = root / "src" / ROOT_MODULE / "defs"
+    for name, text in EXTRA_DEFS.items():
+        (defs / name).write_text(textwrap.dedent(text).lstrip())
+    sys.path.insert(0, str(root / "src"))
+    yield root
+    sys.path.remove(str(root / "src"))
+    for name in [module for module in sys.modules if module.split(".")[0] == ROOT_MODULE]:
+        del sys.modules[name]
+
+
+def load(project: Path, attributes: str) -> dg.Definitions:
+    """Load the project with one component whose `attributes:` block is `attributes`."""
+    write_component(
+        project,
+        "checks",
+        f"type: {COMPONENT}\nattributes:\n" + textwrap.indent(textwrap.dedent(attributes), "  "),
+    )
+    return dg.load_from_defs_folder(path_within_project=project / "src" / ROOT_MODULE)
+
+
+def field_error(project: Path, attributes: str) -> ComponentFieldError:
+    """The package's error a load with these attributes fails on, under Dagster's wrapping."""
+    with pytest.raises(Exception) as raised:  # noqa: PT011 (Dagster wraps it; the cause is checked)
+        load(project, attributes)
+    error: BaseException | None = raised.value
+    while error is not None and not isinstance(error, ComponentFieldError):
+        error = error.__cause__ or error.__context__
+    assert isinstance(error, ComponentFieldError), f"no ComponentFieldError in {raised.value!r}"
+    return error
+
+
+FILE = f"src/{ROOT_MODULE}/defs/checks/defs.yaml"
+
+
+def test_the_checks_of_one_asset_are_dd_table_checks_own(project: Path) -> None:
+    defs = load(
+        project,
+        f"""
+        dataframely_schema: {ROOT_MODULE}.schemas:Orders
+        assets: [orders]
+        severity: WARN
+        check_granularity: column
+        """,
+    )
+    (component_checks,) = defs.asset_checks or []
+    from scratch.schemas import Orders  # type: ignore[import-not-found]
+
+    python_checks = dd.table_checks(
+        Orders, "orders", severity=dg.AssetCheckSeverity.WARN, check_granularity="column"
+    )
+    assert [(s.key, s.description) for s in component_checks.check_specs] == [
+        (s.key, s.description) for s in python_checks.check_specs
+    ]
+
+
+def test_a_targets_partitions_come_from_its_own_definition(project: Path) -> None:
+    defs = load(
+        project,
+        f"""
+        dataframely_schema: {ROOT_MODULE}.schemas:Orders
+        assets: [sales/daily_orders]
+        severity: ERROR
+        """,
+    )
+    (checks,) = defs.asset_checks or []
+    assert checks.partitions_def == dg.DailyPartitionsDefinition(start_date="2026-01-01")
+    assert {spec.asset_key for spec in checks.check_specs} == {
+        dg.AssetKey(["sales", "daily_orders"])
+    }
+
+
+def test_a_collection_maps_each_member_to_its_asset(project: Path) -> None:
+    defs = load(
+        project,
+        f"""
+        dataframely_schema: {ROOT_MODULE}.collections:Book
+        members:
+          orders: book/orders
+          lines: book/lines
+        severity: WARN
+        """,
+    )
+    (checks,) = defs.asset_checks or []
+    names = {(spec.asset_key.to_user_string(), spec.name) for spec in checks.check_specs}
+    assert ("book/lines", "dy_filter__every_line_has_an_order") in names
+    assert ("book/orders", "dy_schema__columns") in names
+
+
+@pytest.mark.parametrize(
+    ("attributes", "line", "field", "fragments"),
+    [
+        pytest.param(
+            "dataframely_schema: nowhere.schemas:Orders\nassets: [orders]\nseverity: WARN",
+            3,
+            "dataframely_schema",
+            ["'nowhere.schemas' cannot be imported", "importable in the project's environment"],
+            id="unknown-module",
+        ),
+        pytest.param(
+            f"dataframely_schema: {ROOT_MODULE}.schemas.Orders\nassets: [orders]\nseverity: WARN",
+            3,
+            "dataframely_schema",
+            ["is not a module:Class reference", "such as my_project.schemas:Orders"],
+            id="no-colon",
+        ),
+        pytest.param(
+            f"dataframely_schema: {ROOT_MODULE}.schemas:Order\nassets: [orders]\nseverity: WARN",
+            3,
+            "dataframely_schema",
+            ["has no dy.Schema or dy.Collection named 'Order'", "Name one of its classes: Orders"],
+            id="unknown-class",
+        ),
+        pytest.param(
+            f"dataframely_schema: {ROOT_MODULE}.schemas:Orders\nseverity: WARN\n"
+            "assets:\n  - orders\n  - ordres",
+            7,
+            "assets[1]",
+            ["no asset in the project's defs folder has the key 'ordres'", "Did you mean orders"],
+            id="unknown-asset-key",
+        ),
+        pytest.param(
+            f"dataframely_schema: {ROOT_MODULE}.schemas:Orders\nassets: [orders]\nseverity: WARN\n"
+            "check_granularity: per_column",
+            6,
+            "check_granularity",
+            [
+                "'per_column' is not a value it accepts",
+                "Write one of rule, column, schema; or remove the field",
+            ],
+            id="bad-setting",
+        ),
+        pytest.param(
+            f"dataframely_schema: {ROOT_MODULE}.schemas:Orders\nassets: [orders]\nseverity: LOUD",
+            5,
+            "severity",
+            ["'LOUD' is not a check severity", "Write one of WARN, ERROR"],
+            id="bad-severity",
+        ),
+        pytest.param(
+            f"dataframely_schema: {ROOT_MODULE}.schemas:Orders\nassets: [orders]\nseverity: WARN\n"
+            "warning_rules: [amount|max]",
+            6,
+            "warning_rules",
+            ["Orders has no rule named amount|max", "amount|min"],
+            id="unknown-warning-rule",
+        ),
+        pytest.param(
+            f"dataframely_schema: {ROOT_MODULE}.collections:Book\nassets: [book/orders]\n"
+            "severity: WARN",
+            4,
+            "assets",
+            ["Book is a dy.Collection", "Write `members:`"],
+            id="collection-with-assets",
+        ),
+        pytest.param(
+            f"dataframely_schema: {ROOT_MODULE}.collections:Book\nseverity: WARN\n"
+            "members:\n  orders: book/orders",
+            5,
+            "members",
+            ["required members lines have no asset", "under `members:`"],
+            id="collection-member-missing",
+        ),
+    ],
+)
+def test_a_bad_value_names_the_file_and_line_the_field_and_the_fix(
+    project: Path, attributes: str, line: int, field: str, fragments: list[str]
+) -> None:
+    error = field_error(project, attributes)
+
+    assert error.file == f"{FILE}:{line}"
+    assert error.field == field
+    assert str(error).startswith(f"{FILE}:{line}: attributes.{field}: ")
+    for fragment in fragments:
+        assert fragment in str(error)
