@@ -11,6 +11,7 @@ from ._api.collection_asset import collection_asset
 from ._api.multi_asset import multi_asset
 from ._api.table_checks import table_checks
 from ._declare.quarantine_spec import quarantine_spec
+from ._model.quality_policy import QualityPolicy, Threshold, VolumeCheck
 from ._model.settings import Granularity, SchemaRules
 from ._store.io_manager import QuarantineAwareIOManager
 from ._version import __version__ as __version__
@@ -18,8 +19,11 @@ from ._version import __version__ as __version__
 __all__ = [
     "AssetOut",
     "Granularity",
+    "QualityPolicy",
     "QuarantineAwareIOManager",
     "SchemaRules",
+    "Threshold",
+    "VolumeCheck",
     "asset",
     "collection_asset",
     "errors",
