@@ -68,9 +68,13 @@ def test_usable_bounds_are_kept_as_given(arguments: dict[str, Any]) -> None:
 
 def test_a_threshold_describes_itself_in_rows_or_percent() -> None:
     assert dd.Threshold(warn_above=1, fail_above=0.05).describe() == (
-        "warns above 1 row, fails the run above 5% of the rows"
+        "the check fails above 1 row, the run above 5% of the rows"
     )
-    assert dd.Threshold(warn_above=0.001).describe() == "warns above 0.1% of the rows"
+    assert dd.Threshold(warn_above=0.001).describe() == "the check fails above 0.1% of the rows"
+    assert dd.Threshold(fail_above=0.05).describe() == (
+        "the check fails on any failing row, the run above 5% of the rows"
+    )
+    assert dd.Threshold(fail_above=0).describe() == "the run fails on any failing row"
 
 
 @pytest.mark.parametrize(

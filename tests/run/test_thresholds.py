@@ -72,7 +72,7 @@ def test_failures_within_warn_above_pass_the_check_and_are_still_quarantined(
     assert value(check.metadata["dy_failed_count"]) == 2
     assert value(check.metadata["dy_failed_fraction"]) == pytest.approx(0.1)
     assert value(check.metadata["dy_threshold"]) == (
-        "warns above 10% of the rows, fails the run above 25% of the rows"
+        "the check fails above 10% of the rows, the run above 25% of the rows"
     )
     # The threshold moves no row: the two invalid rows are in the quarantine all the same.
     assert pl.read_parquet(warehouse / "orders_quarantine.parquet").height == 2
@@ -264,15 +264,17 @@ def test_a_collapsed_check_lists_each_rules_threshold_and_passes_when_all_are_to
         "amount|nan": 0,
     }
     assert {row["failed_fraction"] for row in rows} == {0.0, 0.2}
-    assert any(spec.description.endswith("warns above 1 row.") for spec in asset.check_specs)
+    assert any(
+        spec.description.endswith("the check fails above 1 row.") for spec in asset.check_specs
+    )
 
 
 def test_the_check_descriptions_show_the_thresholds_before_any_run() -> None:
     asset = orders_asset(TOLERANT, {"now": frame(1)}, quarantine=True)
     descriptions = {spec.name: spec.description for spec in asset.check_specs}
     assert descriptions[AMOUNT_MIN] == (
-        "amount >= 0.0. Threshold: warns above 10% of the rows, fails the run above 25% of the "
-        "rows."
+        "amount >= 0.0. Threshold: the check fails above 10% of the rows, the run above 25% of "
+        "the rows."
     )
     assert descriptions["dy_rule__primary_key"] == "primary key (order_id)"
 

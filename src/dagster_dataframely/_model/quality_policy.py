@@ -67,6 +67,11 @@ def describe_bound(bound: Bound) -> str:
     return f"{bound * 100:g}% of the rows"
 
 
+def _beyond(bound: Bound) -> str:
+    """`on any failing row` for a zero bound, else `above <bound>`."""
+    return "on any failing row" if not bound else f"above {describe_bound(bound)}"
+
+
 @dataclass(frozen=True, slots=True)
 class Threshold:
     """How many rows may fail a rule before its check fails, and before the run fails.
@@ -127,11 +132,13 @@ class Threshold:
             )
 
     def describe(self) -> str:
-        """The threshold as one line: `warns above 1% of the rows, fails the run above 50 rows`."""
-        text = f"warns above {describe_bound(self.warn_above)}"
-        if self.fail_above is not None:
-            text += f", fails the run above {describe_bound(self.fail_above)}"
-        return text
+        """One line: `the check fails above 1% of the rows, the run above 50 rows`."""
+        check = "the check fails " + _beyond(self.warn_above)
+        if self.fail_above is None:
+            return check
+        if not self.warn_above and not self.fail_above:
+            return "the run fails on any failing row"
+        return f"{check}, the run {_beyond(self.fail_above)}"
 
 
 @dataclass(frozen=True, slots=True)
