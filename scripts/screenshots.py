@@ -251,6 +251,14 @@ def _failing_check(page: Page) -> FloatRect:
     return _around(_box(heading), _box(_row(page, "dy_rule__expr")))
 
 
+def _policy_check(page: Page) -> FloatRect:
+    """The check list, then the selected check's latest execution down to its threshold."""
+    tabs = _box(page.get_by_text("Events", exact=True).first)
+    threshold = _box(_row(page, "dy_threshold"))
+    size = page.viewport_size or {"width": 0, "height": 0}
+    return _around(tabs, threshold, right=size["width"])
+
+
 def _materialization(first: str, last: str) -> Callable[[Page], FloatRect]:
     def crop(page: Page) -> FloatRect:
         _to_the_top(_row(page, first))
@@ -315,6 +323,17 @@ SHOTS = [
         "dy_failed_count",
         _check_list,
         height=900,
+    ),
+    Shot(
+        "quality-policy-check.png",
+        "marketplace_lines_with_policy's Checks tab under a quality policy: the blocking "
+        "dy_rule__primary_key check failed (10% of the lines, above its 5% threshold) with its "
+        "failed fraction and threshold, while the rules one line failed (5%) pass within theirs",
+        "/assets/marketplace_lines_with_policy?view=checks&checkDetail=dy_rule__primary_key",
+        "dy_threshold",
+        _policy_check,
+        width=1900,
+        height=1100,
     ),
     Shot(
         "materialization-metadata.png",

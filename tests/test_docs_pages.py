@@ -1,4 +1,4 @@
-"""The pages on the code version, the test helper, warning rules, the quality policy: examples run."""
+"""The pages on the code version, the test helper, warning rules and quality policy run."""
 
 from pathlib import Path
 

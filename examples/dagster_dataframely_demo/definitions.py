@@ -20,6 +20,7 @@ import dagster_dataframely as dd
 
 from ._data import marketplace_orders, orders_for_day, storefront_orders
 from .order_book import OrderBook, order_headers, order_line_rows
+from .quality_policy import marketplace_lines_with_policy
 from .schema import Orders
 
 DEMO_DIR = Path(os.environ.get("DAGSTER_DATAFRAMELY_DEMO_DIR", ".demo")).absolute()
@@ -116,6 +117,7 @@ defs = dg.Definitions(
         raw_order_headers,
         raw_order_lines,
         order_book,
+        marketplace_lines_with_policy,
     ],
     resources={
         "io_manager": PolarsParquetIOManager(base_dir=str(WAREHOUSE)),
