@@ -129,25 +129,20 @@ POLICY = dd.QualityPolicy(
 """A threshold on every rule, none crossed by the data (about 1.4% of rows invalid)."""
 
 
-def default_policy(frame: pl.DataFrame | pl.LazyFrame) -> None:
-    list(
-        wiring.validation_results(
-            Orders, frame, valid_key=KEY, quarantine_writer=_writer, quality_policy=POLICY
-        )
+def _with_policy(frame: pl.DataFrame | pl.LazyFrame, **settings: Any) -> None:
+    """`validation_results` under `POLICY`, with `settings`; every result consumed."""
+    results = wiring.validation_results(
+        Orders, frame, valid_key=KEY, quarantine_writer=_writer, quality_policy=POLICY, **settings
     )
+    list(results)
+
+
+def default_policy(frame: pl.DataFrame | pl.LazyFrame) -> None:
+    _with_policy(frame)
 
 
 def lean_policy(frame: pl.DataFrame | pl.LazyFrame) -> None:
-    list(
-        wiring.validation_results(
-            Orders,
-            frame,
-            valid_key=KEY,
-            quarantine_writer=_writer,
-            quality_policy=POLICY,
-            **LEAN,
-        )
-    )
+    _with_policy(frame, **LEAN)
 
 
 RUN: dict[str, Callable[[pl.DataFrame | pl.LazyFrame], object]] = {

@@ -5,8 +5,6 @@ The marketplace feed under a policy: two of twenty lines share a key, above the 
 threshold and passes; the run succeeds, as `make demo` needs, and the bad lines are quarantined.
 """
 
-import importlib
-from collections.abc import Iterator
 from pathlib import Path
 from types import ModuleType
 
@@ -14,19 +12,10 @@ import dagster as dg
 import polars as pl
 import pytest
 
-from dagster_dataframely_demo import definitions
-
 from .conftest import QUIET
+from .test_demo import demo as demo  # the demo's definitions, re-imported under tmp_path
 
 pytestmark = pytest.mark.integration
-
-
-@pytest.fixture
-def demo(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[ModuleType]:
-    monkeypatch.setenv("DAGSTER_DATAFRAMELY_DEMO_DIR", str(tmp_path / "demo"))
-    yield importlib.reload(definitions)
-    monkeypatch.delenv("DAGSTER_DATAFRAMELY_DEMO_DIR")
-    importlib.reload(definitions)
 
 
 def test_the_demos_policy_fails_only_the_blocking_primary_key_check(demo: ModuleType) -> None:

@@ -90,6 +90,22 @@ def _rule_counts(counts: Mapping[str, int], invalid_count: int) -> str:
     )
 
 
+def _unknown_rules(rules: list[str], valid_rules: list[str], *, filters: bool = False) -> str:
+    """The unknown names, the schema's rules, and how Dataframely names a rule."""
+    listing = _quoted(valid_rules) if valid_rules else "none"
+    kinds = "'primary_key', or a Collection filter's name" if filters else "or 'primary_key'"
+    return (
+        f"{_quoted(rules)}. Its rules are: {listing}. Name each rule as Dataframely does: "
+        f"`<column>|<kind>` for a column's rule (such as 'amount|min'), the method name of "
+        f"a `@dy.rule()`, {kinds}; not the check name (`dy_rule__...`)."
+    )
+
+
+def _quarantined_at(address: str | None) -> str:
+    """Where the invalid rows of a failed run went, as a sentence; nothing without an address."""
+    return "" if address is None else f" The invalid rows are in the quarantine at {address!r}."
+
+
 def _rebuild(
     cls: type["DagsterDataframelyError"], args: tuple[Any, ...], kwargs: dict[str, Any]
 ) -> "DagsterDataframelyError":
@@ -517,12 +533,9 @@ class UnknownWarningRuleError(InvalidDefinitionError):
         self.schema_name = schema_name
         self.rules = list(rules)
         self.valid_rules = list(valid_rules)
-        listing = _quoted(self.valid_rules) if self.valid_rules else "none"
         super().__init__(
             f"`warning_rules=` names rules that schema {schema_name!r} does not have: "
-            f"{_quoted(self.rules)}. Its rules are: {listing}. Name each rule as Dataframely does: "
-            f"`<column>|<kind>` for a column's rule (such as 'amount|min'), the method name of "
-            f"a `@dy.rule()`, or 'primary_key'; not the check name (`dy_rule__...`)."
+            f"{_unknown_rules(self.rules, self.valid_rules)}"
         )
 
 
@@ -551,12 +564,9 @@ class UnknownPolicyRuleError(InvalidDefinitionError):
         self.parameter = parameter
         self.rules = list(rules)
         self.valid_rules = list(valid_rules)
-        listing = _quoted(self.valid_rules) if self.valid_rules else "none"
         super().__init__(
             f"The quality policy's `{parameter}=` names rules that schema {schema_name!r} does "
-            f"not have: {_quoted(self.rules)}. Its rules are: {listing}. Name each rule as "
-            f"Dataframely does: `<column>|<kind>` (such as 'amount|min'), the method name of a "
-            f"`@dy.rule()`, 'primary_key', or a Collection filter's name; not the check name."
+            f"not have: {_unknown_rules(self.rules, self.valid_rules, filters=True)}"
         )
 
 
@@ -929,11 +939,6 @@ class ThresholdExceededError(ValidationFailedError):
         self.other_rules = list(other_rules)
         self.fraction = failed_count / row_count if row_count else 0.0
         shown = _rows(bound) if isinstance(bound, int) else f"{bound * 100:g}% of the rows"
-        where = (
-            f" The invalid rows are in the quarantine at {address!r}."
-            if address is not None
-            else ""
-        )
         others = (
             f"\nAlso above their bounds: {_quoted(self.other_rules)}." if self.other_rules else ""
         )
@@ -941,7 +946,7 @@ class ThresholdExceededError(ValidationFailedError):
             f"Rule {rule!r} of schema {schema_name!r} failed {failed_count} of "
             f"{_rows(row_count)} ({self.fraction * 100:.4g}%), above its threshold's "
             f"fail_above of {shown}, so the run failed and the asset's table kept its previous "
-            f"contents.{where}{others}\n"
+            f"contents.{_quarantined_at(address)}{others}\n"
             f"Fix the rows upstream, or raise the rule's `fail_above` in the asset's "
             f"`quality_policy=` if this much failure is acceptable."
         )
@@ -989,15 +994,10 @@ class RowCountOutOfBoundsError(ValidationFailedError):
         low = "" if min_rows is None else f"at least {_rows(min_rows)}"
         high = "" if max_rows is None else f"at most {_rows(max_rows)}"
         expected = " and ".join(part for part in (low, high) if part)
-        where = (
-            f" The invalid rows are in the quarantine at {address!r}."
-            if address is not None
-            else ""
-        )
         super().__init__(
             f"Asset {asset!r} would have written {_rows(row_count)}, and its volume check "
             f"expects {expected} ({basis}), so the run failed and the table kept its previous "
-            f"contents.{where}\n"
+            f"contents.{_quarantined_at(address)}\n"
             f"Check the source for lost or duplicated rows; if the new volume is right, widen "
             f"the asset's `dd.VolumeCheck` bounds."
         )

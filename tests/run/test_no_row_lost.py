@@ -273,6 +273,27 @@ RULES = Mixed.filter(Mixed.create_empty(), cast=False).failure.details().columns
 """Every rule of `Mixed`, as Dataframely names them."""
 
 
+def _expected_split(
+    frame: pl.DataFrame, warnings: set[str]
+) -> tuple[pl.DataFrame, pl.DataFrame, pl.DataFrame]:
+    """The table's rows, the quarantine's and the warned ones, from Dataframely's own outcomes.
+
+    A row is quarantined when a rule that is not a warning failed it or could not decide it;
+    the other invalid rows are written after the valid ones.
+    """
+    reference = Mixed.filter(frame, cast=False)
+    details = reference.failure.details()  # Dataframely's own text outcomes, not the package's
+    blocking = [rule for rule in RULES if rule not in warnings]
+    blocked = (
+        pl.any_horizontal(pl.col(rule) != "valid" for rule in blocking)
+        if blocking
+        else pl.lit(False)
+    )
+    warned = details.filter(~blocked).select(COLUMNS)
+    quarantined = details.filter(blocked).select(COLUMNS)
+    return pl.concat([reference.result, warned]), quarantined, warned
+
+
 @settings(max_examples=150, deadline=None)
 @given(
     frame=FRAMES,
@@ -283,17 +304,7 @@ RULES = Mixed.filter(Mixed.create_empty(), cast=False).failure.details().columns
 def test_a_row_is_quarantined_exactly_when_it_fails_a_rule_that_is_not_a_warning(
     frame: pl.DataFrame, lazy: bool, with_writer: bool, warnings: set[str]
 ) -> None:
-    reference = Mixed.filter(frame, cast=False)
-    details = reference.failure.details()  # Dataframely's own text outcomes, not the package's
-    blocking = [rule for rule in RULES if rule not in warnings]
-    blocked = (
-        pl.any_horizontal(pl.col(rule) != "valid" for rule in blocking)
-        if blocking
-        else pl.lit(False)
-    )
-    expected_quarantine = details.filter(blocked).select(COLUMNS)
-    warned = details.filter(~blocked).select(COLUMNS)
-    expected_valid = pl.concat([reference.result, warned])
+    expected_valid, expected_quarantine, warned = _expected_split(frame, warnings)
 
     writer = Writer() if with_writer else None
     events, raised = _run(frame.lazy() if lazy else frame, writer, warnings)
@@ -371,17 +382,8 @@ def test_thresholds_never_move_a_row(
         every_rule = None
         per_rule = {rule: t for rule, t in per_rule.items() if rule in warnings}
     policy = dd.QualityPolicy(threshold=every_rule, rules=per_rule)
-    reference = Mixed.filter(frame, cast=False)
-    details = reference.failure.details()
-    blocking = [rule for rule in RULES if rule not in warnings]
-    blocked = (
-        pl.any_horizontal(pl.col(rule) != "valid" for rule in blocking)
-        if blocking
-        else pl.lit(False)
-    )
-    expected_quarantine = details.filter(blocked).select(COLUMNS)
-    expected_valid = pl.concat([reference.result, details.filter(~blocked).select(COLUMNS)])
-    counts = reference.failure.counts()
+    expected_valid, expected_quarantine, _ = _expected_split(frame, warnings)
+    counts = Mixed.filter(frame, cast=False).failure.counts()
     bounds = {rule: per_rule.get(rule, every_rule) for rule in RULES}
     exceeded = [
         rule
