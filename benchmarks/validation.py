@@ -323,6 +323,8 @@ def breakdown(frame: pl.DataFrame, repeat: int) -> list[tuple[str, float]]:
         "validation_results, lean (whole)": lambda: lean(frame),
         "validation_results, default_warn (whole)": lambda: default_warn(frame),
         "validation_results, lean_warn (whole)": lambda: lean_warn(frame),
+        "validation_results, default_policy (whole)": lambda: default_policy(frame),
+        "validation_results, lean_policy (whole)": lambda: lean_policy(frame),
     }
     times: dict[str, list[float]] = {name: [] for name in steps}
     for _ in range(repeat):
