@@ -252,11 +252,11 @@ def _failing_check(page: Page) -> FloatRect:
 
 
 def _policy_check(page: Page) -> FloatRect:
-    """The check list, then the selected check's latest execution down to its threshold."""
-    tabs = _box(page.get_by_text("Events", exact=True).first)
+    """The list of checks, and the selected check from its heading down to its threshold."""
+    checks = _box(page.get_by_text(re.compile(r"^Checks \(\d+\)$")).first)
     threshold = _box(_row(page, "dy_threshold"))
     size = page.viewport_size or {"width": 0, "height": 0}
-    return _around(tabs, threshold, right=size["width"])
+    return _around(checks, threshold, right=size["width"])
 
 
 def _materialization(first: str, last: str) -> Callable[[Page], FloatRect]:
@@ -327,7 +327,7 @@ SHOTS = [
     Shot(
         "quality-policy-check.png",
         "marketplace_lines_with_policy's Checks tab under a quality policy: the blocking "
-        "dy_rule__primary_key check failed (10% of the lines, above its 5% threshold) with its "
+        "dy_rule__primary_key check failed (its own threshold tolerates no duplicate) with its "
         "failed fraction and threshold, while the rules one line failed (5%) pass within theirs",
         "/assets/marketplace_lines_with_policy?view=checks&checkDetail=dy_rule__primary_key",
         "dy_threshold",

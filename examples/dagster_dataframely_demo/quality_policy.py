@@ -2,9 +2,10 @@
 
 `marketplace_lines` quarantines every bad line and warns on each rule that any line failed.
 Here the same feed is held to a policy instead: each rule may fail up to 5% of the lines before
-its check fails, and the run would fail (keeping the last good table) above half of them; the
-primary key has a stricter bound and is blocking, so downstream automation that waits for
-blocking checks (`AutomationCondition.all_deps_blocking_checks_passed()`) holds back after a
+its check fails, and the run would fail (keeping the last good table) above half of them. The
+primary key has a threshold of its own, which fails its check on any duplicate and the run
+above a quarter of the lines, and its check is blocking, so downstream automation that waits
+for blocking checks (`AutomationCondition.all_deps_blocking_checks_passed()`) holds back after a
 feed with duplicate lines. In this feed two of twenty lines share a key (10%): the primary-key
 check fails, blocking, and every rule that one line failed (5%) passes within its threshold.
 """
