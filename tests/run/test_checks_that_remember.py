@@ -125,7 +125,7 @@ def test_a_breach_at_error_fails_the_run_keeps_the_table_and_writes_the_quaranti
 
 
 def test_a_drop_against_the_recent_median_breaches(
-    own_instance: dg.DagsterInstance, warehouse: Path, asset_context: AssetContext
+    own_instance: dg.DagsterInstance, warehouse: Path
 ) -> None:
     runner = Runner(own_instance, warehouse, quality_policy=volume(max_drop=0.5, max_growth=1.0))
     for rows in (100, 90, 110):
@@ -142,10 +142,11 @@ def test_a_drop_against_the_recent_median_breaches(
     grown = run_checks(runner.run(frame(191)))["dy_volume"]
     assert (grown.passed, value(grown.metadata["dy_max_rows"])) == (False, 190)
 
-    # A direct call has no history to compare with: only fixed bounds would apply.
-    check = call_checks(runner.asset(asset_context()))["dy_volume"]
+    # A direct call compares with its context's instance: the last five, 100 90 110 40 191.
+    check = call_checks(runner.asset(dg.build_asset_context(instance=own_instance)))["dy_volume"]
     assert check.passed
-    assert value(check.metadata["dy_recent_materializations"]) == 0
+    assert value(check.metadata["dy_recent_materializations"]) == 5
+    assert value(check.metadata["dy_recent_median"]) == 100.0
 
 
 def test_a_drop_at_error_names_the_bounds_and_their_basis(

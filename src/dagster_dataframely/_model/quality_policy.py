@@ -148,8 +148,9 @@ class VolumeCheck:
     The check, `dy_volume`, compares the number of rows a run writes to the table (the valid
     rows) with fixed bounds, and with the median `dagster/row_count` of the asset's last
     `window` materializations in the Dagster instance (read through its public API when the
-    run starts). Without such history (a first run, a direct call) only the fixed bounds
-    apply. For a partitioned asset it runs per partition, like every check of the asset.
+    run starts; a direct call reads its context's instance). Without such history (a first
+    run, a direct call with no context) only the fixed bounds apply. For a partitioned asset it
+    runs per partition, like every check of the asset.
 
     Parameters
     ----------
