@@ -30,13 +30,19 @@ longer than 64 characters) and adds two variants on the same frame, `default_war
 `lean_warn`, which declare that rule a warning rule: those rows are then written, not
 quarantined. Compare them with `default` and `lean`, where the same rows are quarantined.
 
+`--policy` adds two variants on the same frame, `default_policy` and `lean_policy`: `default`
+and `lean` with a quality policy that puts a threshold on every rule (and a stricter one on
+`amount|min`), chooses a severity and makes every check blocking, none of them crossed by the
+data, so the run writes what `default` and `lean` write. Compare each with its plain twin: the
+metrics (the two fractions every materialization has) are in all four.
+
 `--breakdown` times, for the default variant, each step the package adds after the floor's
 collect (reading the failures, the quarantine frame, statistics, samples, check results), using
 the package's internal functions, so it shows where the time beyond the floor goes.
 
     .venv/bin/python -m benchmarks.validation [--rows 1000000 5000000] [--repeat 3]
         [--quick] [--no-memory | --memory-all] [--memory-repeat 3] [--breakdown] [--shuffled]
-        [--warning-share 0.01]
+        [--warning-share 0.01] [--policy]
 """
 
 from __future__ import annotations
@@ -60,6 +66,7 @@ if str(ROOT / "examples") not in sys.path:  # the demo package is not installed,
 import dagster as dg  # noqa: E402
 import polars as pl  # noqa: E402
 
+import dagster_dataframely as dd  # noqa: E402
 from dagster_dataframely import wiring  # noqa: E402
 from dagster_dataframely_demo._data import order_lines  # noqa: E402
 from dagster_dataframely_demo.schema import Orders  # noqa: E402
@@ -68,6 +75,7 @@ KEY = dg.AssetKey("orders")
 INVALID_SHARE = 0.014
 VARIANTS: tuple[str, ...] = ("floor", "default", "lean")
 WARNING_VARIANTS = ("default_warn", "lean_warn")
+POLICY_VARIANTS = ("default_policy", "lean_policy")
 WARNING_RULES = ["product_name|max_length"]
 KINDS = ("DataFrame", "scan_parquet")
 TARGETS = {"default": 1.3, "lean": 1.05}
@@ -112,12 +120,39 @@ def lean_warn(frame: pl.DataFrame | pl.LazyFrame) -> None:
     )
 
 
+POLICY = dd.QualityPolicy(
+    threshold=dd.Threshold(warn_above=0.05, fail_above=0.5),
+    rules={"amount|min": dd.Threshold(warn_above=100, fail_above=0.25)},
+    severity={"primary_key": dg.AssetCheckSeverity.ERROR},
+    blocking=True,
+)
+"""A threshold on every rule, none crossed by the data (about 1.4% of rows invalid)."""
+
+
+def _with_policy(frame: pl.DataFrame | pl.LazyFrame, **settings: Any) -> None:
+    """`validation_results` under `POLICY`, with `settings`; every result consumed."""
+    results = wiring.validation_results(
+        Orders, frame, valid_key=KEY, quarantine_writer=_writer, quality_policy=POLICY, **settings
+    )
+    list(results)
+
+
+def default_policy(frame: pl.DataFrame | pl.LazyFrame) -> None:
+    _with_policy(frame)
+
+
+def lean_policy(frame: pl.DataFrame | pl.LazyFrame) -> None:
+    _with_policy(frame, **LEAN)
+
+
 RUN: dict[str, Callable[[pl.DataFrame | pl.LazyFrame], object]] = {
     "floor": floor,
     "default": default,
     "lean": lean,
     "default_warn": default_warn,
     "lean_warn": lean_warn,
+    "default_policy": default_policy,
+    "lean_policy": lean_policy,
 }
 
 
@@ -218,19 +253,22 @@ def measure_memory(variant: str, kind: str, path: Path) -> dict[str, int]:
 def breakdown(frame: pl.DataFrame, repeat: int) -> list[tuple[str, float]]:
     """Median time of each step `validation_results` takes after the floor's collect."""
     from dagster_dataframely._model.check_groups import check_groups
+    from dagster_dataframely._model.quality_policy import resolve_policy
     from dagster_dataframely._model.schema import read_schema
     from dagster_dataframely._run.check_results import check_results_for
     from dagster_dataframely._run.failures import Failures, rule_outcomes
-    from dagster_dataframely._run.report import invalid_rows_metadata
+    from dagster_dataframely._run.report import fractions, invalid_rows_metadata
     from dagster_dataframely._run.split import column_problems, keep_warning_only_rows
     from dagster_dataframely._run.statistics import statistics_tables
     from dagster_dataframely._run.tables import table_value
+    from dagster_dataframely._run.thresholds import rule_verdicts
 
     info = read_schema(Orders)
     groups = check_groups(info, "rule", "collapsed")
     collected = Orders.filter(frame.lazy(), cast=False).collect_all(engine="streaming")
     valid, failure = collected.result, collected.failure
     failures = Failures.from_failure_info(info, failure)
+    policy = resolve_policy(info, POLICY, quarantine=True)
 
     steps: dict[str, Callable[[], Any]] = {
         "filter + collect_all (the floor)": lambda: Orders.filter(
@@ -275,10 +313,18 @@ def breakdown(frame: pl.DataFrame, repeat: int) -> list[tuple[str, float]]:
                 max_failure_samples=0,
             )
         ),
+        "fractions (the metrics on every materialization)": lambda: fractions(
+            valid.height, failures.invalid_count, 0
+        ),
+        "rule_verdicts (a threshold on every rule)": lambda: rule_verdicts(
+            policy, failures.counts, frame.height
+        ),
         "validation_results, default (whole)": lambda: default(frame),
         "validation_results, lean (whole)": lambda: lean(frame),
         "validation_results, default_warn (whole)": lambda: default_warn(frame),
         "validation_results, lean_warn (whole)": lambda: lean_warn(frame),
+        "validation_results, default_policy (whole)": lambda: default_policy(frame),
+        "validation_results, lean_policy (whole)": lambda: lean_policy(frame),
     }
     times: dict[str, list[float]] = {name: [] for name in steps}
     for _ in range(repeat):
@@ -317,10 +363,13 @@ def main(
     breakdown_repeat: int,
     shuffled: bool,
     warning_share: float,
+    policy: bool,
 ) -> None:
     global VARIANTS
     if warning_share > 0:
         VARIANTS = (*VARIANTS, *WARNING_VARIANTS)
+    if policy:
+        VARIANTS = (*VARIANTS, *POLICY_VARIANTS)
     started = time.perf_counter()
     print(
         f"Orders ({len(Orders.columns())} columns, "
@@ -438,6 +487,9 @@ if __name__ == "__main__":
         default=0.0,
         help="this share of rows fails only a warning rule; adds the *_warn variants",
     )
+    parser.add_argument(
+        "--policy", action="store_true", help="adds the *_policy variants (a quality policy)"
+    )
     parser.add_argument("--memory-worker", nargs=3, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.memory_worker:
@@ -454,4 +506,5 @@ if __name__ == "__main__":
             breakdown_repeat=max(args.repeat, 3),
             shuffled=args.shuffled,
             warning_share=args.warning_share,
+            policy=args.policy,
         )

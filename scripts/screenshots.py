@@ -257,6 +257,14 @@ def _failing_check(page: Page) -> FloatRect:
     return _around(_box(heading), _box(_row(page, "dy_rule__expr")))
 
 
+def _policy_check(page: Page) -> FloatRect:
+    """The list of checks, and the selected check from its heading down to its threshold."""
+    checks = _box(page.get_by_text(re.compile(r"^Checks \(\d+\)$")).first)
+    threshold = _box(_row(page, "dy_threshold"))
+    size = page.viewport_size or {"width": 0, "height": 0}
+    return _around(checks, threshold, right=size["width"])
+
+
 def _materialization(first: str, last: str) -> Callable[[Page], FloatRect]:
     def crop(page: Page) -> FloatRect:
         _to_the_top(_row(page, first))
@@ -321,6 +329,17 @@ SHOTS = [
         "dy_failed_count",
         _check_list,
         height=900,
+    ),
+    Shot(
+        "quality-policy-check.png",
+        "marketplace_lines_with_policy's Checks tab under a quality policy: the blocking "
+        "dy_rule__primary_key check failed (its own threshold tolerates no duplicate) with its "
+        "failed fraction and threshold, while the rules one line failed (5%) pass within theirs",
+        "/assets/marketplace_lines_with_policy?view=checks&checkDetail=dy_rule__primary_key",
+        "dy_threshold",
+        _policy_check,
+        width=1900,
+        height=1100,
     ),
     Shot(
         "materialization-metadata.png",

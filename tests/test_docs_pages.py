@@ -1,4 +1,4 @@
-"""The pages on the schema's code version, the test helper and warning rules: every example runs."""
+"""The pages on the code version, the test helper, warning rules and quality policy run."""
 
 from pathlib import Path
 
@@ -6,7 +6,7 @@ import pytest
 
 from .docs_examples import Example, examples, run_example
 
-PAGES = ("code-version.md", "testing-helper.md", "warning-rules.md")
+PAGES = ("code-version.md", "testing-helper.md", "warning-rules.md", "quality-policy.md")
 EXAMPLES = examples(*PAGES)
 
 

@@ -29,6 +29,7 @@ from dagster_dataframely.errors import (
     InvalidDefinitionError,
     InvalidRuleNameError,
     InvalidSettingError,
+    InvalidThresholdError,
     MaterializeResultFieldError,
     MaterializeResultValueError,
     MultiAssetKeyError,
@@ -44,12 +45,16 @@ from dagster_dataframely.errors import (
     QuarantineStorageCollisionError,
     QuarantineStorageError,
     ReservedColumnError,
+    RowCountOutOfBoundsError,
     SchemaTypeError,
     SensitiveMarkError,
     StagedWriteError,
     StorageRefusedError,
+    ThresholdExceededError,
+    ThresholdNotApplicableError,
     UnexpectedArgumentError,
     UnknownCollectionMemberError,
+    UnknownPolicyRuleError,
     UnknownWarningRuleError,
     UnsafePathKeyError,
     UnsupportedDtypeError,
@@ -212,6 +217,83 @@ CASES = [
             "valid_rules": ["amount|min", "primary_key"],
         },
         fragments=("'Orders'", "'amount|mni'", "'amount|min', 'primary_key'", "@dy.rule()"),
+    ),
+    # Not in the reference: the errors of the quality policy (issue 20).
+    Case(
+        UnknownPolicyRuleError,
+        ("Orders", "blocking", ["amount|mni"], ["amount|min", "primary_key"]),
+        attributes={
+            "schema_name": "Orders",
+            "parameter": "blocking",
+            "rules": ["amount|mni"],
+            "valid_rules": ["amount|min", "primary_key"],
+        },
+        fragments=("'Orders'", "`blocking=`", "'amount|mni'", "'amount|min', 'primary_key'"),
+    ),
+    Case(
+        InvalidThresholdError,
+        ("warn_above", "1.5", "a float is a fraction of the rows between 0 and 1"),
+        attributes={
+            "parameter": "warn_above",
+            "value": "1.5",
+            "problem": "a float is a fraction of the rows between 0 and 1",
+        },
+        fragments=("`warn_above=1.5`", "An int counts rows", "0.05 means 5%"),
+    ),
+    Case(
+        ThresholdNotApplicableError,
+        ("Orders", "no quarantine takes the rows", "Declare quarantine=True."),
+        attributes={
+            "schema_name": "Orders",
+            "problem": "no quarantine takes the rows",
+            "fix": "Declare quarantine=True.",
+        },
+        fragments=("'Orders'", "no quarantine takes the rows", "Declare quarantine=True."),
+    ),
+    Case(
+        ThresholdExceededError,
+        ("Orders", "amount|min", 120, 1000, 0.05),
+        kwargs={"address": "mem://orders_quarantine", "other_rules": ["primary_key"]},
+        attributes={
+            "schema_name": "Orders",
+            "rule": "amount|min",
+            "failed_count": 120,
+            "row_count": 1000,
+            "bound": 0.05,
+            "address": "mem://orders_quarantine",
+            "other_rules": ["primary_key"],
+        },
+        fragments=(
+            "'amount|min'",
+            "'Orders'",
+            "120 of 1000 rows (12%)",
+            "5% of the rows",
+            "kept its previous contents",
+            "'mem://orders_quarantine'",
+            "'primary_key'",
+            "fail_above",
+        ),
+    ),
+    Case(
+        RowCountOutOfBoundsError,
+        ("sales/orders", 12, 500, None, "the median of the last 5 materializations, 1000 rows"),
+        kwargs={"address": "mem://q"},
+        attributes={
+            "asset": "sales/orders",
+            "row_count": 12,
+            "min_rows": 500,
+            "max_rows": None,
+            "basis": "the median of the last 5 materializations, 1000 rows",
+            "address": "mem://q",
+        },
+        fragments=(
+            "'sales/orders'",
+            "12 rows",
+            "at least 500 rows",
+            "median of the last 5",
+            "kept its previous contents",
+            "dd.VolumeCheck",
+        ),
     ),
     Case(
         SensitiveMarkError,
@@ -612,6 +694,32 @@ SIGNATURES: dict[type[DagsterDataframelyError], list[tuple[str, Any, Any]]] = {
     ComponentFieldError: [
         (name, POS, inspect.Parameter.empty) for name in ("file", "field", "problem", "fix")
     ],
+    # Not in the reference: the errors of the quality policy (issue 20).
+    UnknownPolicyRuleError: [
+        (name, POS, inspect.Parameter.empty)
+        for name in ("schema_name", "parameter", "rules", "valid_rules")
+    ],
+    InvalidThresholdError: [
+        (name, POS, inspect.Parameter.empty) for name in ("parameter", "value", "problem")
+    ],
+    ThresholdNotApplicableError: [
+        (name, POS, inspect.Parameter.empty) for name in ("schema_name", "problem", "fix")
+    ],
+    ThresholdExceededError: [
+        *(
+            (name, POS, inspect.Parameter.empty)
+            for name in ("schema_name", "rule", "failed_count", "row_count", "bound")
+        ),
+        ("address", KW, None),
+        ("other_rules", KW, ()),
+    ],
+    RowCountOutOfBoundsError: [
+        *(
+            (name, POS, inspect.Parameter.empty)
+            for name in ("asset", "row_count", "min_rows", "max_rows", "basis")
+        ),
+        ("address", KW, None),
+    ],
 }
 
 CATEGORIES: dict[type[DagsterDataframelyError], set[type[DagsterDataframelyError]]] = {
@@ -633,8 +741,17 @@ CATEGORIES: dict[type[DagsterDataframelyError], set[type[DagsterDataframelyError
         SchemaTypeError,
         UnexpectedArgumentError,
         ComponentFieldError,
+        UnknownPolicyRuleError,
+        InvalidThresholdError,
+        ThresholdNotApplicableError,
     },
-    ValidationFailedError: {ColumnSchemaError, ValidationAbortError, NoValidRowsError},
+    ValidationFailedError: {
+        ColumnSchemaError,
+        ValidationAbortError,
+        NoValidRowsError,
+        ThresholdExceededError,
+        RowCountOutOfBoundsError,
+    },
     StorageRefusedError: {
         QuarantineKeyCollisionError,
         QuarantineStorageCollisionError,
@@ -864,3 +981,11 @@ def test_rule_counts_keep_the_given_order() -> None:
     message = str(ValidationAbortError("S", 4, {"z|min": 1, "a|max": 4}))
     assert message.index("z|min: 1 row") < message.index("a|max: 4 rows")
     assert "the number of invalid rows (4)" in message
+
+
+def test_a_threshold_error_carries_the_observed_fraction() -> None:
+    """An alert handler reads how much failed without parsing the message."""
+    error = ThresholdExceededError("Orders", "amount|min", 120, 1000, 50)
+    assert error.fraction == pytest.approx(0.12)
+    assert "above its threshold's fail_above of 50 rows" in str(error)
+    assert ThresholdExceededError("Orders", "amount|min", 0, 0, 0).fraction == 0.0

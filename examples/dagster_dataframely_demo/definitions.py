@@ -22,6 +22,7 @@ import dagster_dataframely as dd
 from . import features
 from ._data import marketplace_orders, orders_for_day, storefront_orders
 from .order_book import OrderBook, order_headers, order_line_rows
+from .quality_policy import marketplace_lines_with_policy
 from .schema import Orders
 
 DEMO_DIR = Path(os.environ.get("DAGSTER_DATAFRAMELY_DEMO_DIR", ".demo")).absolute()
@@ -119,6 +120,7 @@ defs = dg.Definitions(
         raw_order_lines,
         order_book,
         *features.ASSETS,
+        marketplace_lines_with_policy,
     ],
     asset_checks=[*features.ASSET_CHECKS],
     resources={

@@ -14,6 +14,7 @@ from ._api.multi_asset import multi_asset
 from ._api.table_checks import table_checks
 from ._api.table_checks_component import TableChecksComponent
 from ._declare.quarantine_spec import quarantine_spec
+from ._model.quality_policy import QualityPolicy, Threshold, VolumeCheck
 from ._model.settings import Granularity, SchemaRules
 from ._store.io_manager import QuarantineAwareIOManager
 from ._version import __version__ as __version__
@@ -24,9 +25,12 @@ DagsterLibraryRegistry.register("dataframely-dagster", __version__, is_dagster_p
 __all__ = [
     "AssetOut",
     "Granularity",
+    "QualityPolicy",
     "QuarantineAwareIOManager",
     "SchemaRules",
     "TableChecksComponent",
+    "Threshold",
+    "VolumeCheck",
     "asset",
     "collection_asset",
     "errors",

@@ -32,6 +32,7 @@ __all__ = [
     "InvalidDefinitionError",
     "InvalidRuleNameError",
     "InvalidSettingError",
+    "InvalidThresholdError",
     "MaterializeResultFieldError",
     "MaterializeResultValueError",
     "MultiAssetKeyError",
@@ -47,12 +48,16 @@ __all__ = [
     "QuarantineStorageCollisionError",
     "QuarantineStorageError",
     "ReservedColumnError",
+    "RowCountOutOfBoundsError",
     "SchemaTypeError",
     "SensitiveMarkError",
     "StagedWriteError",
     "StorageRefusedError",
+    "ThresholdExceededError",
+    "ThresholdNotApplicableError",
     "UnexpectedArgumentError",
     "UnknownCollectionMemberError",
+    "UnknownPolicyRuleError",
     "UnknownWarningRuleError",
     "UnsafePathKeyError",
     "UnsupportedDtypeError",
@@ -86,6 +91,22 @@ def _rule_counts(counts: Mapping[str, int], invalid_count: int) -> str:
         f"A row can fail more than one rule, so these counts may add up to more than "
         f"the number of invalid rows ({invalid_count})."
     )
+
+
+def _unknown_rules(rules: list[str], valid_rules: list[str], *, filters: bool = False) -> str:
+    """The unknown names, the schema's rules, and how Dataframely names a rule."""
+    listing = _quoted(valid_rules) if valid_rules else "none"
+    kinds = "'primary_key', or a Collection filter's name" if filters else "or 'primary_key'"
+    return (
+        f"{_quoted(rules)}. Its rules are: {listing}. Name each rule as Dataframely does: "
+        f"`<column>|<kind>` for a column's rule (such as 'amount|min'), the method name of "
+        f"a `@dy.rule()`, {kinds}; not the check name (`dy_rule__...`)."
+    )
+
+
+def _quarantined_at(address: str | None) -> str:
+    """Where the invalid rows of a failed run went, as a sentence; nothing without an address."""
+    return "" if address is None else f" The invalid rows are in the quarantine at {address!r}."
 
 
 def _rebuild(
@@ -149,7 +170,9 @@ class ValidationFailedError(DagsterDataframelyError):
     """Base class of the data's verdict: validation failed the step, so no table was written.
 
     `ColumnSchemaError`, `ValidationAbortError` and `NoValidRowsError`: the frame did not have
-    the schema's columns, or rows failed and nothing may be written. The table keeps its last
+    the schema's columns, or rows failed and nothing may be written; with a quality policy,
+    `ThresholdExceededError` and `RowCountOutOfBoundsError`: more rows failed a rule, or fewer
+    or more rows came, than the policy tolerates. The table keeps its last
     good contents. Catch this one class to handle every failing outcome of the failure policy
     at once; it is never raised for a bug in the package or in the asset's own code.
 
@@ -586,12 +609,94 @@ class UnknownWarningRuleError(InvalidDefinitionError):
         self.schema_name = schema_name
         self.rules = list(rules)
         self.valid_rules = list(valid_rules)
-        listing = _quoted(self.valid_rules) if self.valid_rules else "none"
         super().__init__(
             f"`warning_rules=` names rules that schema {schema_name!r} does not have: "
-            f"{_quoted(self.rules)}. Its rules are: {listing}. Name each rule as Dataframely does: "
-            f"`<column>|<kind>` for a column's rule (such as 'amount|min'), the method name of "
-            f"a `@dy.rule()`, or 'primary_key'; not the check name (`dy_rule__...`)."
+            f"{_unknown_rules(self.rules, self.valid_rules)}"
+        )
+
+
+class UnknownPolicyRuleError(InvalidDefinitionError):
+    """Raised when a `dd.QualityPolicy` names a rule the schema does not have.
+
+    A misspelt name would leave the rule it meant without its threshold, severity or blocking
+    while the user believes it has them, so every name is checked where the asset is declared.
+
+    Parameters
+    ----------
+    schema_name
+        The schema's name (a Collection's, for `dd.collection_asset`).
+    parameter
+        The policy's parameter that names them: `rules`, `severity` or `blocking`.
+    rules
+        The names given that are not rules of the schema.
+    valid_rules
+        Every rule the policy may name, as Dataframely names them.
+    """
+
+    def __init__(
+        self, schema_name: str, parameter: str, rules: list[str], valid_rules: list[str]
+    ) -> None:
+        self.schema_name = schema_name
+        self.parameter = parameter
+        self.rules = list(rules)
+        self.valid_rules = list(valid_rules)
+        super().__init__(
+            f"The quality policy's `{parameter}=` names rules that schema {schema_name!r} does "
+            f"not have: {_unknown_rules(self.rules, self.valid_rules, filters=True)}"
+        )
+
+
+class InvalidThresholdError(InvalidDefinitionError):
+    """Raised when a `dd.Threshold`, `dd.VolumeCheck` or `dd.QualityPolicy` gets an unusable bound.
+
+    A bound is checked where it is written, so a fraction of `5` (meant as 5%) or a warn bound
+    above the fail bound never reaches a run, where it would pass or fail everything.
+
+    Parameters
+    ----------
+    parameter
+        The parameter given the value, such as `warn_above`.
+    value
+        The value, as its `repr`.
+    problem
+        Why it cannot be used.
+    """
+
+    def __init__(self, parameter: str, value: str, problem: str) -> None:
+        self.parameter = parameter
+        self.value = value
+        self.problem = problem
+        super().__init__(
+            f"`{parameter}={value}` is not a bound this package can use: {problem}. An int "
+            f"counts rows (10 means ten rows), a float is a fraction of the rows between 0 "
+            f"and 1 (0.05 means 5%); see docs/quality-policy.md."
+        )
+
+
+class ThresholdNotApplicableError(InvalidDefinitionError):
+    """Raised when a quality policy sets something that cannot apply where it is declared.
+
+    A threshold on a rule whose failing rows already fail the run would promise a tolerance the
+    run cannot give, since those rows have nowhere to go; a volume check where nothing is
+    written has nothing to count.
+
+    Parameters
+    ----------
+    schema_name
+        The schema's name.
+    problem
+        What cannot apply, and why.
+    fix
+        What to declare instead.
+    """
+
+    def __init__(self, schema_name: str, problem: str, fix: str) -> None:
+        self.schema_name = schema_name
+        self.problem = problem
+        self.fix = fix
+        super().__init__(
+            f"The quality policy of an asset of schema {schema_name!r} cannot apply: "
+            f"{problem}. {fix}"
         )
 
 
@@ -863,6 +968,114 @@ class NoValidRowsError(ValidationFailedError):
             f"contents.\n"
             f"{_rule_counts(self.counts, invalid_count)}\n"
             f"Inspect the invalid rows in the quarantine at {address!r}."
+        )
+
+
+class ThresholdExceededError(ValidationFailedError):
+    """Raised when more rows failed a rule than its threshold's `fail_above` tolerates.
+
+    The table is not written, so it keeps its last good contents; the quarantine still gets its
+    rows, and every check reports.
+
+    Parameters
+    ----------
+    schema_name
+        The schema's name.
+    rule
+        The first rule above its bound, as Dataframely names it.
+    failed_count
+        How many rows failed it.
+    row_count
+        How many rows the frame had; `fraction` is `failed_count / row_count`.
+    bound
+        The rule's `fail_above`: an int counts rows, a float is a fraction of the rows.
+    address
+        Where the quarantine was written, when it was.
+    other_rules
+        The other rules above their bounds in the same run.
+    """
+
+    def __init__(
+        self,
+        schema_name: str,
+        rule: str,
+        failed_count: int,
+        row_count: int,
+        bound: float,
+        *,
+        address: str | None = None,
+        other_rules: Sequence[str] = (),
+    ) -> None:
+        self.schema_name = schema_name
+        self.rule = rule
+        self.failed_count = failed_count
+        self.row_count = row_count
+        self.bound = bound
+        self.address = address
+        self.other_rules = list(other_rules)
+        self.fraction = failed_count / row_count if row_count else 0.0
+        shown = _rows(bound) if isinstance(bound, int) else f"{bound * 100:g}% of the rows"
+        others = (
+            f"\nAlso above their bounds: {_quoted(self.other_rules)}." if self.other_rules else ""
+        )
+        super().__init__(
+            f"Rule {rule!r} of schema {schema_name!r} failed {failed_count} of "
+            f"{_rows(row_count)} ({self.fraction * 100:.4g}%), above its threshold's "
+            f"fail_above of {shown}, so the run failed and the asset's table kept its previous "
+            f"contents.{_quarantined_at(address)}{others}\n"
+            f"Fix the rows upstream, or raise the rule's `fail_above` in the asset's "
+            f"`quality_policy=` if this much failure is acceptable."
+        )
+
+
+class RowCountOutOfBoundsError(ValidationFailedError):
+    """Raised when a volume check at `ERROR` finds the rows to write outside its bounds.
+
+    A table that lost most of its rows passes every rule, so the volume check is the one that
+    keeps it from replacing the last good table: the table is not written, the quarantine still
+    gets its rows, and every check reports.
+
+    Parameters
+    ----------
+    asset
+        The asset's key, as a string.
+    row_count
+        How many rows the run would have written.
+    min_rows
+        The fewest rows the check expected, or None.
+    max_rows
+        The most rows the check expected, or None.
+    basis
+        Where the bounds come from: the fixed bounds, or the recent materializations.
+    address
+        Where the quarantine was written, when it was.
+    """
+
+    def __init__(
+        self,
+        asset: str,
+        row_count: int,
+        min_rows: int | None,
+        max_rows: int | None,
+        basis: str,
+        *,
+        address: str | None = None,
+    ) -> None:
+        self.asset = asset
+        self.row_count = row_count
+        self.min_rows = min_rows
+        self.max_rows = max_rows
+        self.basis = basis
+        self.address = address
+        low = "" if min_rows is None else f"at least {_rows(min_rows)}"
+        high = "" if max_rows is None else f"at most {_rows(max_rows)}"
+        expected = " and ".join(part for part in (low, high) if part)
+        super().__init__(
+            f"Asset {asset!r} would have written {_rows(row_count)}, and its volume check "
+            f"expects {expected} ({basis}), so the run failed and the table kept its previous "
+            f"contents.{_quarantined_at(address)}\n"
+            f"Check the source for lost or duplicated rows; if the new volume is right, widen "
+            f"the asset's `dd.VolumeCheck` bounds."
         )
 
 

@@ -71,7 +71,7 @@ def _spec(asset: dg.AssetsDefinition) -> dg.AssetSpec:
 
 EXCLUDED = {"check_specs", "key", "output_required", "dagster_type", "is_virtual", "io_manager_def"}
 SETTINGS = {"check_granularity", "schema_rules", "max_failure_samples", "statistics", "row_sample"}
-OWN = {"quarantine", "clear_quarantine", "warning_rules", *SETTINGS}
+OWN = {"quarantine", "clear_quarantine", "warning_rules", "quality_policy", *SETTINGS}
 
 
 def test_dd_asset_takes_exactly_dg_asset_parameters_minus_the_six_exclusions() -> None:
@@ -421,7 +421,12 @@ def test_sample_and_statistics_arguments_reach_the_metadata(asset_context: Asset
     assert sample_size(collect(loud(asset_context(), frame), errors.ValidationAbortError)) == 3
 
     (quiet_table,) = call_tables(quiet(asset_context(), CLEAN))
-    assert set(quiet_table.metadata or {}) == {"dagster/row_count"}
+    # Off: every sample and statistic; the two fractions are metrics, always there (issue 20).
+    assert set(quiet_table.metadata or {}) == {
+        "dagster/row_count",
+        "dataframely/invalid_fraction",
+        "dataframely/warning_fraction",
+    }
     (loud_table,) = call_tables(loud(asset_context(), CLEAN))
     assert {"dataframely/valid_sample", "dataframely/valid_statistics/numeric"} <= set(
         loud_table.metadata or {}

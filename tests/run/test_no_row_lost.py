@@ -20,11 +20,12 @@ import dataframely as dy
 import polars as pl
 import pyarrow.dataset
 import pytest
-from hypothesis import given, settings
+from hypothesis import event, given, settings
 from hypothesis import strategies as st
 from polars.io.plugins import register_io_source
 from polars.testing import assert_frame_equal
 
+import dagster_dataframely as dd
 from dagster_dataframely import errors, wiring
 from dagster_dataframely._model.shown_values import MASK
 
@@ -181,8 +182,8 @@ def _run(
 
 def _assert_reports_show_no_part_and_exact_counts(events: list[Any]) -> None:
     """No report shows a value of the sensitive `part`; `invalid_by_rules` sums exactly."""
-    for event in events:
-        metadata = event.metadata or {}
+    for yielded in events:
+        metadata = yielded.metadata or {}
         for key, value in metadata.items():
             if (
                 isinstance(value, dg.TableMetadataValue)
@@ -293,6 +294,27 @@ RULES = Mixed.filter(Mixed.create_empty(), cast=False).failure.details().columns
 """Every rule of `Mixed`, as Dataframely names them."""
 
 
+def _expected_split(
+    frame: pl.DataFrame, warnings: set[str]
+) -> tuple[pl.DataFrame, pl.DataFrame, pl.DataFrame]:
+    """The table's rows, the quarantine's and the warned ones, from Dataframely's own outcomes.
+
+    A row is quarantined when a rule that is not a warning failed it or could not decide it;
+    the other invalid rows are written after the valid ones.
+    """
+    reference = Mixed.filter(frame, cast=False)
+    details = reference.failure.details()  # Dataframely's own text outcomes, not the package's
+    blocking = [rule for rule in RULES if rule not in warnings]
+    blocked = (
+        pl.any_horizontal(pl.col(rule) != "valid" for rule in blocking)
+        if blocking
+        else pl.lit(False)
+    )
+    warned = details.filter(~blocked).select(COLUMNS)
+    quarantined = details.filter(blocked).select(COLUMNS)
+    return pl.concat([reference.result, warned]), quarantined, warned
+
+
 @settings(max_examples=150, deadline=None)
 @given(
     frame=FRAMES,
@@ -303,17 +325,7 @@ RULES = Mixed.filter(Mixed.create_empty(), cast=False).failure.details().columns
 def test_a_row_is_quarantined_exactly_when_it_fails_a_rule_that_is_not_a_warning(
     frame: pl.DataFrame, lazy: bool, with_writer: bool, warnings: set[str]
 ) -> None:
-    reference = Mixed.filter(frame, cast=False)
-    details = reference.failure.details()  # Dataframely's own text outcomes, not the package's
-    blocking = [rule for rule in RULES if rule not in warnings]
-    blocked = (
-        pl.any_horizontal(pl.col(rule) != "valid" for rule in blocking)
-        if blocking
-        else pl.lit(False)
-    )
-    expected_quarantine = details.filter(blocked).select(COLUMNS)
-    warned = details.filter(~blocked).select(COLUMNS)
-    expected_valid = pl.concat([reference.result, warned])
+    expected_valid, expected_quarantine, warned = _expected_split(frame, warnings)
 
     writer = Writer() if with_writer else None
     events, raised = _run(frame.lazy() if lazy else frame, writer, warnings)
@@ -341,3 +353,105 @@ def test_a_row_is_quarantined_exactly_when_it_fails_a_rule_that_is_not_a_warning
     _assert_same_rows(quarantined.select(COLUMNS), expected_quarantine)
     # Valid plus quarantined is the input: nothing lost, nothing written twice.
     _assert_same_rows(pl.concat([valid, quarantined.select(COLUMNS)]), frame)
+
+
+def _threshold(warn: int | float, fail: int | float | None) -> dd.Threshold:
+    """A threshold from drawn bounds, the warn bound not above a fail bound of its kind."""
+    if fail is not None and isinstance(warn, int) == isinstance(fail, int) and warn > fail:
+        warn, fail = fail, warn
+    return dd.Threshold(warn_above=warn, fail_above=fail)
+
+
+BOUNDS = st.one_of(st.integers(0, 6), st.floats(0.0, 1.0), st.floats(0.0, 0.2))
+"""Counts and fractions, small ones often, so runs both within and beyond the bounds are drawn."""
+THRESHOLDS = st.builds(_threshold, BOUNDS, st.one_of(st.none(), BOUNDS))
+
+
+def _above(threshold: dd.Threshold, failed: int, rows: int) -> bool:
+    """Whether `failed` of `rows` is beyond the threshold's fail bound (as the docs define it)."""
+    bound = threshold.fail_above
+    if bound is None:
+        return False
+    if isinstance(bound, int):
+        return failed > bound
+    return rows > 0 and failed / rows > bound
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    frame=FRAMES,
+    lazy=st.booleans(),
+    with_writer=st.sampled_from([True, True, True, False]),
+    warnings=st.sets(st.sampled_from(RULES)),
+    every_rule=st.one_of(st.none(), THRESHOLDS, THRESHOLDS),
+    per_rule=st.dictionaries(st.sampled_from(RULES), THRESHOLDS, max_size=4),
+)
+def test_thresholds_never_move_a_row(
+    frame: pl.DataFrame,
+    lazy: bool,
+    with_writer: bool,
+    warnings: set[str],
+    every_rule: dd.Threshold | None,
+    per_rule: dict[str, dd.Threshold],
+) -> None:
+    """Whatever the bounds, a row is in exactly one of the table and the quarantine.
+
+    A threshold decides whether a check passes and whether the run fails, never where a row
+    goes: the quarantine gets what it gets without bounds, and a successful run's table too.
+    """
+    if not with_writer:  # without a quarantine only a warning rule may have a threshold
+        every_rule = None
+        per_rule = {rule: t for rule, t in per_rule.items() if rule in warnings}
+    policy = dd.QualityPolicy(threshold=every_rule, rules=per_rule)
+    expected_valid, expected_quarantine, _ = _expected_split(frame, warnings)
+    counts = Mixed.filter(frame, cast=False).failure.counts()
+    bounds = {rule: per_rule.get(rule, every_rule) for rule in RULES}
+    exceeded = [
+        rule
+        for rule, threshold in bounds.items()
+        if threshold is not None and _above(threshold, counts.get(rule, 0), frame.height)
+    ]
+
+    writer = Writer() if with_writer else None
+    events: list[Any] = []
+    raised: BaseException | None = None
+    try:
+        events.extend(
+            wiring.validation_results(
+                Mixed,
+                frame.lazy() if lazy else frame,
+                valid_key=KEY,
+                quarantine_writer=writer,
+                warning_rules=warnings,
+                quality_policy=policy,
+            )
+        )
+    except errors.ValidationFailedError as error:
+        raised = error
+    tables = [e.value for e in events if isinstance(e, dg.MaterializeResult)]
+    quarantined = pl.concat(writer.frames) if writer and writer.frames else frame.clear()
+    event(type(raised).__name__ if raised is not None else "written")
+
+    # The failure policy comes first; the bounds only decide among the outcomes that write.
+    if writer is None and expected_quarantine.height:
+        assert isinstance(raised, errors.ValidationAbortError)
+    elif expected_quarantine.height == frame.height and frame.height:
+        assert isinstance(raised, errors.NoValidRowsError)
+    elif exceeded:
+        assert isinstance(raised, errors.ThresholdExceededError)
+        assert raised.rule in exceeded
+        assert raised.failed_count == counts[raised.rule]
+    else:
+        assert raised is None
+    # Wherever a quarantine was written, it holds exactly the rows it holds without bounds.
+    if writer is not None and expected_quarantine.height:
+        _assert_same_rows(quarantined.select(COLUMNS), expected_quarantine)
+    else:
+        assert quarantined.height == 0
+    if raised is None:
+        (valid,) = tables
+        _assert_same_rows(valid, expected_valid)
+        # Valid plus quarantined is the input: nothing lost, nothing written twice.
+        _assert_same_rows(pl.concat([valid, quarantined.select(COLUMNS)]), frame)
+    else:
+        assert tables == []

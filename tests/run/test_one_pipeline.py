@@ -61,6 +61,25 @@ OUTCOMES: dict[str, tuple[Mapping[str, Any], pl.DataFrame | None]] = {
         SOME_INVALID,
     ),
     "column granularity": ({"quarantine": True, "check_granularity": "column"}, SOME_INVALID),
+    "quality policy, tolerated": (
+        {
+            "quarantine": True,
+            "quality_policy": dd.QualityPolicy(
+                threshold=dd.Threshold(warn_above=0.5), blocking=True, undeclared_columns="report"
+            ),
+        },
+        SOME_INVALID,
+    ),
+    "quality policy, above fail_above": (
+        {
+            "quarantine": True,
+            "quality_policy": dd.QualityPolicy(
+                rules={"amount|min": dd.Threshold(fail_above=0)},
+                volume=dd.VolumeCheck(min_rows=1),
+            ),
+        },
+        SOME_INVALID,
+    ),
 }
 
 

@@ -107,7 +107,11 @@ def test_every_row_valid_writes_the_table_and_passes_every_check(lazy: bool) -> 
         "dataframely/valid_sample",
         "dataframely/valid_statistics/numeric",
         "dataframely/valid_statistics/string",
+        # The metrics every materialization carries, for charts and alerts (issue 20).
+        "dataframely/invalid_fraction",
+        "dataframely/warning_fraction",
     }
+    assert metadata["dataframely/invalid_fraction"] == 0.0
 
 
 @LAZY
@@ -368,6 +372,8 @@ def test_turning_samples_and_statistics_off() -> None:
         "dataframely/quarantine_address",
         "dataframely/invalid_count",
         "dataframely/invalid_by_rules",
+        "dataframely/invalid_fraction",
+        "dataframely/warning_fraction",
     }
     for check in _checks(events).values():
         assert "dy_failed_sample" not in check.metadata

@@ -18,6 +18,7 @@ from dagster_dataframely._api.asset_out import AssetOut
 from dagster_dataframely._api.refusals import refusing_mistakes
 from dagster_dataframely._declare.builder import build_asset
 from dagster_dataframely._declare.output import declare_output
+from dagster_dataframely._model.quality_policy import QualityPolicy
 from dagster_dataframely._model.schema import read_schema
 from dagster_dataframely._model.settings import Granularity, SchemaRules, read_quarantine_dir
 
@@ -42,6 +43,7 @@ def asset(
     quarantine: bool = False,
     clear_quarantine: bool | None = None,
     warning_rules: Iterable[str] | None = None,
+    quality_policy: QualityPolicy | None = None,
     check_granularity: Granularity | None = None,
     schema_rules: SchemaRules | None = None,
     max_failure_samples: int | None = None,
@@ -117,6 +119,11 @@ def asset(
         Rules whose failures only warn, named as Dataframely names them (`amount|max`, a
         `@dy.rule` method's name, `primary_key`); a single string names one rule. A row that
         fails only these is valid, and their checks fail at `WARN`. See docs/warning-rules.md.
+    quality_policy
+        A `dd.QualityPolicy`: how many failing rows each rule tolerates before its check fails
+        and before the run fails, the severity of failing checks, which checks block, and the
+        opt-in volume and undeclared-columns checks. Its rule names are checked against the
+        schema here. `None`: the failure policy alone decides. See docs/quality-policy.md.
     check_granularity
         How many asset checks report the schema's rules: one per rule at `rule`, one per column
         with rules at `column`, and one for the schema at `schema`. Changing it on an asset that
@@ -187,6 +194,11 @@ def asset(
         A name in `warning_rules` is not one of the schema's rules.
     SensitiveMarkError
         A column's `metadata={"pii": ...}` is neither `True` nor `False`.
+    UnknownPolicyRuleError
+        A rule name in `quality_policy` is not one of the schema's rules.
+    ThresholdNotApplicableError
+        `quality_policy` has a threshold for rules whose failing rows fail the run anyway
+        (without `quarantine=True`, any rule but a warning rule).
     ClearQuarantineError
         `clear_quarantine=True` without `quarantine=True`: there is nothing to clear.
 
@@ -223,6 +235,7 @@ def asset(
         quarantine=quarantine,
         clear_quarantine=clear_quarantine,
         warning_rules=warning_rules,
+        quality_policy=quality_policy,
         check_granularity=check_granularity,
         schema_rules=schema_rules,
         max_failure_samples=max_failure_samples,

@@ -10,6 +10,7 @@ import dagster as dg
 import dataframely as dy
 
 from dagster_dataframely._model.asset_settings import OutputSettings
+from dagster_dataframely._model.quality_policy import QualityPolicy
 from dagster_dataframely._model.schema import read_schema
 from dagster_dataframely._model.settings import Granularity, SchemaRules
 
@@ -41,6 +42,10 @@ class AssetOut:
         of this output are all valid writes an empty quarantine for it.
     warning_rules
         Rules of this output's schema whose failures only warn, as `dd.asset` takes them.
+    quality_policy
+        As `dd.asset`'s, for this output: its thresholds, severities, blocking checks and
+        volume and undeclared-columns checks, named by this output's schema's rules. A
+        threshold above its `fail_above` fails the step, so no table of the step is written.
     check_granularity
         As `dd.asset`'s, for this output's checks. `None` uses
         `DAGSTER_DATAFRAMELY_CHECK_GRANULARITY` if set, else `rule`.
@@ -116,6 +121,7 @@ class AssetOut:
         quarantine: bool = False,
         clear_quarantine: bool | None = None,
         warning_rules: Iterable[str] | None = None,
+        quality_policy: QualityPolicy | None = None,
         check_granularity: Granularity | None = None,
         schema_rules: SchemaRules | None = None,
         max_failure_samples: int | None = None,
@@ -160,6 +166,7 @@ class AssetOut:
                 quarantine=quarantine,
                 clear_quarantine=clear_quarantine,
                 warning_rules=warning_rules,
+                quality_policy=quality_policy,
                 check_granularity=check_granularity,
                 schema_rules=schema_rules,
                 max_failure_samples=max_failure_samples,
@@ -177,6 +184,7 @@ class AssetOut:
         quarantine: bool = False,
         clear_quarantine: bool | None = None,
         warning_rules: Iterable[str] | None = None,
+        quality_policy: QualityPolicy | None = None,
         check_granularity: Granularity | None = None,
         schema_rules: SchemaRules | None = None,
         max_failure_samples: int | None = None,
@@ -204,6 +212,8 @@ class AssetOut:
         clear_quarantine
             As for `dd.AssetOut`.
         warning_rules
+            As for `dd.AssetOut`.
+        quality_policy
             As for `dd.AssetOut`.
         check_granularity
             As for `dd.AssetOut`.
@@ -242,6 +252,7 @@ class AssetOut:
                 quarantine=quarantine,
                 clear_quarantine=clear_quarantine,
                 warning_rules=warning_rules,
+                quality_policy=quality_policy,
                 check_granularity=check_granularity,
                 schema_rules=schema_rules,
                 max_failure_samples=max_failure_samples,

@@ -19,7 +19,8 @@ from dagster_dataframely._api.refusals import refusing_mistakes
 from dagster_dataframely._declare.builder import build_collection_asset
 from dagster_dataframely._declare.output import declare_output
 from dagster_dataframely._model.asset_settings import OutputSettings
-from dagster_dataframely._model.collection import read_collection
+from dagster_dataframely._model.collection import collection_rules, read_collection
+from dagster_dataframely._model.quality_policy import QualityPolicy
 from dagster_dataframely._model.settings import Granularity, SchemaRules, read_quarantine_dir
 from dagster_dataframely.errors import UnknownCollectionMemberError
 
@@ -33,6 +34,7 @@ def collection_asset(
     *,
     quarantine: bool = False,
     clear_quarantine: bool | None = None,
+    quality_policy: QualityPolicy | None = None,
     check_granularity: Granularity | None = None,
     schema_rules: SchemaRules | None = None,
     max_failure_samples: int | None = None,
@@ -109,6 +111,12 @@ def collection_asset(
         with `False` any invalid row of any member fails the step.
     clear_quarantine
         For every member, as `dd.asset`'s. Needs `quarantine=True`.
+    quality_policy
+        For every member, as `dd.asset`'s: its rule names are any member's rules and the
+        Collection's filters (a filter's threshold bounds the rows it removes from each member
+        it constrains), each member applies those it has, and each member's volume check
+        compares with that member's own history. A threshold above its `fail_above` in any
+        member fails the step, so no member's table is written.
     check_granularity
         For every member's rule checks, as `dd.asset`'s; each filter keeps a check of its own
         at every granularity. `None` uses `DAGSTER_DATAFRAMELY_CHECK_GRANULARITY` if set, else
@@ -162,6 +170,9 @@ def collection_asset(
         `outs` names a member the Collection does not have.
     ClearQuarantineError
         `clear_quarantine=True` without `quarantine=True`.
+    UnknownPolicyRuleError, ThresholdNotApplicableError
+        `quality_policy` names a rule no member has, or a threshold that cannot apply
+        without `quarantine=True`.
     CheckNameCollisionError
         Two filters (a `@dy.filter` and a member's failure propagation) get one check name.
     InvalidSettingError
@@ -219,13 +230,15 @@ def collection_asset(
         max_failure_samples=max_failure_samples,
         statistics=statistics,
         row_sample=row_sample,
+        quality_policy=quality_policy,
     )
+    known = collection_rules(info)
     declarations = [
         declare_output(
             member_name,
             member.info,
             given,
-            given.resolve(member.info),
+            given.resolve(member.info, known_rules=known),
             (outs or {}).get(member_name) or dg.AssetOut(),
             partitions_def=partitions_def,
             default_prefix=key_prefix,

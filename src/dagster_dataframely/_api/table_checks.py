@@ -15,9 +15,10 @@ from dagster_dataframely._declare.table_checks import (
     table_target,
 )
 from dagster_dataframely._model.asset_settings import OutputSettings
-from dagster_dataframely._model.collection import read_collection
+from dagster_dataframely._model.collection import collection_rules, read_collection
+from dagster_dataframely._model.quality_policy import QualityPolicy
 from dagster_dataframely._model.schema import read_schema
-from dagster_dataframely._model.settings import Granularity, SchemaRules, resolve_settings
+from dagster_dataframely._model.settings import Granularity, SchemaRules
 from dagster_dataframely.errors import InvalidArgumentsError
 
 
@@ -38,6 +39,7 @@ def table_checks(
     schema_rules: SchemaRules | None = None,
     max_failure_samples: int | None = None,
     warning_rules: Iterable[str] | None = None,
+    quality_policy: QualityPolicy | None = None,
     name: str | None = None,
 ) -> dg.AssetChecksDefinition:
     """Return the schema's asset checks on an existing asset, run against its stored table.
@@ -85,6 +87,13 @@ def table_checks(
         As for `dd.asset`: the rules (Dataframely's names) whose checks fail at `WARN`, whatever
         `severity` is; their check descriptions say so before any run. Not taken with a
         Collection, as `dd.collection_asset` does not take them.
+    quality_policy
+        As for `dd.asset`, for what reading a stored table can apply: thresholds (a tolerated
+        rule's check passes, one above its `fail_above` fails at `ERROR`, whatever `severity`
+        is; nothing is raised, as nothing is written), chosen severities and blocking. For a
+        Collection, its rule names are the members' rules and filters. A `volume` or
+        `undeclared_columns` check raises `ThresholdNotApplicableError`: it needs the run that
+        writes the table.
     name
         The check op's name; by default `<asset key>__dataframely_checks`.
 
@@ -99,6 +108,9 @@ def table_checks(
         definition or spec; a Collection without a mapping of members, or with
         `warning_rules`; a mapping with a schema; members whose assets have different
         partitions. Also a `dg.DagsterInvariantViolationError`, as before.
+    UnknownPolicyRuleError, ThresholdNotApplicableError
+        `quality_policy` names a rule the schema lacks, or has a volume or undeclared-columns
+        check.
     DagsterDataframelyError
         For a schema or setting this package cannot use.
     """
@@ -110,14 +122,24 @@ def table_checks(
                 "member's asset, and no warning_rules",
                 "Pass {member: asset, ...} and leave warning_rules out.",
             )
+        collection = read_collection(schema)
+        given = OutputSettings(
+            check_granularity=check_granularity,
+            schema_rules=schema_rules,
+            max_failure_samples=max_failure_samples,
+            quality_policy=quality_policy,
+        )
+        known = collection_rules(collection)
         return collection_table_checks(
-            read_collection(schema),
+            collection,
             {member: table_target(target, partitions_def) for member, target in asset.items()},
-            settings=resolve_settings(
-                check_granularity=check_granularity,
-                schema_rules=schema_rules,
-                max_failure_samples=max_failure_samples,
-            ),
+            settings={
+                member: given.resolve(
+                    collection.members[member].info, known_rules=known, writes=False
+                )
+                for member in asset
+                if member in collection.members
+            },
             severity=severity,
             table_type=LAZY_TABLE if lazy else EAGER_TABLE,
             name=name,
@@ -134,7 +156,8 @@ def table_checks(
         check_granularity=check_granularity,
         schema_rules=schema_rules,
         max_failure_samples=max_failure_samples,
-    ).resolve(info)
+        quality_policy=quality_policy,
+    ).resolve(info, writes=False)
     key, partitions = table_target(asset, partitions_def)
     return schema_table_checks(
         info,

@@ -9,7 +9,12 @@ import dagster as dg
 import dataframely as dy
 
 from dagster_dataframely._model import names
-from dagster_dataframely._model.check_groups import check_groups, column_schema_description
+from dagster_dataframely._model.check_groups import (
+    CheckGroup,
+    check_groups,
+    column_schema_description,
+)
+from dagster_dataframely._model.quality_policy import QualityPolicy, ResolvedPolicy, resolve_policy
 from dagster_dataframely._model.schema import SchemaInfo, read_schema
 from dagster_dataframely._model.settings import (
     Granularity,
@@ -31,6 +36,7 @@ def check_specs(
     schema_rules: SchemaRules | None = None,
     partitions_def: dg.PartitionsDefinition[str] | None = None,
     warning_rules: Iterable[str] | None = None,
+    quality_policy: QualityPolicy | None = None,
 ) -> list[dg.AssetCheckSpec]:
     """Return the asset check specs for the schema's rules, plus the column-schema check.
 
@@ -59,6 +65,10 @@ def check_specs(
     warning_rules
         As for `dd.asset`: the rules whose failures only warn, by Dataframely's names. Their
         checks' descriptions say so.
+    quality_policy
+        As for `dd.asset`: its blocking rules' specs block, its thresholds are in the checks'
+        descriptions, and its volume and undeclared-columns checks have specs. Pass the same
+        policy to `validation_results` or `check_results`.
 
     Returns
     -------
@@ -69,6 +79,8 @@ def check_specs(
     ------
     UnknownWarningRuleError
         A name in `warning_rules` is not one of the schema's rules.
+    UnknownPolicyRuleError
+        A rule name in `quality_policy` is not one of the schema's rules.
     InvalidSettingError
         A setting's argument or environment variable has a value the setting does not allow.
     ReservedColumnError, InvalidColumnNameError, InvalidRuleNameError, CheckNameCollisionError
@@ -94,13 +106,16 @@ def check_specs(
     """
     granularity, schema_rule_checks = resolve_check_naming(check_granularity, schema_rules)
     info = read_schema(schema)
+    warnings_ = resolve_warning_rules(info, warning_rules)
     return _specs(
         info,
         asset=asset,
         granularity=granularity,
         schema_rules=schema_rule_checks,
         partitions_def=partitions_def,
-        warning_rules=resolve_warning_rules(info, warning_rules),
+        warning_rules=warnings_,
+        # Whether a quarantine takes the rows is the run's to say; the specs are the same.
+        policy=resolve_policy(info, quality_policy, quarantine=None, warning_rules=warnings_),
     )
 
 
@@ -128,6 +143,7 @@ def declared_check_specs(
             schema_rules=settings.schema_rules,
             partitions_def=partitions_def,
             warning_rules=settings.warning_rules,
+            policy=settings.policy,
         )
 
 
@@ -139,10 +155,12 @@ def _specs(
     schema_rules: SchemaRules,
     partitions_def: dg.PartitionsDefinition[str] | None,
     warning_rules: frozenset[str],
+    policy: ResolvedPolicy | None = None,
 ) -> list[dg.AssetCheckSpec]:
     """The column-schema check's spec, then one per check group, each on `partitions_def`.
 
-    A Collection member's `info` ends with its filters, so its specs end with them too.
+    A Collection member's `info` ends with its filters, so its specs end with them too; the
+    quality policy's own checks, when it has them, come last.
     """
     specs = [
         dg.AssetCheckSpec(
@@ -157,9 +175,51 @@ def _specs(
         dg.AssetCheckSpec(
             group.name,
             asset=asset,
-            description=group.description,
+            description=_described(group, policy),
             partitions_def=partitions_def,
+            blocking=policy is not None and any(r.name in policy.blocking for r in group.rules),
         )
         for group in check_groups(info, granularity, schema_rules, warning_rules)
     ]
+    if policy is not None:
+        specs += [
+            dg.AssetCheckSpec(
+                name,
+                asset=asset,
+                description=description,
+                partitions_def=partitions_def,
+                blocking=policy.blocks_own_checks,
+            )
+            for name, description in policy_checks(policy)
+        ]
     return specs
+
+
+def policy_checks(policy: ResolvedPolicy) -> list[tuple[str, str]]:
+    """The quality policy's own checks, by name and description, in the order they report."""
+    checks = []
+    if policy.volume is not None:
+        checks.append((names.VOLUME_CHECK, policy.volume.describe()))
+    if policy.undeclared_columns == "check":
+        checks.append(
+            (
+                names.UNDECLARED_COLUMNS_CHECK,
+                "The columns the frame has that the schema does not declare (dropped before "
+                "the write) are those of the latest materialization; a change warns.",
+            )
+        )
+    return checks
+
+
+def _described(group: CheckGroup, policy: ResolvedPolicy | None) -> str:
+    """The group's description, with the thresholds of its rules, so the catalog shows them."""
+    if policy is None:
+        return group.description
+    bounded = [r for r in group.rules if r.name in policy.thresholds]
+    if not bounded:
+        return group.description
+    if not group.collapsed:
+        listed = policy.thresholds[bounded[0].name].describe()
+        return f"{group.description.rstrip('.')}. Threshold: {listed}."
+    listed = "; ".join(f"{r.name} {policy.thresholds[r.name].describe()}" for r in bounded)
+    return f"{group.description.rstrip('.')}. Thresholds: {listed}."

@@ -106,12 +106,14 @@ def collection_table_checks(
     info: CollectionInfo,
     targets: Mapping[str, tuple[dg.AssetKey, dg.PartitionsDefinition[str] | None]],
     *,
-    settings: Settings,
+    settings: Mapping[str, Settings],
     severity: dg.AssetCheckSeverity,
     table_type: dg.DagsterType,
     name: str | None,
 ) -> dg.AssetChecksDefinition:
     """One multi-asset check over every member's stored table; `targets` are their keys.
+
+    `settings` are each member's, by member name (its quality policy is its own).
 
     Raises
     ------
@@ -144,7 +146,10 @@ def collection_table_checks(
         spec
         for member, (key, _) in targets.items()
         for spec in declared_check_specs(
-            info.members[member].info, asset=key, settings=settings, partitions_def=partitions_def
+            info.members[member].info,
+            asset=key,
+            settings=settings[member],
+            partitions_def=partitions_def,
         )
     ]
 

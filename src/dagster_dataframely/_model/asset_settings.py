@@ -2,15 +2,18 @@
 
 Every entry point (the three decorators, `dd.table_checks`, the hand-wiring functions) takes
 the same settings and resolves them here, in the same order: each setting from its default,
-environment variable and argument, then the warning rules checked against the schema.
+environment variable and argument, then the warning rules and the quality policy checked
+against the schema.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+import dataclasses
+from collections.abc import Collection, Iterable
 from dataclasses import dataclass
 from typing import Any
 
+from .quality_policy import QualityPolicy, resolve_policy
 from .schema import SchemaInfo
 from .settings import Granularity, SchemaRules, Settings, resolve_settings
 from .warning_rules import with_warning_rules
@@ -28,6 +31,7 @@ class OutputSettings:
     max_failure_samples: int | None = None
     statistics: bool | None = None
     row_sample: int | None = None
+    quality_policy: QualityPolicy | None = None
 
     @classmethod
     def of(cls, *, warning_rules: Iterable[str] | None = None, **settings: Any) -> OutputSettings:
@@ -37,8 +41,18 @@ class OutputSettings:
             rules = (warning_rules,) if isinstance(warning_rules, str) else tuple(warning_rules)
         return cls(warning_rules=rules, **settings)
 
-    def resolve(self, info: SchemaInfo) -> Settings:
-        """Every setting's value, and the warning rules checked against `info`'s rules.
+    def resolve(
+        self,
+        info: SchemaInfo,
+        *,
+        known_rules: Collection[str] | None = None,
+        writes: bool = True,
+    ) -> Settings:
+        """Every setting's value; the warning rules and the policy checked against `info`'s rules.
+
+        `known_rules` are the rule names the policy may use (a Collection's members'
+        together), `info`'s by default; `writes` is False where the checks only read a stored
+        table, so the policy's thresholds apply without a quarantine.
 
         Raises
         ------
@@ -46,6 +60,8 @@ class OutputSettings:
             A default, environment variable or argument is not allowed.
         UnknownWarningRuleError
             A warning rule is not one of the schema's rules.
+        UnknownPolicyRuleError, ThresholdNotApplicableError
+            The quality policy names a rule the schema lacks, or sets what cannot apply here.
         """
         settings = resolve_settings(
             check_granularity=self.check_granularity,
@@ -54,4 +70,15 @@ class OutputSettings:
             statistics=self.statistics,
             row_sample=self.row_sample,
         )
-        return with_warning_rules(settings, info, self.warning_rules)
+        settings = with_warning_rules(settings, info, self.warning_rules)
+        if self.quality_policy is None:
+            return settings
+        policy = resolve_policy(
+            info,
+            self.quality_policy,
+            quarantine=self.quarantine,
+            warning_rules=settings.warning_rules,
+            known_rules=known_rules,
+            writes=writes,
+        )
+        return dataclasses.replace(settings, policy=policy)

@@ -182,3 +182,11 @@ def _plan(
 def _with_filters(base: SchemaInfo, filters: tuple[RuleInfo, ...]) -> SchemaInfo:
     """A member's schema with the Collection's filters as more rules, after its own."""
     return dataclasses.replace(base, rules=base.rules + filters)
+
+
+def collection_rules(info: CollectionInfo) -> list[str]:
+    """Every rule name a Collection-wide setting may use: each member's rules, then the filters."""
+    names_: dict[str, None] = {}
+    for member in info.members.values():
+        names_.update(dict.fromkeys(rule.name for rule in member.info.rules))
+    return list(names_)

@@ -10,13 +10,16 @@ import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from types import MappingProxyType
-from typing import Generic, Literal, TypeVar, get_args
+from typing import TYPE_CHECKING, Generic, Literal, TypeVar, get_args
 
 from typing_extensions import TypeAliasType
 
 from dagster_dataframely._credentials import refuse_credentials
 from dagster_dataframely._upstream import document_type_alias
 from dagster_dataframely.errors import InvalidSettingError
+
+if TYPE_CHECKING:
+    from .quality_policy import ResolvedPolicy
 
 __all__ = [
     "ENV_PREFIX",
@@ -98,6 +101,9 @@ class Settings:
     warning_rules: frozenset[str] = frozenset()
     """Rules whose failures warn and never keep a row out of the table. Per asset, checked
     against its schema, so it has no environment variable and no package default."""
+    policy: "ResolvedPolicy | None" = None
+    """The asset's quality policy, checked against its schema; None (the spec's behaviour)
+    without one. Per asset too."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -11,6 +11,7 @@ import polars as pl
 from dagster_dataframely._model import names
 from dagster_dataframely._model.check_groups import CheckGroup, check_groups
 from dagster_dataframely._model.collection import CollectionInfo
+from dagster_dataframely._model.quality_policy import ResolvedPolicy
 from dagster_dataframely._model.schema import SchemaInfo
 from dagster_dataframely._model.settings import Settings
 from dagster_dataframely.errors import ColumnSchemaError
@@ -19,6 +20,7 @@ from .collection_split import split_collection
 from .failures import Failures
 from .split import Frame, column_problems
 from .tables import records_value, table_value
+from .thresholds import RuleVerdict, rule_verdicts
 
 
 def check_results_for(
@@ -29,25 +31,106 @@ def check_results_for(
     severity: dg.AssetCheckSeverity,
     max_failure_samples: int,
     extra_metadata: Mapping[str, Any] | None = None,
+    policy: ResolvedPolicy | None = None,
+    verdicts: Mapping[str, RuleVerdict] | None = None,
 ) -> Iterator[dg.AssetCheckResult]:
     """One result per check, passing the column-schema check, then one per rule group.
 
     `max_failure_samples` applies per rule, even in a collapsed check, so a rule that a
     thousand rows failed cannot crowd a rule that one row failed out of the sample. A check
-    whose failing rules are all warning rules reports at `WARN`, whatever `severity` is.
+    whose failing rules are all warning rules reports at `WARN`, whatever `severity` is. With
+    a quality `policy`, `verdicts` (by rule) judge the rules that have a threshold: a tolerated
+    rule does not fail its check, and its bound and observed fraction are in the metadata.
     """
     extra = dict(extra_metadata or {})
     yield column_schema_result(asset_key, extra_metadata=extra)
     samples = failures.samples(max_failure_samples)
     for group in groups:
         metadata = _group_metadata(group, failures.counts, samples, failures.info.sensitive)
+        if policy is None:
+            passed = not any(rule.name in failures.counts for rule in group.rules)
+            level = group.severity(failures.counts, severity)
+        else:
+            passed, level = _judged(group, failures.counts, severity, policy, verdicts or {})
+            metadata.update(_threshold_metadata(group, verdicts or {}))
         yield dg.AssetCheckResult(
             check_name=group.name,
             asset_key=asset_key,
-            passed=not any(rule.name in failures.counts for rule in group.rules),
-            severity=group.severity(failures.counts, severity),
+            passed=passed,
+            severity=level,
             metadata={**metadata, **extra},
         )
+
+
+_ERROR = dg.AssetCheckSeverity.ERROR
+_WARN = dg.AssetCheckSeverity.WARN
+
+
+def _judged(
+    group: CheckGroup,
+    counts: Mapping[str, int],
+    outcome: dg.AssetCheckSeverity,
+    policy: ResolvedPolicy,
+    verdicts: Mapping[str, RuleVerdict],
+) -> tuple[bool, dg.AssetCheckSeverity]:
+    """Whether a group's check passes under the quality policy, and its severity.
+
+    A rule fails the check when rows failed it beyond its threshold's `warn_above` (any row,
+    without a threshold). Its severity: `ERROR` above its `fail_above`; else the one the
+    policy chose for it; else a warning rule's `WARN`; else the outcome's. A collapsed check is
+    `ERROR` when one of its failing rules is.
+    """
+    failing = [
+        rule.name
+        for rule in group.rules
+        if rule.name in counts and not (rule.name in verdicts and verdicts[rule.name].tolerated)
+    ]
+    if not failing:
+        return True, group.severity(counts, outcome)
+    levels = []
+    for rule in failing:
+        verdict = verdicts.get(rule)
+        if verdict is not None and verdict.fails_run:
+            levels.append(_ERROR)
+        elif rule in policy.severities:
+            levels.append(policy.severities[rule])
+        elif rule in group.warning_rules:
+            levels.append(_WARN)
+        else:
+            levels.append(outcome)
+    return False, _ERROR if _ERROR in levels else _WARN
+
+
+def _threshold_metadata(group: CheckGroup, verdicts: Mapping[str, RuleVerdict]) -> dict[str, Any]:
+    """A single rule's threshold and observed fraction; a collapsed check's, one row per rule."""
+    judged = [verdicts[rule.name] for rule in group.rules if rule.name in verdicts]
+    if not judged:
+        return {}
+    if not group.collapsed:
+        (verdict,) = judged
+        return {
+            names.FAILED_FRACTION: verdict.fraction,
+            names.THRESHOLD: verdict.threshold.describe(),
+        }
+    return {
+        names.THRESHOLDS: records_value(
+            (
+                {
+                    "rule": v.rule,
+                    "failed_count": v.failed,
+                    "failed_fraction": v.fraction,
+                    "threshold": v.threshold.describe(),
+                }
+                for v in judged
+            ),
+            {
+                "rule": "string",
+                "failed_count": "int",
+                "failed_fraction": "float",
+                "threshold": "string",
+            },
+        )
+    }
 
 
 def _group_metadata(
@@ -148,30 +231,48 @@ def stored_table_results(
     # so the user's plan runs once without the rows being collected first: a check over a
     # large stored table holds only the invalid rows in memory.
     _, failure = info.schema.filter(frame.lazy(), cast=False)
+    failures = Failures.from_failure_info(info, failure)
     yield from check_results_for(
         check_groups(
             info, settings.check_granularity, settings.schema_rules, settings.warning_rules
         ),
-        Failures.from_failure_info(info, failure),
+        failures,
         asset_key=asset_key,
         severity=severity,
         max_failure_samples=settings.max_failure_samples,
         extra_metadata=partition_metadata(partition_key),
+        policy=settings.policy,
+        verdicts=_stored_verdicts(settings.policy, failures, frame),
     )
+
+
+def _stored_verdicts(
+    policy: ResolvedPolicy | None, failures: Failures, frame: Frame
+) -> dict[str, RuleVerdict]:
+    """The thresholds' verdicts on a stored table; its rows counted only when one has a bound.
+
+    Counting a `LazyFrame`'s rows is one more (cheap) query over it, so it runs only here.
+    """
+    if policy is None or not policy.thresholds:
+        return {}
+    rows = (
+        frame.height if isinstance(frame, pl.DataFrame) else frame.select(pl.len()).collect().item()
+    )
+    return rule_verdicts(policy, failures.counts, int(rows))
 
 
 def stored_members_results(
     info: CollectionInfo,
     tables: Mapping[str, Frame],
     keys: Mapping[str, dg.AssetKey],
-    settings: Settings,
+    settings: Mapping[str, Settings],
     severity: dg.AssetCheckSeverity,
     partition_key: str | None,
 ) -> Iterator[dg.AssetCheckResult]:
     """Every member's results from one joint split of their stored tables; nothing is written.
 
-    `tables` and `keys` are by member name. A column mismatch in any member runs no rule of
-    any: every member reports its column check, and the first mismatch is raised.
+    `tables`, `keys` and `settings` are by member name. A column mismatch in any member runs
+    no rule of any: every member reports its column check, and the first mismatch is raised.
     """
     extra = partition_metadata(partition_key)
     split = split_collection(info, tables)
@@ -182,12 +283,17 @@ def stored_members_results(
         raise ColumnSchemaError(info.members[member].info.name, problems)
     for member, key in keys.items():
         member_info = info.members[member].info
+        own = settings[member]
         rows = split.splits.get(member)
+        failures = rows.failures if rows is not None else Failures.none(member_info)
+        returned = rows.valid.height + failures.invalid_count if rows is not None else 0
         yield from check_results_for(
-            check_groups(member_info, settings.check_granularity, settings.schema_rules),
-            rows.failures if rows is not None else Failures.none(member_info),
+            check_groups(member_info, own.check_granularity, own.schema_rules),
+            failures,
             asset_key=key,
             severity=severity,
-            max_failure_samples=settings.max_failure_samples,
+            max_failure_samples=own.max_failure_samples,
             extra_metadata=extra,
+            policy=own.policy,
+            verdicts=rule_verdicts(own.policy, failures.counts, returned),
         )

@@ -18,7 +18,7 @@ from dagster_dataframely._model.schema import SchemaInfo
 from dagster_dataframely.errors import CollectionFilterDuplicatesError, CollectionMemberMissingError
 
 from .failures import Failures
-from .outcome import ColumnMismatch, Outcome, Skipped, Unchecked, classify
+from .outcome import ColumnMismatch, Outcome, Skipped, Unchecked, classify, undeclared_for
 from .output import OutputRun
 from .split import Frame, column_problems
 
@@ -147,5 +147,7 @@ def decide_members(
             outcomes[member] = Skipped(run)
         else:
             rows = split.splits[member]
-            outcomes[member] = classify(run, rows.valid, rows.failures)
+            frame = frames.get(member)
+            undeclared = undeclared_for(run, frame) if frame is not None else None
+            outcomes[member] = classify(run, rows.valid, rows.failures, undeclared)
     return outcomes

@@ -23,6 +23,7 @@ from dagster_dataframely._upstream import current_asset_context
 from .columns_tab import ColumnsTabs
 from .context import partition_key, selected_outputs
 from .emit import AssetYield, emit
+from .history import read_history
 from .outcome import Outcome, decide
 from .output import OutputRun, ValidatedOutput
 from .returned import Unpack, unwrap
@@ -100,9 +101,11 @@ def _start(context: Any, output: ValidatedOutput, step: Step) -> OutputRun:
     if output.quarantine:
         validate_quarantine_key(context, output.key)
         writer = writer_for(context, output.key, step.partitions_def)
+    partition = partition_key(context) if step.partitions_def is not None else None
     return OutputRun(
         output,
-        partition_key(context) if step.partitions_def is not None else None,
+        partition,
         writer,
         clear_quarantine=output.clear_quarantine and can_clear(context),
+        history=read_history(context, output.key, partition, output.settings.policy),
     )

@@ -38,12 +38,14 @@ from .outcome import (
     AllInvalid,
     Clean,
     ColumnMismatch,
+    Exceeded,
     Outcome,
     Partial,
     Rows,
     Skipped,
     Unchecked,
 )
+from .policy import Evaluation, policy_check_results
 from .report import materialization_metadata
 from .statistics import statistics_tables
 
@@ -138,7 +140,7 @@ def _report(outcome: Outcome, write_tables: bool) -> _Report:
             return _Report(_checks(outcome, Failures.none(output.info), _ERROR))
         case Aborted(rows=rows):
             return _Report(
-                _checks(outcome, rows.failures, _ERROR),
+                _checks(outcome, rows.failures, _ERROR, evaluation=rows.evaluation),
                 ValidationAbortError(
                     output.info.name, rows.quarantined.invalid_count, rows.quarantined.counts
                 ),
@@ -147,7 +149,13 @@ def _report(outcome: Outcome, write_tables: bool) -> _Report:
             address = writer(rows.quarantined.quarantine_frame)
             return _Report(
                 # No materialization carries the address, so every check does.
-                _checks(outcome, rows.failures, _ERROR, {names.QUARANTINE_ADDRESS: address}),
+                _checks(
+                    outcome,
+                    rows.failures,
+                    _ERROR,
+                    {names.QUARANTINE_ADDRESS: address},
+                    evaluation=rows.evaluation,
+                ),
                 NoValidRowsError(
                     output.info.name,
                     rows.quarantined.invalid_count,
@@ -155,6 +163,19 @@ def _report(outcome: Outcome, write_tables: bool) -> _Report:
                     address,
                 ),
                 address,
+            )
+        case Exceeded(rows=rows, writer=writer):
+            # The policy refuses the table, not the rows: the quarantine still gets its own.
+            quarantined = rows.quarantined
+            written = None
+            if writer is not None and quarantined.invalid_count:
+                written = writer(quarantined.quarantine_frame)
+            where = {names.QUARANTINE_ADDRESS: written} if written is not None else {}
+            assert rows.evaluation is not None  # only a policy refuses rows this way
+            return _Report(
+                _checks(outcome, rows.failures, _ERROR, where, evaluation=rows.evaluation),
+                rows.evaluation.error(output.info.name, output.key, written),
+                written,
             )
         case Partial(rows=rows, writer=writer):
             address = writer(rows.quarantined.quarantine_frame)
@@ -178,7 +199,9 @@ def _warned(
     rows went.
     """
     extra = {names.QUARANTINE_ADDRESS: address} if address is not None and not write_tables else {}
-    return _checks(outcome, rows.failures, dg.AssetCheckSeverity.WARN, extra)
+    return _checks(
+        outcome, rows.failures, dg.AssetCheckSeverity.WARN, extra, evaluation=rows.evaluation
+    )
 
 
 def _checks(
@@ -186,23 +209,32 @@ def _checks(
     failures: Failures,
     severity: dg.AssetCheckSeverity,
     extra: Mapping[str, Any] | None = None,
+    *,
+    evaluation: Evaluation | None = None,
 ) -> list[dg.AssetCheckResult]:
-    """One output's check results at `severity`, each naming the partition it ran over."""
+    """One output's check results at `severity`, each naming the partition it ran over.
+
+    With a quality policy, its thresholds judge the rule checks and its own checks follow.
+    """
     output = outcome.run.output
     settings = output.settings
     groups = check_groups(
         output.info, settings.check_granularity, settings.schema_rules, settings.warning_rules
     )
-    return list(
+    metadata = {**(extra or {}), **partition_metadata(outcome.run.partition_key)}
+    results = list(
         check_results_for(
             groups,
             failures,
             asset_key=output.key,
             severity=severity,
             max_failure_samples=settings.max_failure_samples,
-            extra_metadata={**(extra or {}), **partition_metadata(outcome.run.partition_key)},
+            extra_metadata=metadata,
+            policy=settings.policy,
+            verdicts=evaluation.rules if evaluation is not None else None,
         )
     )
+    return results + policy_check_results(settings.policy, evaluation, output.key, metadata)
 
 
 def _table(
@@ -222,6 +254,8 @@ def _table(
         address,
         statistics,
         warning_count=rows.warning_count,
+        partitioned=outcome.run.partition_key is not None,
+        undeclared=rows.evaluation.undeclared if rows.evaluation is not None else None,
     )
     return dg.MaterializeResult(
         asset_key=output.key,

@@ -2,8 +2,9 @@
 
 An outcome is what validating one output's frame comes to: the function skipped, its columns
 did not match, or its rows were split and the policy classified them (clean, aborted, partial,
-every row invalid). A Collection adds one: a member left unchecked because another member's
-columns did not match. `emit` turns each into what a run writes, yields and raises.
+every row invalid, or above what the asset's quality policy tolerates). A Collection adds one:
+a member left unchecked because another member's columns did not match. `emit` turns each into
+what a run writes, yields and raises.
 """
 
 from __future__ import annotations
@@ -18,7 +19,9 @@ from dagster_dataframely._store.quarantine_writer import QuarantineWriter
 
 from .failures import Failures
 from .output import OutputRun
+from .policy import Evaluation, evaluate
 from .split import Frame, column_problems, keep_warning_only_rows, split_rows
+from .undeclared_columns import undeclared_columns
 
 
 @dataclass(frozen=True, slots=True, eq=False)
@@ -31,6 +34,8 @@ class Rows:
     """The rows the table gets, those that failed only warning rules included."""
     quarantined: Failures
     """The rows a blocking rule failed: what the quarantine gets."""
+    evaluation: Evaluation | None = None
+    """What the asset's quality policy says of these rows; None without a policy."""
 
     @property
     def warning_count(self) -> int:
@@ -101,10 +106,24 @@ class AllInvalid(_RowsSplit):
     fails_step: ClassVar[bool] = True
 
 
-Outcome: TypeAlias = Skipped | ColumnMismatch | Unchecked | Clean | Aborted | Partial | AllInvalid
+@dataclass(frozen=True, slots=True, eq=False)
+class Exceeded(_RowsSplit):
+    """The quality policy refuses the rows (a rule above `fail_above`, a volume breach at `ERROR`).
+
+    The quarantine still gets the rows a blocking rule failed, through `writer` when there is
+    one; no table replaces the last good one.
+    """
+
+    writer: QuarantineWriter | None
+    fails_step: ClassVar[bool] = True
+
+
+Outcome: TypeAlias = (
+    Skipped | ColumnMismatch | Unchecked | Clean | Aborted | Partial | AllInvalid | Exceeded
+)
 """Every outcome; `fails_step` says whether it fails the step and keeps every table unwritten."""
 
-Classified: TypeAlias = Clean | Aborted | Partial | AllInvalid
+Classified: TypeAlias = Clean | Aborted | Partial | AllInvalid | Exceeded
 """The outcomes of a frame whose rows were split."""
 
 
@@ -119,24 +138,50 @@ def decide(run: OutputRun, frame: Frame | None) -> Outcome:
     problems = column_problems(info, frame)
     if problems:
         return ColumnMismatch(run, tuple(problems))
+    undeclared = undeclared_for(run, frame)
     split = split_rows(info, frame)
-    return classify(run, split.result, Failures.from_failure_info(info, split.failure))
+    return classify(run, split.result, Failures.from_failure_info(info, split.failure), undeclared)
 
 
-def classify(run: OutputRun, valid: pl.DataFrame, failures: Failures) -> Classified:
+def undeclared_for(run: OutputRun, frame: Frame) -> tuple[str, ...] | None:
+    """The frame's undeclared columns, when the output's quality policy looks at them."""
+    policy = run.output.settings.policy
+    if policy is None or policy.undeclared_columns is None:
+        return None
+    return undeclared_columns(run.output.info, frame)
+
+
+def classify(
+    run: OutputRun,
+    valid: pl.DataFrame,
+    failures: Failures,
+    undeclared: tuple[str, ...] | None = None,
+) -> Classified:
     """The outcome of rows already split into `valid` and `failures` (a Collection's, jointly).
 
     Warning rules move their rows back to the table here; the class follows the rows a
-    blocking rule failed and whether the output has a quarantine.
+    blocking rule failed and whether the output has a quarantine, then the quality policy:
+    the failure policy's own failures come first, and a policy never moves a row.
     """
     written, quarantined = keep_warning_only_rows(
         valid, failures, run.output.settings.warning_rules
     )
-    rows = Rows(failures, written, quarantined)
+    evaluation = evaluate(
+        run.output.settings.policy,
+        failures.counts,
+        rows=valid.height + failures.invalid_count,
+        written=written.height,
+        history=run.history,
+        undeclared=undeclared,
+    )
+    rows = Rows(failures, written, quarantined, evaluation)
+    refused = evaluation is not None and evaluation.fails_run
     if not quarantined.invalid_count:
-        return Clean(run, rows)
+        return Exceeded(run, rows, run.writer) if refused else Clean(run, rows)
     if run.writer is None:
         return Aborted(run, rows)
     if not written.height:
         return AllInvalid(run, rows, run.writer)
+    if refused:
+        return Exceeded(run, rows, run.writer)
     return Partial(run, rows, run.writer)

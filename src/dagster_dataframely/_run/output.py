@@ -16,6 +16,8 @@ from dagster_dataframely._model.settings import Settings
 from dagster_dataframely._model.shown_values import ShownValues
 from dagster_dataframely._store.quarantine_writer import QuarantineWriter
 
+from .history import History
+
 
 @dataclass(frozen=True, slots=True, eq=False)
 class ValidatedOutput:
@@ -45,3 +47,5 @@ class OutputRun:
     """Where its invalid rows go; None without a quarantine, so any invalid row aborts."""
     clear_quarantine: bool
     """Whether a clean outcome replaces the quarantine with an empty frame here."""
+    history: History | None = None
+    """What the instance remembers of the asset, when its quality policy compares with it."""

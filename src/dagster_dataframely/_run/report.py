@@ -32,14 +32,23 @@ def materialization_metadata(
     statistics: Mapping[str, dg.TableMetadataValue],
     *,
     warning_count: int = 0,
+    partitioned: bool = False,
+    undeclared: tuple[str, ...] | None = None,
 ) -> dict[str, Any]:
     """Everything this package reports on the table's materialization.
 
     `statistics` are `statistics_tables(valid)`, computed by the caller (alongside the
     quarantine write), or empty when they are turned off. `warning_count` is how many of the
-    `valid` rows failed a warning rule; `failures` are the quarantined rows only.
+    `valid` rows failed a warning rule; `failures` are the quarantined rows only. A
+    partitioned table's row count is also Dagster's `dagster/partition_row_count`; the
+    undeclared columns are listed when the quality policy asks for them.
     """
     metadata: dict[str, Any] = {names.ROW_COUNT: valid.height}
+    if partitioned:
+        metadata[names.PARTITION_ROW_COUNT] = valid.height
+    metadata.update(fractions(valid.height, failures.invalid_count, warning_count))
+    if undeclared is not None:
+        metadata[names.UNDECLARED_COLUMNS] = dg.MetadataValue.json(list(undeclared))
     if settings.row_sample and valid.height:
         metadata[names.VALID_SAMPLE] = table_value(
             valid.head(settings.row_sample), failures.info.sensitive
@@ -50,6 +59,19 @@ def materialization_metadata(
     if failures.invalid_count:
         metadata.update(invalid_rows_metadata(failures, settings.row_sample, quarantine_address))
     return metadata
+
+
+def fractions(written: int, quarantined: int, warned: int) -> dict[str, float]:
+    """The invalid and the warning rows as fractions of the rows returned, for charts and alerts.
+
+    Always present, 0.0 included, so a chart has a point for every run and an alert a value to
+    compare; a frame without rows has nothing invalid, so both are 0.0.
+    """
+    returned = written + quarantined
+    return {
+        names.INVALID_FRACTION: quarantined / returned if returned else 0.0,
+        names.WARNING_FRACTION: warned / returned if returned else 0.0,
+    }
 
 
 def invalid_rows_metadata(

@@ -8,6 +8,7 @@ reports, for checks that run apart from the write.
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Iterable, Iterator
 
 import dagster as dg
@@ -15,6 +16,7 @@ import dataframely as dy
 import polars as pl
 
 from dagster_dataframely._model.asset_settings import OutputSettings
+from dagster_dataframely._model.quality_policy import QualityPolicy
 from dagster_dataframely._model.schema import read_schema
 from dagster_dataframely._model.settings import Granularity, SchemaRules
 from dagster_dataframely._store.quarantine_writer import QuarantineWriter
@@ -22,6 +24,7 @@ from dagster_dataframely.errors import ClearQuarantineError, InvalidArgumentsErr
 
 from .check_results import stored_table_results
 from .emit import AssetYield, emit
+from .history import read_history
 from .outcome import decide
 from .output import OutputRun, ValidatedOutput
 from .returned import type_name
@@ -44,6 +47,7 @@ def validation_results(
     partition_key: str | None = None,
     clear_quarantine: bool = False,
     warning_rules: Iterable[str] | None = None,
+    quality_policy: QualityPolicy | None = None,
 ) -> AssetYield:
     """Validate a frame and yield the asset's materialization and check results.
 
@@ -90,6 +94,11 @@ def validation_results(
         leaving stale rows there. Needs a `quarantine_writer`.
     warning_rules
         As for `dd.asset`: the rules whose failures only warn, by Dataframely's names.
+    quality_policy
+        As for `dd.asset`; pass the same policy to `check_specs`. Its thresholds need a
+        `quarantine_writer` (except a warning rule's). Inside a run its volume and
+        undeclared-columns checks compare with the asset's recent materializations; in a
+        direct call, with none.
 
     Yields
     ------
@@ -118,6 +127,12 @@ def validation_results(
         Rows failed validation and `quarantine_writer` is `None`, so nothing is written.
     NoValidRowsError
         Every row failed validation. The quarantine is written, and not the asset's table.
+    UnknownPolicyRuleError, ThresholdNotApplicableError
+        `quality_policy` names a rule the schema lacks, or a threshold that cannot apply
+        without a `quarantine_writer`.
+    ThresholdExceededError, RowCountOutOfBoundsError
+        More rows failed a rule than its `fail_above` tolerates, or a volume check at `ERROR`
+        failed: the quarantine is written, and not the asset's table.
 
     Examples
     --------
@@ -150,12 +165,14 @@ def validation_results(
     """
     info = read_schema(schema)
     settings = OutputSettings.of(
+        quarantine=quarantine_writer is not None,
         warning_rules=warning_rules,
         check_granularity=check_granularity,
         schema_rules=schema_rules,
         max_failure_samples=max_failure_samples,
         statistics=statistics,
         row_sample=row_sample,
+        quality_policy=quality_policy,
     ).resolve(info)
     if not (frame is None or isinstance(frame, Frame)):
         # The spec names Dagster's own class for this one.
@@ -178,8 +195,13 @@ def validation_results(
 
 
 def _emitted(run: OutputRun, frame: Frame | None) -> AssetYield:
-    """Decide and emit in the generator, so nothing runs before the first result is asked for."""
-    yield from emit([decide(run, frame)])
+    """Decide and emit in the generator, so nothing runs before the first result is asked for.
+
+    The history the quality policy compares with is the running step's asset's, read here.
+    """
+    output = run.output
+    history = read_history(None, output.key, run.partition_key, output.settings.policy)
+    yield from emit([decide(dataclasses.replace(run, history=history), frame)])
 
 
 def check_results(
@@ -193,6 +215,7 @@ def check_results(
     max_failure_samples: int | None = None,
     partition_key: str | None = None,
     warning_rules: Iterable[str] | None = None,
+    quality_policy: QualityPolicy | None = None,
 ) -> Iterator[dg.AssetCheckResult]:
     """Yield a result for each check `check_specs` declares, without writing any rows.
 
@@ -220,6 +243,9 @@ def check_results(
         As for `validation_results`: the partition `frame` holds.
     warning_rules
         As for `dd.asset`: the rules whose failures only warn, by Dataframely's names.
+    quality_policy
+        As for `dd.table_checks`: thresholds judge the checks (one above its `fail_above`
+        fails at `ERROR`; nothing is raised), and no volume or undeclared-columns check.
 
     Yields
     ------
@@ -236,6 +262,9 @@ def check_results(
     ReservedColumnError, InvalidColumnNameError, InvalidRuleNameError, CheckNameCollisionError
         A column or rule name this package cannot use: in the reserved `dy_` namespace, with a
         character Dagster does not allow in a check name, or one check name for two rules.
+    UnknownPolicyRuleError, ThresholdNotApplicableError
+        `quality_policy` names a rule the schema lacks, or has a volume or undeclared-columns
+        check.
     InvalidArgumentsError
         `frame` is not a Polars frame.
     ColumnSchemaError
@@ -248,7 +277,8 @@ def check_results(
         check_granularity=check_granularity,
         schema_rules=schema_rules,
         max_failure_samples=max_failure_samples,
-    ).resolve(info)
+        quality_policy=quality_policy,
+    ).resolve(info, writes=False)
     if not isinstance(frame, Frame):
         raise InvalidArgumentsError(
             "check_results",

@@ -1,0 +1,52 @@
+"""Each rule's failures against its threshold: tolerated, warned, or above the run's bound.
+
+Computed once per output from the counts the split already has (no pass over the rows), and
+read by the outcome (a bound above `fail_above` fails the run) and by the checks (a tolerated
+rule's check passes; the bound and the observed fraction are in its metadata).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+from dagster_dataframely._model.quality_policy import ResolvedPolicy, Threshold, exceeds
+
+
+@dataclass(frozen=True, slots=True)
+class RuleVerdict:
+    """One rule's failing rows of one frame, judged by its threshold."""
+
+    rule: str
+    failed: int
+    rows: int
+    """How many rows the frame had: the denominator of a fractional bound."""
+    threshold: Threshold
+
+    @property
+    def fraction(self) -> float:
+        """The share of the rows that failed the rule; 0.0 for a frame without rows."""
+        return self.failed / self.rows if self.rows else 0.0
+
+    @property
+    def tolerated(self) -> bool:
+        """Whether the failures are within `warn_above`, so the rule's check passes."""
+        return not exceeds(self.threshold.warn_above, self.failed, self.rows)
+
+    @property
+    def fails_run(self) -> bool:
+        """Whether the failures are above `fail_above`, so the run fails."""
+        bound = self.threshold.fail_above
+        return bound is not None and exceeds(bound, self.failed, self.rows)
+
+
+def rule_verdicts(
+    policy: ResolvedPolicy | None, counts: Mapping[str, int], rows: int
+) -> dict[str, RuleVerdict]:
+    """The verdict of every rule that has a threshold, by rule name; empty without any."""
+    if policy is None:
+        return {}
+    return {
+        rule: RuleVerdict(rule, counts.get(rule, 0), rows, threshold)
+        for rule, threshold in policy.thresholds.items()
+    }
