@@ -16,7 +16,8 @@ from typing import Any
 import dagster as dg
 
 from dagster_dataframely._store.delegating import validate_quarantine_key
-from dagster_dataframely._store.writer_choice import can_clear, writer_for
+from dagster_dataframely._store.step_storage import table_fit_for
+from dagster_dataframely._store.writer_choice import can_clear, initial_writer_for, writer_for
 
 from .columns_tab import ColumnsTabs
 from .context import partition_key, selected_outputs
@@ -90,13 +91,16 @@ def _start(context: Any, output: ValidatedOutput, step: Step) -> OutputRun:
 
     The quarantine key is checked and the writer made first, so a refused run calls nothing.
     """
-    writer = None
+    writer = initial = None
     if output.quarantine:
         validate_quarantine_key(context, output.key)
         writer = writer_for(context, output.key, step.partitions_def)
+        initial = initial_writer_for(context, output.key, writer)
     return OutputRun(
         output,
         partition_key(context) if step.partitions_def is not None else None,
         writer,
         clear_quarantine=output.clear_quarantine and can_clear(context),
+        initial_writer=initial,
+        fit_table=table_fit_for(context, output.key),
     )
