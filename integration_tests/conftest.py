@@ -128,14 +128,19 @@ def multi_key(day: str, region: str) -> dg.MultiPartitionKey:
 
 
 def orders_asset(
-    frames: Mapping[str, pl.DataFrame], *, name: str = "orders", **asset_kwargs: Any
+    frames: Mapping[str, pl.DataFrame],
+    *,
+    name: str = "orders",
+    schema: type[dy.Schema] = Orders,
+    **asset_kwargs: Any,
 ) -> dg.AssetsDefinition:
     """`dd.asset(Orders, quarantine=True)` returning `frames[<partition key>]`.
 
     The test owns `frames` and may change it between runs, to re-run a partition with other data.
+    `schema` replaces `Orders`, for a test of a schema that changed between two runs.
     """
 
-    @dd.asset(Orders, quarantine=True, name=name, **asset_kwargs)
+    @dd.asset(schema, quarantine=True, name=name, **asset_kwargs)
     def orders(context: dg.AssetExecutionContext) -> pl.DataFrame:
         key = str(context.partition_key) if context.has_partition_key else UNPARTITIONED
         return frames[key]
