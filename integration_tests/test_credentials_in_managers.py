@@ -11,6 +11,7 @@ from pathlib import Path
 import dagster as dg
 import polars as pl
 import pytest
+from dagster_duckdb_polars import DuckDBPolarsIOManager
 from dagster_polars import PolarsParquetIOManager
 
 import dagster_dataframely as dd
@@ -72,6 +73,33 @@ def test_a_base_dir_from_an_env_var_is_refused_when_the_resource_is_created(
     assert not result.success
     (failure,) = [event for event in result.all_events if event.is_failure]
     assert "CredentialsInUrlError" in str(failure)
+    for event in result.all_events:
+        _assert_nothing_secret(str(event))
+    assert not any(tmp_path.iterdir())
+
+
+@pytest.mark.parametrize("staged", [False, True], ids=["plain", "staged"])
+def test_a_factorys_env_var_is_checked_when_the_resource_is_created(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, staged: bool
+) -> None:
+    """A `ConfigurableIOManagerFactory` (DuckDB) reaches the wrapper already built, config gone:
+    the check reads the config the wrapper resolves itself when the resource starts."""
+    manager = dd.QuarantineAwareIOManager(
+        io_manager=PolarsParquetIOManager(base_dir=str(tmp_path)),
+        quarantine_io_manager=DuckDBPolarsIOManager(database=dg.EnvVar("DD_TEST_DATABASE")),
+        staged_writes=staged,
+    )
+    monkeypatch.setenv("DD_TEST_DATABASE", f"s3://{KEY}:{SECRETS[0]}@bucket/w.duckdb")
+    orders = orders_asset({UNPARTITIONED: version("first")})
+
+    result = dg.materialize(
+        [orders], resources={"io_manager": manager}, run_config=QUIET, raise_on_error=False
+    )
+
+    assert not result.success
+    (failure,) = [event for event in result.all_events if event.is_failure]
+    assert "CredentialsInUrlError" in str(failure)
+    assert "the quarantine_io_manager argument" in str(failure)
     for event in result.all_events:
         _assert_nothing_secret(str(event))
     assert not any(tmp_path.iterdir())
