@@ -13,6 +13,7 @@ rewritten whole, with the new schema's columns only.
 from pathlib import Path
 from typing import Any
 
+import dagster as dg
 import dataframely as dy
 import polars as pl
 import pytest
@@ -23,6 +24,7 @@ from .conftest import (
     DAILY,
     DAY_1,
     DAY_2,
+    QUIET,
     UNPARTITIONED,
     Orders,
     invalid_ids,
@@ -149,3 +151,35 @@ def test_a_schema_change_keeps_every_row(
             if change == "add-column":
                 assert old_table["note"].to_list() == [None] * old_table.height
                 assert old_quarantine["note"].to_list() == [None] * old_quarantine.height
+
+
+class WithTextAmount(dy.Schema):
+    """The suite's orders with `amount` turned into text: a change DuckDB cannot insert."""
+
+    order_id = dy.String(primary_key=True)
+    day = dy.Date(nullable=False)
+    placed_at = dy.Datetime(nullable=False)
+    region = dy.String(nullable=False)
+    amount = dy.String(nullable=False, regex=r"^\d")
+
+
+@pytest.mark.parametrize("mode", ["duckdb", "wrapped-duckdb"])
+def test_a_failed_quarantine_write_on_duckdb_leaves_the_old_rows(tmp_path: Path, mode: str) -> None:
+    """The quarantine's slice is replaced in one transaction, even without `staged_writes`."""
+    storage = Storage(mode, tmp_path)
+    first = {UNPARTITIONED: orders_frame(DAY_1, tag="first", invalid=1)}
+    materialize([orders_asset(first)], storage.io_manager())
+    text = orders_frame(DAY_1, tag="second", invalid=1).with_columns(
+        amount=pl.when(pl.col("amount") >= 0).then(pl.lit("12")).otherwise(pl.lit("oops"))
+    )
+
+    result = dg.materialize(
+        [orders_asset({UNPARTITIONED: text}, schema=WithTextAmount)],
+        resources={"io_manager": storage.io_manager()},
+        run_config=QUIET,
+        raise_on_error=False,
+    )
+
+    assert not result.success  # a double column cannot take "oops": the insert fails
+    _check_quarantine(storage.read("orders_quarantine"), first[UNPARTITIONED], set())
+    _check_table(storage.read("orders"), first[UNPARTITIONED])  # written after: never reached
