@@ -45,8 +45,10 @@ def delegating_writer(
     `<name>_quarantine`, so it stores the rows as it stores any asset of that key: partition key,
     definition metadata (a database manager's `partition_expr`) and resource config all carry
     over. `PolarsParquetIOManager` writes a parquet file beside the table, and
-    `DuckDBPolarsIOManager` a table beside it. Whatever metadata the manager records for this
-    write is discarded, because the quarantine has no materialization.
+    `DuckDBPolarsIOManager` a table beside it. A DuckDB quarantine's slice is replaced in one
+    transaction, in a table given first every column the frame brings, so a rule added to the
+    schema, or a failed insert, never empties it. Whatever metadata the manager records for
+    this write is discarded, because the quarantine has no materialization.
     When the quarantine is in the asset graph (`quarantine_spec`), each write is logged as an
     observation of its key instead: row count, address, partition and run.
 

@@ -47,14 +47,18 @@ class QuarantineAwareIOManager(NestedResourceFactory):
     With `staged_writes=True`, a failed or killed write leaves the last good table and
     quarantine as they were, with both managers: a parquet file is written beside the table
     and renamed into place (on an object store, uploaded whole), and a DuckDB slice is
-    replaced in one transaction that also adds any column the frame brings. See the
-    Guarantees page for what each manager keeps without it. Only a `UPathIOManager` (such as
+    replaced in one transaction. See the Guarantees page for what each manager keeps without
+    it. A DuckDB table is fitted to each frame either way (a column the frame brings is added,
+    the frame inserted by column name), and a DuckDB quarantine is always replaced in one
+    transaction, so a schema change never fails a write nor empties a slice. Only a `UPathIOManager` (such as
     `PolarsParquetIOManager`) on a local disk or an object store and a `DuckDBIOManager` (such
     as `DuckDBPolarsIOManager`) can be staged; any other manager is refused.
 
-    A manager whose configuration holds a URL with a user name or password in it
-    (`s3://KEY:SECRET@bucket`) is refused with `CredentialsInUrlError`, here and when the
-    resource is created, so the secret never reaches metadata, errors or logs.
+    Each wrapped manager's config is read when the resource starts, so a `dg.EnvVar` in it
+    works as for a manager bound directly. A manager whose configuration holds a URL with a
+    user name or password in it (`s3://KEY:SECRET@bucket`) is refused with
+    `CredentialsInUrlError`, here and when the resource starts (on the value an `EnvVar`
+    gives), so the secret never reaches metadata, errors or logs.
 
     Attributes
     ----------
