@@ -50,9 +50,10 @@ class QuarantineAwareIOManager(NestedResourceFactory):
     replaced in one transaction. See the Guarantees page for what each manager keeps without
     it. A DuckDB table is fitted to each frame either way (a column the frame brings is added,
     the frame inserted by column name), and a DuckDB quarantine is always replaced in one
-    transaction, so a schema change never fails a write nor empties a slice. Only a `UPathIOManager` (such as
-    `PolarsParquetIOManager`) on a local disk or an object store and a `DuckDBIOManager` (such
-    as `DuckDBPolarsIOManager`) can be staged; any other manager is refused.
+    transaction, so a schema change never fails a write nor empties a slice. Only a
+    `UPathIOManager` (such as `PolarsParquetIOManager`) on a local disk or an object store and
+    a `DuckDBIOManager` (such as `DuckDBPolarsIOManager`) can be staged; any other manager is
+    refused.
 
     Each wrapped manager's config is read when the resource starts, so a `dg.EnvVar` in it
     works as for a manager bound directly. A manager whose configuration holds a URL with a
