@@ -38,11 +38,17 @@ def table_output(context: Any, asset_key: dg.AssetKey | None) -> StepOutput | No
     """The running step's output of `asset_key` (the definition's only asset for None).
 
     None under direct invocation, which has no step. `context` may be None: an asset with no
-    quarantine receives no context, and then the step's own is looked up.
+    quarantine receives no context, and then the running step's own is looked up, which is
+    another asset's when the asset is called directly inside that asset's step.
     """
-    context = context if context is not None else current_asset_context()
     if context is None:
-        return None
+        context = current_asset_context()
+        if (
+            context is None
+            or not context.has_assets_def
+            or asset_key not in context.assets_def.keys
+        ):
+            return None
     step = running_step(context)
     if step is None:
         return None
