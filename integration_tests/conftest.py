@@ -252,6 +252,25 @@ def duckdb_frame(database: Path, table: str, **equal: object) -> pl.DataFrame:
         ).pl()
 
 
+def duckdb_stored(
+    database: Path, table: str, where: str = "", values: Sequence[object] = ()
+) -> pl.DataFrame | None:
+    """The rows of `public.<table>` (those matching `where`), None when there is no such table."""
+    import duckdb
+
+    if not database.exists():
+        return None
+    with duckdb.connect(str(database), read_only=True) as connection:
+        found = connection.execute(
+            "select count(*) from information_schema.tables "
+            "where table_schema = 'public' and table_name = ?",
+            [table],
+        ).fetchone()
+        if not found or not found[0]:
+            return None
+        return connection.execute(f"select * from public.{table} {where}", list(values)).pl()
+
+
 def duckdb_ids(database: Path, table: str, **equal: object) -> set[str]:
     return set(duckdb_frame(database, table, **equal)["order_id"])
 

@@ -28,13 +28,12 @@ from polars.testing import assert_frame_equal
 import dagster_dataframely as dd
 
 from .conftest import QUIET, files_under, materialization_metadata, shared_instance
+from .storage_modes import FRAME, assert_polars_loads, polars_loads
 
 pytestmark = pytest.mark.integration
 
 MODES = ("bare", "wrapped", "staged")
 BY_MODE = pytest.mark.parametrize("mode", MODES)
-
-FRAME = pl.DataFrame({"a": [3, 1, 2], "b": ["x", "y", "z"]})
 
 
 def bound(mode: str, manager: object) -> object:
@@ -75,41 +74,13 @@ def rows(database: Path, query: str) -> pl.DataFrame:
 @BY_MODE
 def test_polars_loads_eager_lazy_selected_and_optional(tmp_path: Path, mode: str) -> None:
     seen: dict[str, Any] = {}
-
-    @dg.asset
-    def table() -> pl.DataFrame:
-        return FRAME
-
-    @dg.asset
-    def absent() -> pl.DataFrame | None:
-        return None  # dagster-polars writes nothing for a `None` of an `Optional` output
-
-    # Dagster takes one input per upstream asset, so one reader for each way of loading.
-    @dg.asset
-    def eager_reader(table: pl.DataFrame) -> None:
-        seen["eager"] = table
-
-    @dg.asset
-    def lazy_reader(table: pl.LazyFrame) -> None:
-        seen["lazy"] = table
-
-    @dg.asset(ins={"table": dg.AssetIn("table", metadata={"columns": ["b"]})})
-    def picked_reader(table: pl.DataFrame) -> None:
-        seen["picked"] = table
-
-    @dg.asset
-    def missing_reader(absent: pl.DataFrame | None) -> None:
-        seen["missing"] = absent
+    assets = polars_loads(seen)
+    table, absent = assets[:2]
 
     manager = PolarsParquetIOManager(base_dir=str(tmp_path))
-    readers = [eager_reader, lazy_reader, picked_reader, missing_reader]
-    result = run([table, absent, *readers], bound(mode, manager))
+    result = run(assets, bound(mode, manager))
 
-    assert_frame_equal(seen["eager"], FRAME)
-    assert isinstance(seen["lazy"], pl.LazyFrame)
-    assert_frame_equal(seen["lazy"].collect(), FRAME)
-    assert_frame_equal(seen["picked"], FRAME.select("b"))
-    assert seen["missing"] is None
+    assert_polars_loads(seen)
     assert files_under(tmp_path) == {"table.parquet"}  # no staging file, nothing for `absent`
     metadata = materialization_metadata(result, table.key)
     # The real file, never a staging one (dagster-polars 0.27 logs `path`, and no `dagster/uri`).
