@@ -128,14 +128,19 @@ def multi_key(day: str, region: str) -> dg.MultiPartitionKey:
 
 
 def orders_asset(
-    frames: Mapping[str, pl.DataFrame], *, name: str = "orders", **asset_kwargs: Any
+    frames: Mapping[str, pl.DataFrame],
+    *,
+    name: str = "orders",
+    schema: type[dy.Schema] = Orders,
+    **asset_kwargs: Any,
 ) -> dg.AssetsDefinition:
     """`dd.asset(Orders, quarantine=True)` returning `frames[<partition key>]`.
 
     The test owns `frames` and may change it between runs, to re-run a partition with other data.
+    `schema` replaces `Orders`, for a test of a schema that changed between two runs.
     """
 
-    @dd.asset(Orders, quarantine=True, name=name, **asset_kwargs)
+    @dd.asset(schema, quarantine=True, name=name, **asset_kwargs)
     def orders(context: dg.AssetExecutionContext) -> pl.DataFrame:
         key = str(context.partition_key) if context.has_partition_key else UNPARTITIONED
         return frames[key]
@@ -245,6 +250,25 @@ def duckdb_frame(database: Path, table: str, **equal: object) -> pl.DataFrame:
             f"select * from {table} where {where} order by order_id",
             list(equal.values()),
         ).pl()
+
+
+def duckdb_stored(
+    database: Path, table: str, where: str = "", values: Sequence[object] = ()
+) -> pl.DataFrame | None:
+    """The rows of `public.<table>` (those matching `where`), None when there is no such table."""
+    import duckdb
+
+    if not database.exists():
+        return None
+    with duckdb.connect(str(database), read_only=True) as connection:
+        found = connection.execute(
+            "select count(*) from information_schema.tables "
+            "where table_schema = 'public' and table_name = ?",
+            [table],
+        ).fetchone()
+        if not found or not found[0]:
+            return None
+        return connection.execute(f"select * from public.{table} {where}", list(values)).pl()
 
 
 def duckdb_ids(database: Path, table: str, **equal: object) -> set[str]:

@@ -11,6 +11,7 @@ from pathlib import Path
 import dagster as dg
 import polars as pl
 import pytest
+from dagster_duckdb_polars import DuckDBPolarsIOManager
 from dagster_polars import PolarsParquetIOManager
 
 import dagster_dataframely as dd
@@ -54,15 +55,26 @@ def test_a_base_dir_with_credentials_is_refused_when_the_wrapper_is_built(
     _assert_nothing_secret(str(error))
 
 
-def test_a_base_dir_from_an_env_var_is_refused_when_the_resource_is_created(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+@pytest.mark.parametrize("staged", [False, True], ids=["plain", "staged"])
+@pytest.mark.parametrize("kind", ["parquet", "duckdb"])
+def test_a_url_from_an_env_var_is_refused_when_the_resource_is_created(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, kind: str, staged: bool
 ) -> None:
+    """A factory (DuckDB's) reaches the wrapper already built, its config gone: the check reads
+    the config the wrapper resolves itself when the resource starts."""
+    variable = dg.EnvVar("DD_TEST_LOCATION")
+    quarantine_manager: object = (
+        PolarsParquetIOManager(base_dir=variable)
+        if kind == "parquet"
+        else DuckDBPolarsIOManager(database=variable)
+    )
     manager = dd.QuarantineAwareIOManager(
         io_manager=PolarsParquetIOManager(base_dir=str(tmp_path)),
-        quarantine_io_manager=PolarsParquetIOManager(base_dir=dg.EnvVar("DD_TEST_BASE_DIR")),
+        quarantine_io_manager=quarantine_manager,
+        staged_writes=staged,
     )
     # Set only now, as a deployment sets it: the wrapper could not read it when it was built.
-    monkeypatch.setenv("DD_TEST_BASE_DIR", f"s3://{KEY}:{SECRETS[0]}@bucket/w")
+    monkeypatch.setenv("DD_TEST_LOCATION", f"s3://{KEY}:{SECRETS[0]}@bucket/w")
     orders = orders_asset({UNPARTITIONED: version("first")})
 
     result = dg.materialize(
@@ -72,6 +84,7 @@ def test_a_base_dir_from_an_env_var_is_refused_when_the_resource_is_created(
     assert not result.success
     (failure,) = [event for event in result.all_events if event.is_failure]
     assert "CredentialsInUrlError" in str(failure)
+    assert "the quarantine_io_manager argument" in str(failure)
     for event in result.all_events:
         _assert_nothing_secret(str(event))
     assert not any(tmp_path.iterdir())

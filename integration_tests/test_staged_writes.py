@@ -41,7 +41,6 @@ from .conftest import (
     DAILY,
     DAY_1,
     DAY_2,
-    ORDERS_COLUMNS,
     QUIET,
     UNPARTITIONED,
     Orders,
@@ -68,7 +67,6 @@ pytestmark = [pytest.mark.integration, pytest.mark.timeout(240)]
 ROOT = Path(__file__).resolve().parent.parent
 KINDS = [PARQUET, DUCKDB]
 WRITES = [TABLE, QUARANTINE]
-NEW_RULE = "dy_rule__below_limit"
 
 
 def stored(kind: str, write: str, warehouse: Path, restricted: Path) -> pl.DataFrame:
@@ -275,23 +273,6 @@ def test_without_staging_a_full_disk_destroys_the_last_good_table(
         assert stored(kind, TABLE, warehouse, restricted).height == 0
 
 
-# A DuckDB table whose schema changed between two runs.
-
-
-class OrdersWithNote(Orders):
-    """The suite's orders, plus a nullable column added later."""
-
-    note = dy.String(nullable=True)
-
-
-class OrdersWithRule(Orders):
-    """The suite's orders, plus a rule added later: an order under 1000."""
-
-    @dy.rule()
-    def below_limit(cls) -> pl.Expr:
-        return pl.col("amount") < 1000
-
-
 def _daily_orders(schema: type[dy.Schema], frames: dict[str, pl.DataFrame]) -> dg.AssetsDefinition:
     @dd.asset(
         schema,
@@ -306,96 +287,11 @@ def _daily_orders(schema: type[dy.Schema], frames: dict[str, pl.DataFrame]) -> d
     return orders
 
 
-def _duck_run(
-    asset: dg.AssetsDefinition, warehouse: Path, day: str, *, staged: bool
-) -> dg.ExecuteInProcessResult:
-    manager = dd.QuarantineAwareIOManager(
-        io_manager=DuckDBPolarsIOManager(database=str(warehouse / "w.duckdb")),
-        staged_writes=staged,
-    )
-    return dg.materialize(
-        [asset],
-        resources={"io_manager": manager},
-        run_config=QUIET,
-        partition_key=day,
-        raise_on_error=False,
-    )
-
-
 def _rows(warehouse: Path, table: str, day: str) -> pl.DataFrame:
     # DuckDbClient leaves its connection open when a write fails, and this process cannot open
     # the file read-only while it is; it closes once collected.
     gc.collect()
     return duckdb_frame(warehouse / "w.duckdb", table, day=dt.date.fromisoformat(day))
-
-
-STAGED = pytest.mark.parametrize("staged", [True, False], ids=["staged", "not-staged"])
-
-
-@STAGED
-def test_a_new_nullable_column_reaches_the_table(warehouse: Path, staged: bool) -> None:
-    frames = {DAY_1: orders_frame(DAY_1, tag="first"), DAY_2: orders_frame(DAY_2, tag="first")}
-    for day in (DAY_1, DAY_2):
-        assert _duck_run(_daily_orders(Orders, frames), warehouse, day, staged=staged).success
-    # No invalid rows, so the table's write is the only one that meets the new column.
-    second = orders_frame(DAY_2, tag="second", invalid=0)
-    noted = {DAY_2: second.with_columns(note=pl.lit("checked"))}
-
-    result = _duck_run(_daily_orders(OrdersWithNote, noted), warehouse, DAY_2, staged=staged)
-
-    assert_table(_rows(warehouse, "public.orders", DAY_1).select(ORDERS_COLUMNS), frames[DAY_1])
-    if staged:
-        assert result.success
-        rewritten = _rows(warehouse, "public.orders", DAY_2)
-        assert_table(rewritten, noted[DAY_2])
-        assert _rows(warehouse, "public.orders", DAY_1)["note"].to_list() == [None, None]
-    else:
-        # Without the opt-in the run fails, and the slice it was replacing is gone.
-        assert not result.success
-        assert _rows(warehouse, "public.orders", DAY_2).height == 0
-
-
-@STAGED
-def test_a_new_rule_column_reaches_the_quarantine(warehouse: Path, staged: bool) -> None:
-    frames = {DAY_1: orders_frame(DAY_1, tag="first"), DAY_2: orders_frame(DAY_2, tag="first")}
-    for day in (DAY_1, DAY_2):
-        assert _duck_run(_daily_orders(Orders, frames), warehouse, day, staged=staged).success
-    second = {DAY_2: orders_frame(DAY_2, tag="second", invalid=2)}
-    quarantine = "public.orders_quarantine"
-
-    result = _duck_run(_daily_orders(OrdersWithRule, second), warehouse, DAY_2, staged=staged)
-    again = _duck_run(_daily_orders(OrdersWithRule, second), warehouse, DAY_2, staged=staged)
-
-    kept = _rows(warehouse, quarantine, DAY_1).drop(NEW_RULE, strict=False)
-    assert_quarantine(kept, frames[DAY_1])
-    if staged:
-        assert result.success
-        assert again.success
-        rewritten = _rows(warehouse, quarantine, DAY_2)
-        assert_quarantine(rewritten, second[DAY_2])
-        assert rewritten[NEW_RULE].to_list() == ["valid", "valid"]
-        # The rule did not exist when the first day's rows were quarantined.
-        assert _rows(warehouse, quarantine, DAY_1)[NEW_RULE].to_list() == [None]
-        assert_table(_rows(warehouse, "public.orders", DAY_2), second[DAY_2])
-    else:
-        # Without the opt-in every later run with invalid rows fails, and the quarantine's
-        # slice is empty until someone drops the table by hand.
-        assert not result.success
-        assert not again.success
-        assert _rows(warehouse, quarantine, DAY_2).height == 0
-
-
-def test_a_dropped_rule_leaves_its_column_null_for_new_rows(warehouse: Path) -> None:
-    frames = {DAY_1: orders_frame(DAY_1, tag="first"), DAY_2: orders_frame(DAY_2, tag="first")}
-    for day in (DAY_1, DAY_2):
-        assert _duck_run(_daily_orders(OrdersWithRule, frames), warehouse, day, staged=True)
-    second = {DAY_2: orders_frame(DAY_2, tag="second", invalid=2)}
-
-    assert _duck_run(_daily_orders(Orders, second), warehouse, DAY_2, staged=True).success
-
-    quarantine = "public.orders_quarantine"
-    assert _rows(warehouse, quarantine, DAY_2)[NEW_RULE].to_list() == [None, None]
-    assert _rows(warehouse, quarantine, DAY_1)[NEW_RULE].to_list() == ["valid"]
 
 
 # Staged writes store what the manager stores, and refuse what they cannot stage.

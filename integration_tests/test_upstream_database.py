@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 import dagster as dg
+import duckdb
 import polars as pl
 import pytest
 from dagster_duckdb_polars import DuckDBPolarsIOManager
@@ -18,6 +19,7 @@ from dagster_dataframely._upstream import (
     database_handled_types,
     db_io_manager_parts,
     db_io_manager_with,
+    db_table_slice,
     is_duckdb_io_manager,
 )
 
@@ -86,3 +88,19 @@ def test_a_db_io_manager_copy_writes_through_the_parts_it_is_given(
     assert calls[:3] == ["connect", "ensure_schema_exists", "delete_table_slice"]
     # The original keeps its own client.
     assert db_io_manager_parts(duckdb_manager)[0] is client
+
+
+def test_db_table_slice_is_where_the_manager_writes(
+    duckdb_manager: dg.IOManager, tmp_path: Any
+) -> None:
+    """`DbIOManager._get_table_slice`: the slice `handle_output` writes, read without writing."""
+    context = dg.build_output_context(
+        asset_key=dg.AssetKey(["sales", "orders"]),
+        resource_config={"database": str(tmp_path / "w.duckdb"), "connection_config": {}},
+    )
+    table_slice = db_table_slice(duckdb_manager, context)
+    assert (table_slice.schema, table_slice.table) == ("sales", "orders")
+    assert not (tmp_path / "w.duckdb").exists(), "reading the slice must not open the database"
+    duckdb_manager.handle_output(context, pl.DataFrame({"a": [1]}))
+    with duckdb.connect(str(tmp_path / "w.duckdb"), read_only=True) as connection:
+        assert connection.execute("select a from sales.orders").fetchall() == [(1,)]

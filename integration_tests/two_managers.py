@@ -10,10 +10,11 @@ from pathlib import Path
 from typing import Any
 
 import dagster as dg
-import duckdb
 import polars as pl
 from dagster_duckdb_polars import DuckDBPolarsIOManager
 from dagster_polars import PolarsParquetIOManager
+
+from .conftest import duckdb_stored
 
 KINDS = ("parquet", "duckdb", "both")
 """How the two tables are stored; `both`: the first on parquet, the second in DuckDB."""
@@ -45,17 +46,7 @@ class TwoManagers:
         if self.manager_of(name.removesuffix("_quarantine")) == "parquet":
             path = self.parquet / f"{name}.parquet"
             return pl.read_parquet(path) if path.exists() else None
-        if not self.database.exists():
-            return None
-        with duckdb.connect(str(self.database), read_only=True) as connection:
-            found = connection.execute(
-                "select count(*) from information_schema.tables "
-                "where table_schema = 'public' and table_name = ?",
-                [name],
-            ).fetchone()
-            if not found or not found[0]:
-                return None
-            return connection.execute(f"select * from public.{name}").pl()
+        return duckdb_stored(self.database, name)
 
     def snapshot(self) -> dict[str, object]:
         """Both tables (not the quarantines): a parquet file's bytes, a DuckDB table's rows."""

@@ -88,17 +88,20 @@ def test_a_stopped_server_fails_the_run_and_the_previous_table_is_unchanged(
     io_manager = parquet_on(stoppable_s3.storage_options(), f"s3://{bucket}/warehouse")
     materialize([orders], {"io_manager": io_manager})
     client = stoppable_s3.client()
-    assert object_keys(client, bucket) == ["warehouse/orders.parquet"]
-    before = object_state(client, bucket, "warehouse/orders.parquet")
+    # The clean first run stored an empty quarantine, so that it can be read.
+    keys = ["warehouse/orders.parquet", "warehouse/orders_quarantine.parquet"]
+    assert object_keys(client, bucket) == keys
+    assert read_object(client, bucket, keys[1]).is_empty()
+    before = [object_state(client, bucket, key) for key in keys]
 
     source.frame = mixed_orders()
     with stoppable_s3.down():
         result = failed_run(materialize, orders, io_manager)
     assert any("Could not connect to the endpoint URL" in m for m in step_errors(result))
 
-    # The server is back: the good table is as it was, and no quarantine appeared.
-    assert object_keys(client, bucket) == ["warehouse/orders.parquet"]
-    assert object_state(client, bucket, "warehouse/orders.parquet") == before
+    # The server is back: the good table and the empty quarantine are as they were.
+    assert object_keys(client, bucket) == keys
+    assert [object_state(client, bucket, key) for key in keys] == before
     assert_is_table_of(read_object(client, bucket, "warehouse/orders.parquet"), good_orders())
     assert open_uploads(client, bucket) == []
 
@@ -147,7 +150,9 @@ def test_a_failed_table_write_after_the_quarantine_keeps_the_invalid_rows(
     )
     materialize([orders], {"io_manager": io_manager})
     tables, quarantines = stoppable_s3.client(), s3_endpoint.client()
-    assert object_keys(quarantines, bucket) == []  # every row was valid
+    # Every row was valid: the first clean run stored an empty quarantine, so it can be read.
+    assert object_keys(quarantines, bucket) == ["q/orders_quarantine.parquet"]
+    assert read_object(quarantines, bucket, "q/orders_quarantine.parquet").is_empty()
     table_before = object_state(tables, lake, "warehouse/orders.parquet")
 
     source.frame = mixed_orders()

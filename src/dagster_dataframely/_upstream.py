@@ -53,6 +53,7 @@ __all__ = [
     "database_handled_types",
     "db_io_manager_parts",
     "db_io_manager_with",
+    "db_table_slice",
     "document_type_alias",
     "failure_outcomes",
     "failure_propagation_rule",
@@ -350,6 +351,18 @@ def db_io_manager_with(
     writer._db_client = client
     writer._handlers_by_type = dict(handlers)
     return writer
+
+
+def db_table_slice(manager: dg.IOManager, context: dg.OutputContext) -> Any:
+    """The `TableSlice` a `DbIOManager` writes `context`'s output to: schema, table, partitions.
+
+    Relies on `DbIOManager._get_table_slice(context, output_context)`, the method its own
+    `handle_output` calls to decide where to write (schema from the definition metadata, the
+    key prefix or the manager's `schema`; the table from the asset key's last part). Nothing is
+    read or written. Since Dagster 1.13.0.
+    """
+    assert isinstance(manager, DbIOManager)
+    return manager._get_table_slice(context, context)
 
 
 def upath_output_locations(manager: dg.UPathIOManager, context: dg.OutputContext) -> list[UPath]:

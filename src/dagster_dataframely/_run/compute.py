@@ -17,7 +17,8 @@ import dagster as dg
 
 from dagster_dataframely._store.bare_managers import warn_of_unfiltered
 from dagster_dataframely._store.delegating import validate_quarantine_key
-from dagster_dataframely._store.writer_choice import can_clear, writer_for
+from dagster_dataframely._store.step_storage import table_fit_for
+from dagster_dataframely._store.writer_choice import can_clear, initial_writer_for, writer_for
 from dagster_dataframely._upstream import current_asset_context
 
 from .columns_tab import ColumnsTabs
@@ -97,10 +98,11 @@ def _start(context: Any, output: ValidatedOutput, step: Step) -> OutputRun:
 
     The quarantine key is checked and the writer made first, so a refused run calls nothing.
     """
-    writer = None
+    writer = initial = None
     if output.quarantine:
         validate_quarantine_key(context, output.key)
         writer = writer_for(context, output.key, step.partitions_def)
+        initial = initial_writer_for(context, output.key, writer)
     partition = partition_key(context) if step.partitions_def is not None else None
     return OutputRun(
         output,
@@ -108,4 +110,6 @@ def _start(context: Any, output: ValidatedOutput, step: Step) -> OutputRun:
         writer,
         clear_quarantine=output.clear_quarantine and can_clear(context),
         history=read_history(context, output.key, partition, output.settings.policy),
+        initial_writer=initial,
+        fit_table=table_fit_for(context, output.key),
     )

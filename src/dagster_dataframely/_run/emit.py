@@ -121,7 +121,8 @@ def _report(outcome: Outcome, write_tables: bool) -> _Report:
     The invalid rows are written whenever there are any and a quarantine to take them (an
     abort has none); with `clear_quarantine`, so is the empty frame of a clean outcome whose
     table is written, so the quarantine is replaced beside it and not beside a table the step
-    leaves as it was.
+    leaves as it was. Without it, that empty frame is written only where no quarantine is
+    stored yet, so that the quarantine can be read from the first run on.
     """
     output = outcome.run.output
     in_partition = partition_metadata(outcome.run.partition_key)
@@ -184,6 +185,9 @@ def _report(outcome: Outcome, write_tables: bool) -> _Report:
             cleared = None
             if write_tables and run.clear_quarantine and run.writer is not None:
                 cleared = run.writer(rows.quarantined.quarantine_frame)
+            elif write_tables and run.initial_writer is not None:
+                # The first clean run of a partition stores an empty quarantine to be read.
+                cleared = run.initial_writer(rows.quarantined.quarantine_frame)
             return _Report(_warned(outcome, rows, cleared, write_tables), address=cleared)
 
 
@@ -257,9 +261,10 @@ def _table(
         partitioned=outcome.run.partition_key is not None,
         undeclared=rows.evaluation.undeclared if rows.evaluation is not None else None,
     )
+    fit = outcome.run.fit_table
     return dg.MaterializeResult(
         asset_key=output.key,
-        value=rows.valid,
+        value=fit(rows.valid) if fit is not None else rows.valid,
         metadata={**_user_metadata(user), **metadata},
         tags=user.tags if user is not None else None,
         data_version=user.data_version if user is not None else None,

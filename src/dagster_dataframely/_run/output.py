@@ -7,9 +7,11 @@ settings and whether invalid rows have a quarantine.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import dagster as dg
+import polars as pl
 
 from dagster_dataframely._model.schema import SchemaInfo
 from dagster_dataframely._model.settings import Settings
@@ -49,3 +51,9 @@ class OutputRun:
     """Whether a clean outcome replaces the quarantine with an empty frame here."""
     history: History | None = None
     """What the instance remembers of the asset, when its quality policy compares with it."""
+    initial_writer: Callable[[pl.DataFrame], str | None] | None = None
+    """Writes a clean outcome's empty quarantine where none is stored yet, so a reader finds
+    one; None where the package cannot tell (a direct call, a manager it cannot ask)."""
+    fit_table: Callable[[pl.DataFrame], pl.DataFrame] | None = None
+    """Prepares the stored table for the valid rows before Dagster writes them (a DuckDB table
+    gains the frame's new columns), and returns them as the manager must receive them."""

@@ -14,12 +14,12 @@ import polars as pl
 from dagster_dataframely._model import names
 from dagster_dataframely._model.keys import definition_asset_key, quarantine_key
 from dagster_dataframely._upstream import (
+    is_duckdb_io_manager,
     output_context_for,
     output_io_manager,
     running_step,
     source_graph_has,
     source_graph_materializable_keys,
-    step_output,
 )
 from dagster_dataframely.errors import (
     NoRunningStepError,
@@ -28,10 +28,12 @@ from dagster_dataframely.errors import (
 )
 
 from .concurrent_runs import check_no_concurrent_run
+from .duckdb_tables import transactional
 from .io_manager import write_through
 from .manager_metadata import shown_manager_metadata
 from .observations import quarantine_observation
 from .quarantine_writer import QuarantineWriter
+from .step_storage import table_output
 from .storage_slots import check_quarantine_storage
 
 
@@ -44,9 +46,11 @@ def delegating_writer(
     `<name>_quarantine`, so it stores the rows as it stores any asset of that key: partition key,
     definition metadata (a database manager's `partition_expr`) and resource config all carry
     over. `PolarsParquetIOManager` writes a parquet file beside the table, and
-    `DuckDBPolarsIOManager` a table beside it. Whatever metadata the manager records for this
-    write is discarded, because the quarantine has no materialization (but for the address,
-    read from it after the values the asset may not show are gone).
+    `DuckDBPolarsIOManager` a table beside it. A DuckDB quarantine's slice is replaced in one
+    transaction, in a table given first every column the frame brings, so a rule added to the
+    schema, or a failed insert, never empties it. Whatever metadata the manager records for
+    this write is discarded, because the quarantine has no materialization (but for the
+    address, read from it after the values the asset may not show are gone).
     When the quarantine is in the asset graph (`quarantine_spec`), each write is logged as an
     observation of its key instead: row count, address, partition and run.
 
@@ -86,24 +90,29 @@ def delegating_writer(
     ConcurrentRunError
         Another run is writing the same partition of the asset.
     """
-    step = running_step(context)
-    if step is None:
+    handle = table_output(context, asset_key)
+    if handle is None:
         raise NoRunningStepError("delegating_writer")
+    step = handle.step
     key = definition_asset_key(context.assets_def, asset_key)
-    assets_def = context.assets_def
-    handle = step_output(step, assets_def.get_output_name_for_asset_key(key))
     target = quarantine_key(key)
-    table_output = output_context_for(handle, key)
+    table_context = output_context_for(handle, key)
     check_quarantine_storage(
-        key, output_io_manager(handle), table_output, output_context_for(handle, target)
+        key, output_io_manager(handle), table_context, output_context_for(handle, target)
     )
-    check_no_concurrent_run(context.instance, context.run.run_id, key, step.step.key, table_output)
+    check_no_concurrent_run(context.instance, context.run.run_id, key, step.step.key, table_context)
 
     def write(frame: pl.DataFrame) -> str:
         output = output_context_for(handle, target)  # only the asset key differs from the table's
         io_manager = output_io_manager(handle)
+        # A DuckDB quarantine's slice is replaced in one transaction, in a table grown to fit.
+        writer = (
+            transactional(io_manager, create_empty=True)
+            if is_duckdb_io_manager(io_manager)
+            else io_manager
+        )
         try:
-            write_through(io_manager, output, frame)
+            write_through(writer, output, frame)
         except Exception as error:
             error.add_note(
                 f"dagster-dataframely could not write the quarantine {target.to_user_string()!r} "

@@ -23,10 +23,12 @@ from dagster_dataframely._upstream import (
     NestedResourceFactory,
     context_for_manager,
     database_handled_types,
+    is_duckdb_io_manager,
     resource_config_of,
 )
 from dagster_dataframely.errors import QuarantineFrameTypeError, QuarantineIOManagerError
 
+from .duckdb_tables import fitting, transactional
 from .manager_metadata import shown_manager_metadata
 from .staged_writes import staged
 
@@ -50,14 +52,19 @@ class QuarantineAwareIOManager(NestedResourceFactory):
     With `staged_writes=True`, a failed or killed write leaves the last good table and
     quarantine as they were, with both managers: a parquet file is written beside the table
     and renamed into place (on an object store, uploaded whole), and a DuckDB slice is
-    replaced in one transaction that also adds any column the frame brings. See the
-    Guarantees page for what each manager keeps without it. Only a `UPathIOManager` (such as
-    `PolarsParquetIOManager`) on a local disk or an object store and a `DuckDBIOManager` (such
-    as `DuckDBPolarsIOManager`) can be staged; any other manager is refused.
+    replaced in one transaction. See the Guarantees page for what each manager keeps without
+    it. A DuckDB table is fitted to each frame either way (a column the frame brings is added,
+    the frame inserted by column name), and a DuckDB quarantine is always replaced in one
+    transaction, so a schema change never fails a write nor empties a slice. Only a
+    `UPathIOManager` (such as `PolarsParquetIOManager`) on a local disk or an object store and
+    a `DuckDBIOManager` (such as `DuckDBPolarsIOManager`) can be staged; any other manager is
+    refused.
 
-    A manager whose configuration holds a URL with a user name or password in it
-    (`s3://KEY:SECRET@bucket`) is refused with `CredentialsInUrlError`, here and when the
-    resource is created, so the secret never reaches metadata, errors or logs.
+    Each wrapped manager's config is read when the resource starts, so a `dg.EnvVar` in it
+    works as for a manager bound directly. A manager whose configuration holds a URL with a
+    user name or password in it (`s3://KEY:SECRET@bucket`) is refused with
+    `CredentialsInUrlError`, here and when the resource starts (on the value an `EnvVar`
+    gives), so the secret never reaches metadata, errors or logs.
 
     Attributes
     ----------
@@ -125,29 +132,28 @@ class QuarantineAwareIOManager(NestedResourceFactory):
     quarantine_io_manager: dg.ResourceDependency[Any] = None  # type: ignore[assignment]
     staged_writes: bool = False
 
-    _resource_configs: dict[str, Mapping[str, Any]] = PrivateAttr(default_factory=dict)
+    _passed: dict[str, object] = PrivateAttr(default_factory=dict)
     _passed_names: dict[str, str] = PrivateAttr(default_factory=dict)
 
     def __init__(self, **data: Any) -> None:
         super().__init__(**data)
         # Nested factories arrive in `create_io_manager` already turned into the managers they
         # create, and a manager such as DuckDB's reads its settings from each context's
-        # `resource_config`. So read each manager's own config now, while we still hold it.
+        # `resource_config`. So keep each manager as the user passed it, to read its config
+        # from when the resource starts (an `EnvVar` has its value only then).
         fields = [f for f in ("io_manager", "quarantine_io_manager") if data.get(f) is not None]
-        self._resource_configs = {
-            field: config
-            for field in fields
-            if (config := resource_config_of(data[field])) is not None
-        }
+        self._passed = {field: data[field] for field in fields}
         # Errors name the class the user wrote, not the manager a factory later builds.
         self._passed_names = {field: type(data[field]).__name__ for field in fields}
-        for field, config in self._resource_configs.items():
-            _refuse_credentials_in(config, f"{self._passed_names[field]} (the {field} argument)")
+        for field in fields:
+            config = resource_config_of(data[field])
+            if config is not None:
+                _refuse_credentials_in(config, self._argument(field))
 
     def carry_over_to(self, rebuilt: Self) -> None:
         # Dagster rebuilds the resource with its nested resources already resolved, which
-        # would lose the configs read above: carry them over to the rebuilt instance.
-        rebuilt._resource_configs = {**self._resource_configs, **rebuilt._resource_configs}
+        # would lose the managers kept above: carry them over to the rebuilt instance.
+        rebuilt._passed = {**rebuilt._passed, **self._passed}
         rebuilt._passed_names = {**rebuilt._passed_names, **self._passed_names}
 
     def create_io_manager(self, context: dg.InitResourceContext) -> dg.IOManager:
@@ -159,29 +165,46 @@ class QuarantineAwareIOManager(NestedResourceFactory):
         )
         return QuarantineRouter(table=table, quarantine=quarantine)
 
+    def _argument(self, field: str) -> str:
+        """How errors name one wrapped manager: the class the user passed, and the argument."""
+        return f"{self._passed_names[field]} (the {field} argument)"
+
     def _wrap(self, field: str, manager: object) -> "WrappedManager":
         """One of the wrapped managers, checked now that Dagster resolved it, staged if asked."""
-        passed = self._passed_names.get(field, type(manager).__name__)
-        config = self._resource_configs.get(field)
-        name = f"{passed} (the {field} argument)"
-        # Again now that Dagster has resolved the manager: an `EnvVar` is read only now.
-        if isinstance(manager, dg.ConfigurableResource):
-            _refuse_credentials_in(manager.model_dump(), name)
-        wrapped = _checked(name, manager, config)
-        if self.staged_writes:
-            wrapped.writer = staged(wrapped.manager, name)
-        return wrapped
+        self._passed_names.setdefault(field, type(manager).__name__)
+        name = self._argument(field)
+        # Read now that the resource starts, so an `EnvVar` has its value: the config the
+        # wrapped manager's contexts carry, and what the credential check reads.
+        config = resource_config_of(self._passed.get(field, manager))
+        if config is not None:
+            _refuse_credentials_in(config, name)
+        return WrappedManager(
+            _checked(name, manager), name, config, staged_writes=self.staged_writes
+        )
 
 
 class WrappedManager:
     """A wrapped manager, with the resource config every context forwarded to it must carry."""
 
-    def __init__(self, name: str, manager: dg.IOManager, config: Mapping[str, Any] | None) -> None:
+    def __init__(
+        self,
+        manager: dg.IOManager,
+        name: str,
+        config: Mapping[str, Any] | None,
+        *,
+        staged_writes: bool,
+    ) -> None:
         self.name = name
         self.manager = manager
         self.config = config
-        # Who `handle_output` goes to: the manager itself, or a staged copy of it.
-        self.writer = manager
+        duckdb = is_duckdb_io_manager(manager)
+        written = staged(manager, name) if staged_writes else manager
+        # Who a table's `handle_output` goes to: the manager, or a staged copy of it; a DuckDB
+        # table is fitted to the frame first either way.
+        self.table_writer = fitting(manager) if duckdb and not staged_writes else written
+        # A DuckDB quarantine's slice is replaced in one transaction, staged or not, and an
+        # empty one still creates its table, so that it can be read.
+        self.quarantine_writer = transactional(manager, create_empty=True) if duckdb else written
 
     def forward(self, context: Any, *, clear_logged_metadata: bool = False) -> Any:
         # The wrapped manager's own config, not the wrapper's; None for a manager passed as a
@@ -210,11 +233,11 @@ class QuarantineRouter(dg.IOManager):
 
     def handle_output(self, context: dg.OutputContext, obj: Any) -> None:
         if not _is_quarantine_write(context):
-            self._store(self._table, context, obj)
+            self._store(self._table, self._table.table_writer, context, obj)
             return
         if not isinstance(obj, pl.DataFrame):
             raise QuarantineFrameTypeError(context.asset_key.to_user_string(), type(obj).__name__)
-        logged = self._store(self._quarantine, context, obj)
+        logged = self._store(self._quarantine, self._quarantine.quarantine_writer, context, obj)
         context.add_output_metadata({names.QUARANTINE_ADDRESS: _address(logged, context.asset_key)})
 
     def load_input(self, context: dg.InputContext) -> Any:
@@ -222,15 +245,15 @@ class QuarantineRouter(dg.IOManager):
         return target.manager.load_input(target.forward(context))
 
     def _store(
-        self, target: WrappedManager, context: dg.OutputContext, obj: Any
+        self, target: WrappedManager, writer: dg.IOManager, context: dg.OutputContext, obj: Any
     ) -> Mapping[str, Any]:
-        """Write through `target`, copy its metadata onto `context`, and return that metadata.
+        """Write with `writer` (one of `target`'s), copy its metadata onto `context`, return it.
 
         The metadata of a validated output keeps only the values its settings let it show.
         """
         forwarded = target.forward(context, clear_logged_metadata=True)
         try:
-            write_through(target.writer, forwarded, obj)
+            write_through(writer, forwarded, obj)
         except Exception as error:
             error.add_note(f"The write went through {target.name}.")
             raise
@@ -300,8 +323,8 @@ def _refuse_credentials_in(config: object, name: str, key: str = "") -> None:
             _refuse_credentials_in(value, name, key)
 
 
-def _checked(name: str, manager: object, config: Mapping[str, Any] | None) -> WrappedManager:
-    """Check one resolved manager and pair it with its config, or explain what to bind instead."""
+def _checked(name: str, manager: object) -> dg.IOManager:
+    """Check one resolved manager, or explain what to bind instead."""
     if isinstance(manager, QuarantineRouter):
         raise QuarantineIOManagerError(
             f"another QuarantineAwareIOManager, {name}",
@@ -323,4 +346,4 @@ def _checked(name: str, manager: object, config: Mapping[str, Any] | None) -> Wr
             "its type handlers cannot store a pl.DataFrame, and the package stores Polars frames",
             "Use a database IO manager with a Polars type handler, such as DuckDBPolarsIOManager.",
         )
-    return WrappedManager(name, manager, config)
+    return manager

@@ -18,10 +18,9 @@ keeps the manager's own layout, reading and metadata, and changes only how the b
   an upload completes, so an upload cut short leaves the old object; the staging keeps a write
   that fails half way from uploading the half it wrote (fsspec uploads what was buffered when a
   file is closed, even on an exception).
-- A DuckDB slice replacement runs in one transaction: add any column the frame brings that the
-  table lacks, delete the slice, insert, commit. A crash or error before the commit rolls all of
-  it back. Columns the table has and the frame lacks (a rule dropped from the schema, so a
-  rule column from the quarantine) are inserted as NULL.
+- A DuckDB slice replacement runs in one transaction (`duckdb_tables.transactional`): fit the
+  table to the frame, delete the slice, insert, commit. A crash or error before the commit
+  rolls all of it back.
 
 Any other manager is refused when the resource is created, since nothing from outside can make
 its writes atomic.
@@ -34,17 +33,17 @@ import copy
 import os
 import secrets
 import tempfile
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
 import dagster as dg
-import polars as pl
 from upath import UPath
 
 from dagster_dataframely import _upstream
 from dagster_dataframely.errors import QuarantineIOManagerError, StagedWriteError
 
+from .duckdb_tables import transactional
 from .files import LOCAL_PROTOCOLS
 
 __all__ = ["STAGING_PREFIX", "staged"]
@@ -81,7 +80,7 @@ def staged(manager: dg.IOManager, name: str) -> dg.IOManager:
     if isinstance(manager, dg.UPathIOManager):
         return _staged_files(manager, name)
     if _upstream.is_duckdb_io_manager(manager):
-        return _TransactionalDuckDB(manager)
+        return transactional(manager)
     raise QuarantineIOManagerError(
         name,
         "staged_writes=True can make writes atomic only for a UPathIOManager (such as "
@@ -137,6 +136,8 @@ def _replace_local(dump: _Dump, target: UPath) -> None:
     with _held_lock(staging):
         try:
             dump(UPath(staging))
+            if not _was_written(staging):
+                return
             _refuse_directory(staging)
             _fsync(staging)
             os.replace(staging, target_path)
@@ -151,8 +152,18 @@ def _upload_whole(dump: _Dump, target: UPath) -> None:
     with tempfile.TemporaryDirectory(prefix="dy-staged-") as directory:
         local = Path(directory) / target.name
         dump(UPath(local))
+        if not _was_written(local):
+            return
         _refuse_directory(local)
         target.fs.put_file(str(local), target.path)
+
+
+def _was_written(staging: Path) -> bool:
+    """Whether the manager wrote anything: dagster-polars writes nothing for a `None` output.
+
+    An `Optional` output that returned `None` leaves the table's place as it was, staged or not.
+    """
+    return staging.exists()
 
 
 def _refuse_directory(staging: Path) -> None:
@@ -231,136 +242,3 @@ def _remove_orphans(directory: Path) -> None:
             lock.unlink(missing_ok=True)
         finally:
             os.close(descriptor)
-
-
-# DuckDB: one transaction around the delete and the insert.
-
-
-class _TransactionalDuckDB(dg.IOManager):
-    """Writes through a DuckDB `DbIOManager` whose slice replacement is one transaction."""
-
-    def __init__(self, manager: dg.IOManager) -> None:
-        self._manager = manager
-
-    def handle_output(self, context: dg.OutputContext, obj: Any) -> None:
-        if not isinstance(obj, pl.DataFrame):
-            self._manager.handle_output(context, obj)  # the manager raises its own error
-            return
-        client, handlers = _upstream.db_io_manager_parts(self._manager)
-        replacement = _SliceReplacement(client, handlers, obj)
-        writer = _upstream.db_io_manager_with(
-            self._manager, client=replacement, handlers={pl.DataFrame: replacement.handler()}
-        )
-        writer.handle_output(context, obj)
-
-    def load_input(self, context: dg.InputContext) -> Any:
-        return self._manager.load_input(context)
-
-
-class _SliceReplacement:
-    """A `DbClient` for one write: a transaction, with the table grown to fit the frame.
-
-    `DbIOManager.handle_output` connects, ensures the schema, deletes the slice, then hands
-    the frame to its type handler. This client begins a transaction on connect and commits when
-    the block ends without error; before the delete it adds to the table every column the frame
-    has and the table lacks (DuckDB refuses to alter a table a transaction already deleted
-    from), and gives the handler the frame in the table's column order, NULL where the table has
-    a column the frame lacks, since the handler inserts by position.
-    """
-
-    def __init__(self, client: Any, handlers: Mapping[type, Any], frame: pl.DataFrame) -> None:
-        self._client = client
-        self._handlers = handlers
-        self.frame = frame
-
-    @contextlib.contextmanager
-    def connect(self, context: Any, table_slice: Any) -> Iterator[Any]:
-        with self._client.connect(context, table_slice) as connection:
-            connection.begin()
-            try:
-                yield connection
-                connection.commit()
-            except BaseException:
-                # A commit that failed has rolled back already, and then a rollback raises.
-                with contextlib.suppress(Exception):
-                    connection.rollback()
-                # The client closes its connection only when the block ends without error; an
-                # open one would keep the database file locked for this process.
-                connection.close()
-                raise
-
-    def ensure_schema_exists(self, context: Any, table_slice: Any, connection: Any) -> None:
-        self._client.ensure_schema_exists(context, table_slice, connection)
-        if not self.frame.is_empty():
-            self.frame = _fit_to_table(connection, table_slice, self.frame)
-
-    def delete_table_slice(self, context: Any, table_slice: Any, connection: Any) -> None:
-        self._client.delete_table_slice(context, table_slice, connection)
-
-    def get_select_statement(self, table_slice: Any) -> str:
-        return str(self._client.get_select_statement(table_slice))
-
-    def get_table_name(self, table_slice: Any) -> str:
-        return str(self._client.get_table_name(table_slice))
-
-    def handler(self) -> _FittedFrameHandler:
-        """The manager's own Polars handler, given the fitted frame instead of the original."""
-        handler = next(h for t, h in self._handlers.items() if issubclass(pl.DataFrame, t))
-        return _FittedFrameHandler(self, handler)
-
-
-class _FittedFrameHandler:
-    """A `DbTypeHandler` that stores the replacement's fitted frame with the manager's handler."""
-
-    def __init__(self, replacement: _SliceReplacement, handler: Any) -> None:
-        self._replacement = replacement
-        self._handler = handler
-        self.supported_types = [pl.DataFrame]
-
-    def handle_output(self, context: Any, table_slice: Any, obj: Any, connection: Any) -> Any:
-        frame = self._replacement.frame
-        return self._handler.handle_output(context, table_slice, frame, connection)
-
-    def load_input(self, context: Any, table_slice: Any, connection: Any) -> Any:
-        return self._handler.load_input(context, table_slice, connection)
-
-
-def _fit_to_table(connection: Any, table_slice: Any, frame: pl.DataFrame) -> pl.DataFrame:
-    """Add the frame's new columns to an existing table; return the frame in the table's order."""
-    schema, table = table_slice.schema, table_slice.table
-    rows = connection.execute(
-        "select column_name from information_schema.columns "
-        "where table_schema = ? and table_name = ? order by ordinal_position",
-        [schema, table],
-    ).fetchall()
-    if not rows:
-        return frame  # a new table: the handler creates it from the frame
-    columns = [name for (name,) in rows]
-    qualified = f"{schema}.{table}"
-    added = [name for name in frame.columns if name not in columns]
-    if added:
-        types = _duckdb_types(connection, frame.select(added))
-        for name in added:
-            connection.execute(f"alter table {qualified} add column {_quoted(name)} {types[name]}")
-        columns += added
-    missing = [name for name in columns if name not in frame.columns]
-    if missing:
-        stored = connection.execute(f"select * from {qualified} limit 0").pl().schema
-        frame = frame.with_columns(pl.lit(None, dtype=stored[name]).alias(name) for name in missing)
-    return frame.select(columns)
-
-
-def _duckdb_types(connection: Any, frame: pl.DataFrame) -> dict[str, str]:
-    """The DuckDB type of each column of `frame`, as DuckDB itself would create it."""
-    view = f"dy_staged_{secrets.token_hex(4)}"
-    connection.register(view, frame.head(0).to_arrow())
-    try:
-        described = connection.execute(f"describe select * from {view}").fetchall()
-    finally:
-        connection.unregister(view)
-    return {str(row[0]): str(row[1]) for row in described}
-
-
-def _quoted(identifier: str) -> str:
-    """A DuckDB identifier in double quotes, any quote in it doubled."""
-    return '"' + identifier.replace('"', '""') + '"'

@@ -7,6 +7,7 @@ quarantine goes to a parquet file under the quarantine directory, or to memory i
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import dagster as dg
@@ -20,6 +21,7 @@ from .capture import capturing_writer, is_capturing
 from .delegating import delegating_writer
 from .files import file_writer
 from .quarantine_writer import QuarantineWriter
+from .step_storage import quarantine_stored_check
 
 
 def writer_for(
@@ -41,6 +43,26 @@ def writer_for(
         return file_writer(key, directory, partition_key)(frame)
 
     return write_file
+
+
+def initial_writer_for(
+    context: Any, key: dg.AssetKey, writer: QuarantineWriter
+) -> Callable[[pl.DataFrame], str | None] | None:
+    """In a run, `writer` for the empty quarantine of a clean outcome when none is stored yet.
+
+    A reader of the quarantine (`quarantine_spec`) then finds one from the first run on, with
+    its columns and no rows. Once one is stored, a clean run writes nothing, as the failure
+    policy says, so earlier rows stay unless `clear_quarantine=True`. None in a direct call,
+    which writes no quarantine on a clean call, and for a manager the package cannot ask.
+    """
+    stored = quarantine_stored_check(context, key)
+    if stored is None:
+        return None
+
+    def write_if_none_stored(frame: pl.DataFrame) -> str | None:
+        return None if stored() else writer(frame)
+
+    return write_if_none_stored
 
 
 def can_clear(context: Any) -> bool:

@@ -1,0 +1,97 @@
+"""What a run asks the step's own IO managers before it writes: where, and what is stored.
+
+Dagster writes a table itself, with the manager bound to the output, after the asset yields
+it; the package writes only the quarantine. Two things have to be settled before then, with
+that same manager: a DuckDB table the frame outgrew gets its new columns (its insert is by
+position and would fail after the slice was deleted), and whether the quarantine already has
+anything stored for the run's partition (a first clean run writes an empty one so that a
+reader finds it). Both look through `QuarantineAwareIOManager` to the manager it wraps.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import dagster as dg
+import polars as pl
+
+from dagster_dataframely._model.keys import definition_asset_key, quarantine_key
+from dagster_dataframely._upstream import (
+    StepOutput,
+    current_asset_context,
+    is_duckdb_io_manager,
+    output_context_for,
+    output_io_manager,
+    running_step,
+    step_output,
+    upath_output_locations,
+)
+
+from .duckdb_tables import fit_table, table_exists
+from .io_manager import QuarantineRouter
+
+__all__ = ["quarantine_stored_check", "table_fit_for", "table_output"]
+
+
+def table_output(context: Any, asset_key: dg.AssetKey | None) -> StepOutput | None:
+    """The running step's output of `asset_key` (the definition's only asset for None).
+
+    None under direct invocation, which has no step. `context` may be None: an asset with no
+    quarantine receives no context, and then the running step's own is looked up, which is
+    another asset's when the asset is called directly inside that asset's step.
+    """
+    if context is None:
+        context = current_asset_context()
+        if (
+            context is None
+            or not context.has_assets_def
+            or asset_key not in context.assets_def.keys
+        ):
+            return None
+    step = running_step(context)
+    if step is None:
+        return None
+    key = definition_asset_key(context.assets_def, asset_key)
+    return step_output(step, context.assets_def.get_output_name_for_asset_key(key))
+
+
+def table_fit_for(
+    context: Any, asset_key: dg.AssetKey
+) -> Callable[[pl.DataFrame], pl.DataFrame] | None:
+    """In a run whose table a DuckDB manager stores as it is, fit that table to each frame first.
+
+    None elsewhere: a file is replaced whole, and `QuarantineAwareIOManager` fits its own writes.
+    """
+    handle = table_output(context, asset_key)
+    if handle is None:
+        return None
+    manager = output_io_manager(handle)
+    if not is_duckdb_io_manager(manager):
+        return None
+    output = output_context_for(handle, asset_key)
+    return lambda frame: fit_table(manager, output, frame)
+
+
+def quarantine_stored_check(context: Any, asset_key: dg.AssetKey) -> Callable[[], bool] | None:
+    """A check of whether the run's partition of the quarantine of `asset_key` is stored.
+
+    A path-based manager has its file; a DuckDB manager has the table (a partition of an
+    existing table reads as empty, never as an error). None for any other manager, which the
+    package cannot ask.
+    """
+    handle = table_output(context, asset_key)
+    if handle is None:
+        return None
+    manager = output_io_manager(handle)
+    output = output_context_for(handle, quarantine_key(asset_key))
+    if isinstance(manager, QuarantineRouter):
+        output = manager.quarantine.forward(output)
+        manager = manager.quarantine.manager
+    if isinstance(manager, dg.UPathIOManager):
+        upath_manager = manager
+        return lambda: all(path.exists() for path in upath_output_locations(upath_manager, output))
+    if is_duckdb_io_manager(manager):
+        duckdb_manager = manager
+        return lambda: table_exists(duckdb_manager, output)
+    return None
