@@ -10,6 +10,7 @@ import dataframely as dy
 
 from dagster_dataframely._model import names
 from dagster_dataframely._model.check_groups import check_groups, column_schema_description
+from dagster_dataframely._model.keys import coerce_asset_key
 from dagster_dataframely._model.schema import SchemaInfo, read_schema
 from dagster_dataframely._model.settings import (
     Granularity,
@@ -44,7 +45,8 @@ def check_specs(
     schema
         The schema whose rules the checks report.
     asset
-        The key of the asset the checks belong to.
+        The key of the asset the checks belong to, or its string as Dagster prints it
+        (`"sales/orders"` is the key `["sales", "orders"]`).
     check_granularity
         How many checks report the schema's rules: `rule`, `column` or `schema`. Changing it on
         an asset that has already run starts a new check history. `None` uses
@@ -96,7 +98,7 @@ def check_specs(
     info = read_schema(schema)
     return _specs(
         info,
-        asset=asset,
+        asset=coerce_asset_key(asset),
         granularity=granularity,
         schema_rules=schema_rule_checks,
         partitions_def=partitions_def,
