@@ -14,6 +14,7 @@ must read it once too.
 No `from __future__ import annotations`: a `dy.Collection` reads its annotations at runtime.
 """
 
+import functools
 import pickle
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
@@ -27,12 +28,12 @@ import pyarrow.dataset
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from polars.io.plugins import register_io_source
 from polars.testing import assert_frame_equal
 
 import dagster_dataframely as dd
 from dagster_dataframely import errors
 from dagster_dataframely._store.capture import capturing_quarantine
+from tests.changing_source import ChangingSource
 from tests.schemas import OrderBook
 
 pytestmark = pytest.mark.usefixtures("clean_environment")
@@ -48,34 +49,6 @@ BASE = pl.DataFrame(
     },
     schema=RAW,
 )
-
-
-class ChangingPlugin:
-    """An IO plugin source that counts its reads; from the second read on, other orders."""
-
-    def __init__(self, frame: pl.DataFrame) -> None:
-        self.frame = frame
-        self.reads = 0
-
-    def scan(self) -> pl.LazyFrame:
-        return register_io_source(self._read, schema=self.frame.schema)
-
-    def _read(
-        self,
-        with_columns: list[str] | None,
-        predicate: pl.Expr | None,
-        n_rows: int | None,
-        batch_size: int | None,
-    ) -> Iterator[pl.DataFrame]:
-        self.reads += 1
-        rows = _rewritten(self.frame) if self.reads > 1 else self.frame
-        if with_columns is not None:
-            rows = rows.select(with_columns)
-        if predicate is not None:
-            rows = rows.filter(predicate)
-        if n_rows is not None:
-            rows = rows.head(n_rows)
-        yield from rows.iter_slices(batch_size or 7)
 
 
 class ChangingDataset:
@@ -101,7 +74,7 @@ class ChangingDataset:
         return pl.scan_pyarrow_dataset(self)  # type: ignore[arg-type]
 
 
-def _rewritten(frame: pl.DataFrame) -> pl.DataFrame:
+def _rewritten(frame: pl.DataFrame, reads: int = 2) -> pl.DataFrame:
     """The frame as another read finds it: half the orders gone, the rest renamed."""
     return frame.tail(frame.height // 2).with_columns(pl.col("order_id") + "-new")
 
@@ -117,7 +90,7 @@ class Source:
 
     def open(self, frame: pl.DataFrame) -> tuple[pl.LazyFrame, Callable[[], int | None]]:
         built = self.build(frame)
-        if isinstance(built, ChangingPlugin | ChangingDataset):
+        if isinstance(built, ChangingSource | ChangingDataset):
             return built.scan(), lambda: built.reads
         return built, lambda: None
 
@@ -133,7 +106,7 @@ def _random_rows(frame: pl.DataFrame) -> pl.LazyFrame:
 
 SOURCES = [
     Source("LazyFrame", lambda frame: frame.lazy()),
-    Source("changing IO plugin", ChangingPlugin),
+    Source("changing IO plugin", functools.partial(ChangingSource, rewrite=_rewritten)),
     Source("changing pyarrow dataset", ChangingDataset),
     Source("random filter", _random_half, random=True),
     Source("random sample of rows", _random_rows, random=True),
