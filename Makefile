@@ -149,7 +149,8 @@ clean:  ## Delete every environment, dist/, site/ and the demo with its run hist
 #                               the lowest version pyproject.toml allows, on Python 3.11;
 #   requirements/ci-newest.txt  the newest versions available, polars 2.x included, without the
 #                               extras (their IO managers cannot read on polars 2), on Python 3.13.
-# Both carry the `test` dependency group. `make ci-requirements` regenerates them (needs PyPI);
+# Both carry the `test` dependency group, the lowest also the `postgres` group (the newest set
+# leaves it out: see pyproject.toml). `make ci-requirements` regenerates them (needs PyPI);
 # test modules that import a package an environment lacks are not collected, and pytest's
 # summary names them.
 LOWEST_PYTHON ?= 3.11
@@ -169,7 +170,7 @@ test-newest: .venv-newest/.synced-from-requirements  ## The whole suite on the n
 	.venv-newest/bin/$(VERSION_JOB_PYTEST)
 
 ci-requirements: | $(UV)
-	$(COMPILE) --extra parquet --extra duckdb --resolution lowest-direct \
+	$(COMPILE) --group postgres --extra parquet --extra duckdb --resolution lowest-direct \
 		--python-version 3.11 --upgrade -o requirements/ci-lowest.txt
 	$(COMPILE) --python-version 3.13 --upgrade -o requirements/ci-newest.txt
 

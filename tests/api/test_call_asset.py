@@ -3,6 +3,7 @@
 import threading
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
+from typing import Any
 
 import dagster as dg
 import polars as pl
@@ -18,6 +19,7 @@ from tests.asset_support import (
     MIXED,
     QUARANTINE_DIR,
     WRONG_COLUMNS,
+    Materialize,
     SmallOrders,
     value,
 )
@@ -161,6 +163,69 @@ def test_inputs_partition_key_and_resources_reach_the_function() -> None:
     assert call.table["amount"].to_list() == [1.0, 2.0]
     assert call.materialization is not None
     assert value(call.materialization.metadata[ADDRESS]) == "memory://orders_quarantine/2026-01-02"
+
+
+BY_DAY_AND_REGION = dg.MultiPartitionsDefinition(
+    {
+        "date": dg.StaticPartitionsDefinition(["2026-01-01"]),
+        "region": dg.StaticPartitionsDefinition(["eu", "us"]),
+    }
+)
+
+
+def test_a_multi_partitioned_function_gets_the_key_object_a_run_gives(
+    materialize: Materialize,
+) -> None:
+    seen: list[tuple[type, dict[str, str]]] = []
+
+    @dd.asset(SmallOrders, quarantine=True, partitions_def=BY_DAY_AND_REGION)
+    def orders(context: dg.AssetExecutionContext) -> pl.DataFrame:
+        key: Any = context.partition_key  # a run's is a dg.MultiPartitionKey, typed str
+        seen.append((type(key), key.keys_by_dimension))
+        return MIXED.with_columns(pl.col("order_id") + "@" + key.keys_by_dimension["region"])
+
+    materialize([orders], partition_key="2026-01-01|eu")
+    call = dd.testing.call_asset(orders, partition_key="2026-01-01|eu")
+
+    (in_the_run, in_the_call) = seen
+    assert (
+        in_the_call == in_the_run == (dg.MultiPartitionKey, {"date": "2026-01-01", "region": "eu"})
+    )
+    assert call.table is not None
+    assert call.table["order_id"].to_list() == ["a@eu", "c@eu"]
+    assert call.materialization is not None
+    assert value(call.materialization.metadata[ADDRESS]) == (
+        "memory://orders_quarantine/2026-01-01|eu"
+    )
+
+
+def test_a_multi_partition_key_without_a_key_per_dimension_is_refused() -> None:
+    @dd.asset(SmallOrders, quarantine=True, partitions_def=BY_DAY_AND_REGION)
+    def orders() -> pl.DataFrame:
+        raise AssertionError("the key is refused before the function runs")
+
+    with pytest.raises(errors.InvalidArgumentsError, match=r"<date>\|<region>"):
+        dd.testing.call_asset(orders, partition_key="eu")
+
+
+def test_asset_key_takes_the_string_dagster_prints() -> None:
+    @dd.multi_asset(
+        outs={
+            "flights": dd.AssetOut(SmallOrders, quarantine=True, key_prefix="fleet"),
+            "planes": dd.AssetOut(SmallOrders, quarantine=True, key_prefix="fleet"),
+        }
+    )
+    def fleet() -> dict[str, pl.DataFrame]:
+        return {"flights": MIXED, "planes": CLEAN}
+
+    call = dd.testing.call_asset(fleet, asset_key="fleet/flights")
+
+    assert call.table is not None
+    assert call.table["order_id"].to_list() == ["a", "c"]
+    assert call.quarantine is not None
+    assert call.quarantine["order_id"].to_list() == ["b", "d"]
+    with pytest.raises(errors.MultiAssetKeyError, match="fleet/flights"):
+        dd.testing.call_asset(fleet, asset_key="fleet/flight")
 
 
 def test_a_plain_asset_that_returns_its_value_is_refused_with_a_clear_error() -> None:

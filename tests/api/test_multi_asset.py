@@ -487,6 +487,47 @@ def test_a_hand_wired_multi_asset_names_the_output_for_the_writer_and_the_key_ch
     assert os.path.exists(warehouse / "lines.parquet")
 
 
+def test_the_hand_wiring_functions_take_an_asset_key_as_the_string_dagster_prints(
+    materialize: Materialize, warehouse: Path
+) -> None:
+    schemas = {"erp/orders": Orders, "erp/lines": Lines}
+
+    @dg.multi_asset(
+        outs={
+            "orders": dg.AssetOut(key_prefix="erp", is_required=False),
+            "lines": dg.AssetOut(key_prefix="erp", is_required=False),
+        },
+        check_specs=[
+            spec for key, s in schemas.items() for spec in dd.wiring.check_specs(s, asset=key)
+        ],
+    )
+    def erp(context: dg.AssetExecutionContext) -> Any:
+        for key, schema, frame in (
+            ("erp/orders", Orders, MIXED),
+            ("erp/lines", Lines, LINES_MIXED),
+        ):
+            dd.wiring.validate_quarantine_key(context, key)
+            yield from dd.wiring.validation_results(
+                schema,
+                frame,
+                valid_key=dg.AssetKey.from_user_string(key),
+                quarantine_writer=dd.wiring.delegating_writer(context, key),
+            )
+
+    result = materialize([erp])
+    assert {"orders_quarantine.parquet", "lines_quarantine.parquet"} <= set(
+        _files(warehouse / "erp")
+    )
+    checked = {
+        (c.asset_key.to_user_string(), c.check_name) for c in result.get_asset_check_evaluations()
+    }
+    assert ("erp/orders", "dy_rule__amount__min") in checked
+    results = dd.wiring.check_results(
+        Orders, MIXED, asset_key="erp/orders", severity=dg.AssetCheckSeverity.WARN
+    )
+    assert {r.asset_key for r in results} == {dg.AssetKey(["erp", "orders"])}
+
+
 def test_the_writer_refuses_to_guess_the_output_of_a_multi_asset(
     materialize: Materialize,
 ) -> None:

@@ -63,17 +63,21 @@ def _run(
         dg.AssetKey("orders"),
         "orders",
         ["orders"],
+        "erp/orders",
     ],
-    ids=["definition", "spec", "key", "string", "path"],
+    ids=["definition", "spec", "key", "string", "path", "user-string"],
 )
 def test_the_checks_are_the_ones_dd_asset_declares(target: Any) -> None:
     checks = dd.table_checks(SmallOrders, target, severity=WARN, check_granularity="column")
 
-    expected = dd.wiring.check_specs(SmallOrders, asset="orders", check_granularity="column")
+    key = dg.AssetKey(["erp", "orders"]) if target == "erp/orders" else dg.AssetKey("orders")
+    expected = dd.wiring.check_specs(
+        SmallOrders, asset=key.to_user_string(), check_granularity="column"
+    )
     assert [(s.name, s.description, s.blocking) for s in checks.check_specs] == [
         (s.name, s.description, s.blocking) for s in expected
     ]
-    assert {s.asset_key for s in checks.check_specs} == {dg.AssetKey("orders")}
+    assert {s.asset_key for s in checks.check_specs} == {key} == {s.asset_key for s in expected}
 
 
 @pytest.mark.parametrize(("lazy", "frame_type"), [(True, pl.LazyFrame), (False, pl.DataFrame)])

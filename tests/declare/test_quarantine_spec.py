@@ -40,15 +40,16 @@ def _orders(**arguments: object) -> dg.AssetsDefinition:
         ("orders", ["orders_quarantine"]),
         (["sales", "orders"], ["sales", "orders_quarantine"]),
         (dg.AssetKey(["sales", "orders"]), ["sales", "orders_quarantine"]),
+        ("sales/orders", ["sales", "orders_quarantine"]),
     ],
-    ids=["key", "string", "sequence", "prefixed-key"],
+    ids=["key", "string", "sequence", "prefixed-key", "user-string"],
 )
 def test_the_spec_is_keyed_name_quarantine_and_depends_on_the_asset(
     asset: dg.AssetKey | str | list[str], key: list[str]
 ) -> None:
     spec = dd.quarantine_spec(SmallOrders, asset)
 
-    source = dg.AssetKey.from_coercible(asset)
+    source = dg.AssetKey([*key[:-1], "orders"])
     assert spec.key == dg.AssetKey(key)
     assert [dep.asset_key for dep in spec.deps] == [source]
     assert spec.description == (
@@ -66,6 +67,22 @@ def test_a_definition_gives_its_key_prefix_and_partitions() -> None:
     assert [dep.asset_key for dep in spec.deps] == [orders.key]
     assert spec.description == "Invalid rows from sales/orders, with one column per rule."
     assert spec.partitions_def == DAYS
+
+
+def test_the_output_of_a_multi_asset_is_named_by_the_string_dagster_prints() -> None:
+    @dd.multi_asset(
+        outs={
+            "orders": dd.AssetOut(SmallOrders, quarantine=True, key_prefix="sales"),
+            "returns": dd.AssetOut(SmallOrders, quarantine=True, key_prefix="sales"),
+        }
+    )
+    def shop() -> dict[str, pl.DataFrame]:
+        return {"orders": MIXED, "returns": MIXED}
+
+    spec = dd.quarantine_spec(SmallOrders, shop, asset_key="sales/returns")
+
+    assert spec.key == dg.AssetKey(["sales", "returns_quarantine"])
+    assert [dep.asset_key for dep in spec.deps] == [dg.AssetKey(["sales", "returns"])]
 
 
 def test_partitions_def_with_a_key() -> None:

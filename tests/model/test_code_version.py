@@ -19,7 +19,8 @@ import polars as pl
 import pytest
 
 import dagster_dataframely as dd
-from tests.schemas import OrderLines
+from dagster_dataframely._model.collection import read_collection
+from tests.schemas import BookLines, BookOrders, OrderBook, OrderLines
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -180,3 +181,81 @@ def test_a_rule_that_cannot_build_its_expression_still_gets_a_version() -> None:
     (spec,) = orders.specs
     assert spec.code_version == dd.wiring.schema_version(schema)
     assert spec.code_version != dd.wiring.schema_version(_schema())
+
+
+# --- a Collection member's version digests its filters' queries ---------------------------------
+
+KNOWN_ORDERS = [f"o-{i}" for i in range(200)]
+
+
+def _book(known: list[str]) -> type[dy.Collection]:
+    """Orders and lines, with a filter keeping only lines of orders in `known`."""
+
+    class Book(dy.Collection):
+        orders: dy.LazyFrame[BookOrders]
+        lines: dy.LazyFrame[BookLines]
+
+        @dy.filter()
+        def known_order(self) -> pl.LazyFrame:
+            return self.lines.filter(pl.col("order_id").is_in(known)).select("order_id")
+
+    return Book
+
+
+def _member_versions(collection: type[dy.Collection]) -> dict[str, str | None]:
+    @dd.collection_asset(collection)
+    def book() -> None:
+        return None
+
+    return {key.to_user_string(): spec.code_version for key, spec in book.specs_by_key.items()}
+
+
+def test_a_member_version_changes_with_a_literal_its_filter_s_printed_plan_shortens() -> None:
+    changed = [*KNOWN_ORDERS[:117], "o-x", *KNOWN_ORDERS[118:]]
+    # Polars prints the two filters alike: only the serialized plan tells them apart.
+    printed = {
+        info.members["lines"].info.rules[-1].expression()
+        for info in (read_collection(_book(KNOWN_ORDERS)), read_collection(_book(changed)))
+    }
+    assert len(printed) == 1
+
+    before, after = _member_versions(_book(KNOWN_ORDERS)), _member_versions(_book(changed))
+    assert before == _member_versions(_book(list(KNOWN_ORDERS)))
+    assert before["lines"] != after["lines"]
+    assert before["orders"] != after["orders"]  # the filter constrains every member
+
+
+class CachedBook(dy.Collection):
+    """A filter whose plan holds a `.cache()` node, an id Polars draws anew on every build."""
+
+    orders: dy.LazyFrame[BookOrders]
+    lines: dy.LazyFrame[BookLines]
+
+    @dy.filter()
+    def has_order(self) -> pl.LazyFrame:
+        orders = self.orders.rename({"order_id": "id"}).cache()
+        per_order = self.lines.group_by("order_id").agg(pl.len().alias("lines"))
+        return (
+            per_order.join(orders, left_on="order_id", right_on="id")
+            .filter(pl.col("order_id").is_in(KNOWN_ORDERS))
+            .select("order_id")
+        )
+
+
+def test_another_process_computes_the_same_member_versions() -> None:
+    # One process for both (an interpreter takes seconds to import Dagster), under another
+    # hash seed than this one's.
+    script = (
+        "from tests.model.test_code_version import CachedBook, OrderBook, _member_versions\n"
+        "print([sorted(_member_versions(c).items()) for c in (OrderBook, CachedBook)])\n"
+    )
+    completed = subprocess.run(  # the interpreter running this suite
+        [sys.executable, "-c", script],
+        cwd=ROOT,
+        env={**os.environ, "PYTHONHASHSEED": "4242"},
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    here = [sorted(_member_versions(c).items()) for c in (OrderBook, CachedBook)]
+    assert completed.stdout.strip() == str(here)

@@ -11,7 +11,7 @@ whose rows change from one read to the next. Whatever the plan, it must run exac
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -22,12 +22,12 @@ import pyarrow.dataset
 import pytest
 from hypothesis import event, given, settings
 from hypothesis import strategies as st
-from polars.io.plugins import register_io_source
 from polars.testing import assert_frame_equal
 
 import dagster_dataframely as dd
 from dagster_dataframely import errors, wiring
 from dagster_dataframely._model.shown_values import MASK
+from tests.changing_source import ChangingSource
 
 KEY = dg.AssetKey(["mixed"])
 
@@ -87,38 +87,14 @@ class Writer:
         return "memory://mixed_quarantine"
 
 
-class ChangingSource:
-    """An IO plugin source that counts its reads, and whose rows change after the first read.
+def _more_quantity(rows: pl.DataFrame, reads: int) -> pl.DataFrame:
+    """Other quantities, as a table rewritten between two reads has."""
+    return rows.with_columns((pl.col("qty") + reads).alias("qty"))
 
-    The first read yields the frame; every later one yields other quantities, like a table
-    rewritten between two reads. A plan that runs once sees only the first.
-    """
 
-    def __init__(self, frame: pl.DataFrame) -> None:
-        self.frame = frame
-        self.reads = 0
-
-    def scan(self) -> pl.LazyFrame:
-        return register_io_source(self._read, schema=self.frame.schema)
-
-    def _read(
-        self,
-        with_columns: list[str] | None,
-        predicate: pl.Expr | None,
-        n_rows: int | None,
-        batch_size: int | None,
-    ) -> Iterator[pl.DataFrame]:
-        self.reads += 1
-        rows = self.frame
-        if self.reads > 1:
-            rows = rows.with_columns((pl.col("qty") + self.reads).alias("qty"))
-        if with_columns is not None:
-            rows = rows.select(with_columns)
-        if predicate is not None:
-            rows = rows.filter(predicate)
-        if n_rows is not None:
-            rows = rows.head(n_rows)
-        yield from rows.iter_slices(batch_size or 7)
+def _changing_source(frame: pl.DataFrame) -> ChangingSource:
+    """A source that yields the frame on its first read only: a plan that runs once sees it."""
+    return ChangingSource(frame, _more_quantity)
 
 
 @dataclass(frozen=True)
@@ -150,7 +126,7 @@ PLANS = [
         "pyarrow dataset",
         lambda f: pl.scan_pyarrow_dataset(pyarrow.dataset.dataset(f.to_arrow())),
     ),
-    Plan("changing IO plugin source", ChangingSource),
+    Plan("changing IO plugin source", _changing_source),
 ]
 
 

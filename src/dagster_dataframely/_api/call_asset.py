@@ -15,7 +15,11 @@ from typing import Any
 import dagster as dg
 import polars as pl
 
-from dagster_dataframely._model.keys import definition_asset_key
+from dagster_dataframely._model.keys import (
+    coerce_asset_key,
+    definition_asset_key,
+    run_partition_key,
+)
 from dagster_dataframely._store.capture import CapturedQuarantine, capturing_quarantine
 from dagster_dataframely.errors import InvalidArgumentsError, ValidationFailedError
 
@@ -87,14 +91,16 @@ def call_asset(
     inputs
         The asset's inputs by parameter name, as its IO manager would load them.
     partition_key
-        The partition to run, for a partitioned asset; a multi-partition key as `"2026-01-01|eu"`.
+        The partition to run, for a partitioned asset; a multi-partition key as `"2026-01-01|eu"`,
+        which the function receives as the `dg.MultiPartitionKey` a run gives it.
     resources
         Resources the asset requires, by key.
     asset_key
         For a `dd.multi_asset`, the output whose table, checks and quarantine the result
         holds: the call runs the whole function and every output, and `error` is the call's
         error, whichever output raised it (under the atomicity rule, a failing output leaves
-        every `table` None). `None` for a definition of one asset.
+        every `table` None). A key, or its string as Dagster prints it (`"fleet/flights"`).
+        `None` for a definition of one asset.
 
     Returns
     -------
@@ -105,11 +111,16 @@ def call_asset(
     MultiAssetKeyError
         `asset` has several assets and `asset_key` is None, or is not one of them.
     InvalidArgumentsError
-        `asset` returns its value instead of yielding results, as a plain `@dg.asset` does.
+        `asset` returns its value instead of yielding results, as a plain `@dg.asset` does, or
+        `partition_key` has not one key per dimension of a multi-partitioned asset.
     """
     key = definition_asset_key(
-        asset, dg.AssetKey.from_coercible(asset_key) if asset_key is not None else None
+        asset, coerce_asset_key(asset_key) if asset_key is not None else None
     )
+    if partition_key is not None:
+        partition_key = run_partition_key(
+            asset.partitions_def, partition_key, function="call_asset"
+        )
     materialization: dg.MaterializeResult[Any] | None = None
     checks: dict[str, dg.AssetCheckResult] = {}
     error: ValidationFailedError | None = None

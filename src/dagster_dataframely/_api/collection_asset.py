@@ -75,6 +75,9 @@ def collection_asset(
     The members are validated together with one `Collection.filter`, so each member's own
     rules and the Collection's `@dy.filter`s both apply: a row a filter removes goes to its
     member's quarantine, with one column per rule and per filter saying which removed it.
+    Each `pl.LazyFrame` input reaches the function behind a `.cache()`, so the members built
+    from one input come from one read of it, whatever its source; a source the function builds
+    itself and several members read should be cached there (docs/collections.md).
 
     Each member is an asset named by the member (under `key_prefix`), with what `dd.asset`
     gives one asset: a Columns tab from its schema, one check per rule set, one check

@@ -66,7 +66,8 @@ def table_checks(
         tables should follow it.
     asset
         The asset whose table to check: its definition (a `@dg.asset`, one key of a
-        `@dbt_assets` passed as the key), an external `dg.AssetSpec`, or its key. For a
+        `@dbt_assets` passed as the key), an external `dg.AssetSpec`, or its key (a key, its
+        parts, or its string as Dagster prints it: `"erp/orders"`). For a
         Collection, a mapping from member name to such an asset; every member's asset must
         have the same partitions.
     severity

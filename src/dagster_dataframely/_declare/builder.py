@@ -16,8 +16,14 @@ from typing import Any
 import dagster as dg
 
 from dagster_dataframely._model.collection import CollectionInfo
-from dagster_dataframely._run.collection_split import decide_members
-from dagster_dataframely._run.compute import Split, Step, compute_function, decide_each
+from dagster_dataframely._run.collection_split import decide_members, share_input
+from dagster_dataframely._run.compute import (
+    PrepareInput,
+    Split,
+    Step,
+    compute_function,
+    decide_each,
+)
 from dagster_dataframely._run.returned import collection_members, one_output, output_mapping
 
 from .output import Declaration
@@ -65,7 +71,8 @@ def build_collection_asset(
 ) -> dg.AssetsDefinition:
     """`dd.collection_asset`: one output per member, the members split together."""
     unpack = collection_members(info, _op_name(function, op))
-    return _multi_asset(declarations, function, op, unpack, functools.partial(decide_members, info))
+    split = functools.partial(decide_members, info)
+    return _multi_asset(declarations, function, op, unpack, split, share_input)
 
 
 def _multi_asset(
@@ -74,6 +81,7 @@ def _multi_asset(
     op: Mapping[str, Any],
     unpack: Callable[[object], Mapping[str, object]],
     split: Split = decide_each,
+    prepare_input: PrepareInput | None = None,
 ) -> dg.AssetsDefinition:
     """The `@dg.multi_asset` of a step of several outputs; the shared tail of the two builders."""
     step = Step(
@@ -83,6 +91,7 @@ def _multi_asset(
         partitions_def=op.get("partitions_def"),
         single=False,
         split=split,
+        prepare_input=prepare_input,
     )
     return dg.multi_asset(
         outs={d.output.name: d.out for d in declarations},

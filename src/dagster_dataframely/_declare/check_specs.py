@@ -14,6 +14,7 @@ from dagster_dataframely._model.check_groups import (
     check_groups,
     column_schema_description,
 )
+from dagster_dataframely._model.keys import coerce_asset_key
 from dagster_dataframely._model.quality_policy import QualityPolicy, ResolvedPolicy, resolve_policy
 from dagster_dataframely._model.schema import SchemaInfo, read_schema
 from dagster_dataframely._model.settings import (
@@ -50,7 +51,8 @@ def check_specs(
     schema
         The schema whose rules the checks report.
     asset
-        The key of the asset the checks belong to.
+        The key of the asset the checks belong to, or its string as Dagster prints it
+        (`"sales/orders"` is the key `["sales", "orders"]`).
     check_granularity
         How many checks report the schema's rules: `rule`, `column` or `schema`. Changing it on
         an asset that has already run starts a new check history. `None` uses
@@ -109,7 +111,7 @@ def check_specs(
     warnings_ = resolve_warning_rules(info, warning_rules)
     return _specs(
         info,
-        asset=asset,
+        asset=coerce_asset_key(asset),
         granularity=granularity,
         schema_rules=schema_rule_checks,
         partitions_def=partitions_def,

@@ -11,7 +11,11 @@ import dataframely as dy
 from dagster_dataframely._model import names
 from dagster_dataframely._model.collection import read_collection
 from dagster_dataframely._model.columns_tab import quarantine_table_schema
-from dagster_dataframely._model.keys import definition_asset_key, quarantine_key
+from dagster_dataframely._model.keys import (
+    coerce_asset_key,
+    definition_asset_key,
+    quarantine_key,
+)
 from dagster_dataframely._model.schema import SchemaInfo, read_schema
 from dagster_dataframely.errors import InvalidArgumentsError, UnknownCollectionMemberError
 
@@ -44,13 +48,15 @@ def quarantine_spec(
         that constrains the member too. The member is the output of the definition that has
         the key (`asset_key`), or the last part of the key `asset`.
     asset
-        The asset the invalid rows came from, as its definition or its asset key. Pass a key
-        only for an asset you cannot import. A definition also gives the spec its partitions
+        The asset the invalid rows came from, as its definition or its asset key (a key, its
+        parts, or its string as Dagster prints it: `"fleet/flights"`). Pass a key only for an
+        asset you cannot import. A definition also gives the spec its partitions
         and the definition metadata its IO manager reads (such as `partition_expr`).
     asset_key
         With a definition of several assets (a `dd.multi_asset`), the key of the output whose
         quarantine this is; `dd.multi_asset` writes one quarantine per output, so each
-        output with `quarantine=True` gets its own spec. `None` for a definition of one asset.
+        output with `quarantine=True` gets its own spec. A key, or its string as Dagster
+        prints it (`"fleet/flights"`). `None` for a definition of one asset.
     partitions_def
         The quarantine's partitions, when `asset` is a key.
     group_name
@@ -115,7 +121,7 @@ def quarantine_spec(
                 "partitions_def= only together with an asset key."
             )
         key = definition_asset_key(
-            asset, dg.AssetKey.from_coercible(asset_key) if asset_key is not None else None
+            asset, coerce_asset_key(asset_key) if asset_key is not None else None
         )
         partitions_def = asset.partitions_def
         carried = _io_manager_metadata(asset.metadata_by_key.get(key, {}))
@@ -131,7 +137,7 @@ def quarantine_spec(
             "With an asset key, pass the output's own key as `asset`.",
         )
     else:
-        key = dg.AssetKey.from_coercible(asset)
+        key = coerce_asset_key(asset)
     info = _quarantined_schema(schema, asset, key)
     return dg.AssetSpec(
         key=quarantine_key(key),

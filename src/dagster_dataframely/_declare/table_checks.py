@@ -17,6 +17,7 @@ import dagster as dg
 import polars as pl
 
 from dagster_dataframely._model.collection import CollectionInfo
+from dagster_dataframely._model.keys import coerce_asset_key
 from dagster_dataframely._model.schema import SchemaInfo
 from dagster_dataframely._model.settings import Settings
 from dagster_dataframely._run.check_results import stored_members_results, stored_table_results
@@ -214,4 +215,4 @@ def table_target(
                 "get_asset_key_for_model([my_dbt_assets], 'orders') for a dbt model.",
             )
         return asset.key, asset.partitions_def
-    return dg.AssetKey.from_coercible(asset), partitions_def
+    return coerce_asset_key(asset), partitions_def

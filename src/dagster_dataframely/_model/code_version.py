@@ -1,11 +1,13 @@
 """A code version derived from the schema, so Dagster marks an asset changed when its schema is.
 
 The version is a digest of what decides which rows are valid: every column's name, type,
-dtype and flags, and every rule's expression in Polars' JSON serialization (its `str()` shortens
-long literals, such as an `is_in` list, so two different rules could print alike). Nothing in
-it comes from `hash()` or from object identity, so the same schema gives the same version in
-every process, on every machine and on every Python version. A Polars or Dataframely release
-that serializes or builds a rule differently changes it, which marks the asset changed once.
+dtype and flags, every rule's expression in Polars' JSON serialization, and every Collection
+filter's query in Polars' own serialization of the plan. Printed text would not do: `str()` of
+an expression and `explain()` of a plan both shorten long literals, such as an `is_in` list,
+so two different rules could print alike. Nothing in it comes from `hash()` or from object
+identity, so the same schema gives the same version in every process, on every machine and on
+every Python version. A Polars or Dataframely release that serializes or builds a rule
+differently changes it, which marks the asset changed once.
 """
 
 from __future__ import annotations
@@ -13,9 +15,12 @@ from __future__ import annotations
 import functools
 import hashlib
 import json
+import re
+from collections.abc import Callable
 from typing import Any
 
 import dataframely as dy
+import polars as pl
 
 from .schema import RuleInfo, SchemaInfo, read_schema
 
@@ -24,6 +29,9 @@ DIGEST_LENGTH = 16
 
 _FORMAT = 1
 """Bumped when what goes into the digest changes, so no two formats can give the same version."""
+
+_PER_BUILD_ID = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}")
+"""A UUID Polars draws anew each time a plan is built, such as a `.cache()` node's id."""
 
 
 def schema_version(schema: type[dy.Schema]) -> str:
@@ -90,9 +98,9 @@ def _rule_text(rule: RuleInfo) -> str:
     declaration; until it is fixed, its version stands for "this rule cannot be built", and
     fixing it changes the version.
     """
-    if rule.rule is None:  # a Collection's filter: its query plan over empty members
+    if rule.rule is None:  # a Collection's filter: its query over empty members
         try:
-            return rule.expression()
+            return _query_text(rule.query) if rule.query is not None else rule.expression()
         except Exception as error:  # the filter reports its own error when it runs
             return f"unbuildable: {type(error).__name__}"
     try:
@@ -103,3 +111,20 @@ def _rule_text(rule: RuleInfo) -> str:
         return expression.meta.serialize(format="json")
     except Exception:  # e.g. a Python UDF, which Polars cannot serialize as JSON
         return str(expression)
+
+
+def _query_text(build: Callable[[], pl.LazyFrame]) -> str:
+    """A filter's query as Polars serializes the plan, digested; else its plan as printed.
+
+    The plan is built twice and used only when both serialize alike: one that holds an id drawn
+    per build (a `.cache()` node) would give a new version in every process, so it is digested
+    as printed, ids blanked, as is one Polars cannot serialize (a Python function, without
+    cloudpickle). Printed, a long literal is shortened, so its change may not show.
+    """
+    try:
+        serialized = build().serialize()
+        if serialized == build().serialize():
+            return "plan-sha256:" + hashlib.sha256(serialized).hexdigest()
+    except Exception:  # Polars or cloudpickle cannot serialize it: its printed plan below
+        pass
+    return _PER_BUILD_ID.sub("<id>", build().explain(optimized=False))

@@ -123,22 +123,25 @@ def _filter_rules(collection: type[dy.Collection], key: tuple[str, ...]) -> tupl
     """One rule per `@dy.filter`, then per propagating member, each with its check name."""
     name = collection.__name__
     keys = ", ".join(key)
-    rules = [
-        RuleInfo(
-            name=filter_name,
-            column=None,
-            check_name=names.filter_check_name(filter_name),
-            label=f"filter {filter_name} of {name}",
-            description=function_docstring(logic)
-            or (
-                f"Keeps the rows whose ({keys}) the filter {filter_name} of {name} returns, "
-                f"in every member it constrains."
-            ),
-            rule=None,
-            plan=_plan(collection, logic, key),
+    rules = []
+    for filter_name, logic in collection_filters(collection).items():
+        query = _query(collection, logic, key)
+        rules.append(
+            RuleInfo(
+                name=filter_name,
+                column=None,
+                check_name=names.filter_check_name(filter_name),
+                label=f"filter {filter_name} of {name}",
+                description=function_docstring(logic)
+                or (
+                    f"Keeps the rows whose ({keys}) the filter {filter_name} of {name} returns, "
+                    f"in every member it constrains."
+                ),
+                rule=None,
+                plan=_plan(query),
+                query=query,
+            )
         )
-        for filter_name, logic in collection_filters(collection).items()
-    ]
     for member_name, member in collection.members().items():
         if member.propagate_row_failures and not member.ignored_in_filters:
             rule_name = failure_propagation_rule(member_name)
@@ -162,21 +165,22 @@ def _filter_rules(collection: type[dy.Collection], key: tuple[str, ...]) -> tupl
     return tuple(rules)
 
 
-def _plan(
+def _query(
     collection: type[dy.Collection],
     logic: Callable[[Any], pl.LazyFrame],
     key: tuple[str, ...],
-) -> Callable[[], str]:
-    """The filter's query over empty members, as Polars explains it: what the filter does.
+) -> Callable[[], pl.LazyFrame]:
+    """The filter's query over empty members: what the filter does, whatever the data.
 
     Built when read (a check's metadata, the code version), not when declared: the filter is
     the user's code, and may raise.
     """
+    return lambda: logic(collection.create_empty()).lazy().select(key)
 
-    def plan() -> str:
-        return logic(collection.create_empty()).lazy().select(key).explain(optimized=False)
 
-    return plan
+def _plan(query: Callable[[], pl.LazyFrame]) -> Callable[[], str]:
+    """The query as Polars explains it: the text a filter's check shows as its expression."""
+    return lambda: query().explain(optimized=False)
 
 
 def _with_filters(base: SchemaInfo, filters: tuple[RuleInfo, ...]) -> SchemaInfo:

@@ -55,6 +55,9 @@ class RuleInfo:
     """
     plan: Callable[[], str] | None = None
     """A Collection filter's query as text, built when read; None for a schema's own rule."""
+    query: Callable[[], pl.LazyFrame] | None = None
+    """A `@dy.filter`'s query over empty members, built when read: what its code version
+    digests. None for a schema's own rule and for a member's failure propagation."""
 
     @property
     def is_filter(self) -> bool:

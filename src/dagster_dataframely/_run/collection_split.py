@@ -2,7 +2,9 @@
 
 This is where a Collection plugs into the one pipeline: instead of one `Schema.filter` per
 output, the members are split jointly, so the Collection's `@dy.filter`s apply across them, and
-each member's outcome is then classified as any output's is.
+each member's outcome is then classified as any output's is. The members come from one read of
+what they share: the function's lazy inputs are cached before it runs (`share_input`), and the
+members are collected in one query.
 """
 
 from __future__ import annotations
@@ -53,8 +55,9 @@ def split_collection(info: CollectionInfo, frames: Mapping[str, Frame | None]) -
     `frames` are by member name. A member whose value is `None` or absent is skipped; no member
     at all skips every one. Every member's columns are compared with its schema first (without
     running any plan), and a mismatch in any member splits none: the filters need every member.
-    Otherwise the user's plans run once (together, on the streaming engine, so a source they
-    share is read once), and `Collection.filter` splits the collected rows, eagerly, on Polars'
+    Otherwise the user's plans run once (together, on the streaming engine, so what Polars
+    shares between them, a cache above all, is read once), and `Collection.filter` splits the
+    collected rows, eagerly, on Polars'
     default engine, where its joins of members with filters ran faster than on the streaming
     one (`benchmarks/collection.py`). Valid rows and failures both come from frames Dataframely
     has already collected, so no row lands on both sides or on neither.
@@ -97,10 +100,38 @@ def split_collection(info: CollectionInfo, frames: Mapping[str, Frame | None]) -
     return CollectionSplit(splits, {}, skipped)
 
 
+def share_input(value: object) -> object:
+    """An input as a Collection's function receives it: a `pl.LazyFrame` behind one cache.
+
+    Members built from one input then read it once, in the members' one query, whatever its
+    source: Polars evaluates an IO plugin, a pyarrow dataset or a random step once per plan
+    that reads it unless a cache stands above it. Polars drops a cache only one plan reads,
+    so an input one member uses costs nothing, and projections still reach the source.
+    """
+    return value.cache() if isinstance(value, pl.LazyFrame) else value
+
+
+_NO_SUBPLAN_ELIMINATION = pl.QueryOptFlags(comm_subplan_elim=False)
+"""The members' query without Polars' common-subplan elimination; explicit caches still hold."""
+
+
 def _collect_once(frames: Mapping[str, Frame]) -> dict[str, pl.DataFrame]:
-    """Every member's rows, each lazy plan run once, all of them in one streaming query set."""
+    """Every member's rows, each lazy plan run once, all of them in one streaming query set.
+
+    Polars 1.x panics while planning a cache over a random filter (a `shuffle` or `sample`
+    in a predicate) that two members read (`cse/cache_states.rs`, "entered unreachable
+    code"); polars 2.1 plans it. The panic comes before anything is read, and the members'
+    query is planned again without common-subplan elimination, where every `.cache()`, the
+    shared inputs' included, is still evaluated once.
+    """
     lazy = {name: frame for name, frame in frames.items() if isinstance(frame, pl.LazyFrame)}
-    collected = dict(zip(lazy, pl.collect_all(lazy.values(), engine="streaming"), strict=True))
+    try:
+        rows = pl.collect_all(lazy.values(), engine="streaming")
+    except pl.exceptions.PanicException:
+        rows = pl.collect_all(
+            lazy.values(), engine="streaming", optimizations=_NO_SUBPLAN_ELIMINATION
+        )
+    collected = dict(zip(lazy, rows, strict=True))
     return {
         name: frame if isinstance(frame, pl.DataFrame) else collected[name]
         for name, frame in frames.items()

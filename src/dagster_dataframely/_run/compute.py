@@ -39,6 +39,10 @@ its own; a Collection splits its members jointly with one `Collection.filter`.
 """
 
 
+PrepareInput = Callable[[object], object]
+"""What one of the user's inputs becomes before the function receives it."""
+
+
 def decide_each(
     frames: Mapping[str, Frame | None], runs: Mapping[str, OutputRun]
 ) -> dict[str, Outcome]:
@@ -58,6 +62,9 @@ class Step:
     """One asset (`dd.asset`): no selection, a context only when a quarantine needs one, and
     the errors the spec names for what its function returns."""
     split: Split = decide_each
+    prepare_input: PrepareInput | None = None
+    """Applied to each input before the call: a Collection shares its lazy inputs across
+    members (`collection_split.share_input`). None passes them as loaded."""
 
 
 def compute_function(function: Callable[..., object], step: Step) -> Callable[..., AssetYield]:
@@ -67,7 +74,7 @@ def compute_function(function: Callable[..., object], step: Step) -> Callable[..
 
     @functools.wraps(function)
     def compute(*args: Any, **kwargs: Any) -> AssetYield:
-        context, call = signature.bind(function, args, kwargs)
+        context, call = signature.bind(function, args, kwargs, step.prepare_input)
         selected = step.outputs if step.single else selected_outputs(context, step.outputs)
         runs = {output.name: _start(context, output, step) for output in selected}
         warn_of_unfiltered(

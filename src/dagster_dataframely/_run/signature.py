@@ -37,15 +37,27 @@ class ComputeSignature:
         return cls(inspect.Signature(params), tuple(params), user_has_context, injects_context)
 
     def bind(
-        self, function: Callable[..., object], args: tuple[Any, ...], kwargs: dict[str, Any]
+        self,
+        function: Callable[..., object],
+        args: tuple[Any, ...],
+        kwargs: dict[str, Any],
+        prepare_input: Callable[[object], object] | None = None,
     ) -> tuple[Any, Callable[[], object]]:
-        """The call's context (None when neither side takes one), and the user's call."""
+        """The call's context (None when neither side takes one), and the user's call.
+
+        `prepare_input`, if given, replaces each input the user's call receives (never the
+        context).
+        """
         bound = self.signature.bind(*args, **kwargs)
         context: Any = None
         if self.injects_context:  # ours alone: the user's function does not take it
             context = bound.arguments.pop(self.parameters[0].name)
         elif self.user_has_context:
             context = bound.arguments[self.parameters[0].name]
+        if prepare_input is not None:
+            for name, value in bound.arguments.items():
+                if not (self.user_has_context and name == self.parameters[0].name):
+                    bound.arguments[name] = prepare_input(value)
         return context, lambda: function(*bound.args, **bound.kwargs)
 
     def apply(self, compute: Callable[..., object]) -> None:

@@ -9,13 +9,14 @@ reports, for checks that run apart from the write.
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Sequence
 
 import dagster as dg
 import dataframely as dy
 import polars as pl
 
 from dagster_dataframely._model.asset_settings import OutputSettings
+from dagster_dataframely._model.keys import coerce_asset_key
 from dagster_dataframely._model.quality_policy import QualityPolicy
 from dagster_dataframely._model.schema import read_schema
 from dagster_dataframely._model.settings import Granularity, SchemaRules
@@ -208,7 +209,7 @@ def check_results(
     schema: type[dy.Schema],
     frame: pl.DataFrame | pl.LazyFrame,
     *,
-    asset_key: dg.AssetKey,
+    asset_key: dg.AssetKey | str | Sequence[str],
     severity: dg.AssetCheckSeverity,
     check_granularity: Granularity | None = None,
     schema_rules: SchemaRules | None = None,
@@ -229,7 +230,8 @@ def check_results(
     frame
         The frame to check, such as the stored table read back by the IO manager.
     asset_key
-        The key of the asset the checks belong to, as given to `check_specs`.
+        The key of the asset the checks belong to, as given to `check_specs`: a key, or its
+        string as Dagster prints it (`"sales/orders"`).
     severity
         The severity of every failing check except the column-schema check, which is always
         `ERROR`.
@@ -285,4 +287,5 @@ def check_results(
             f"`frame` must be a pl.DataFrame or a pl.LazyFrame, got {type_name(frame)}",
             "Pass the table to check, such as the stored table the IO manager loads.",
         )
-    return stored_table_results(info, settings, frame, asset_key, severity, partition_key)
+    key = coerce_asset_key(asset_key)
+    return stored_table_results(info, settings, frame, key, severity, partition_key)

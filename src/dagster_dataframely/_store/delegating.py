@@ -8,11 +8,13 @@ another asset of the code location materializes.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 import dagster as dg
 import polars as pl
 
 from dagster_dataframely._model import names
-from dagster_dataframely._model.keys import definition_asset_key, quarantine_key
+from dagster_dataframely._model.keys import coerce_asset_key, definition_asset_key, quarantine_key
 from dagster_dataframely._upstream import (
     is_duckdb_io_manager,
     output_context_for,
@@ -38,7 +40,8 @@ from .storage_slots import check_quarantine_storage
 
 
 def delegating_writer(
-    context: dg.AssetExecutionContext, asset_key: dg.AssetKey | None = None
+    context: dg.AssetExecutionContext,
+    asset_key: dg.AssetKey | str | Sequence[str] | None = None,
 ) -> QuarantineWriter:
     """Return a writer that hands the invalid rows to the asset's own IO manager.
 
@@ -65,7 +68,8 @@ def delegating_writer(
     asset_key
         The asset whose invalid rows the writer stores, one of the step's own assets: the
         output of a multi-asset whose IO manager, partition and metadata the quarantine
-        takes. `None` means the asset definition's only asset, as a `@dg.asset` has.
+        takes: its key, or its string as Dagster prints it (`"sales/orders"`). `None` means
+        the asset definition's only asset, as a `@dg.asset` has.
 
     Returns
     -------
@@ -90,11 +94,12 @@ def delegating_writer(
     ConcurrentRunError
         Another run is writing the same partition of the asset.
     """
-    handle = table_output(context, asset_key)
+    key_given = coerce_asset_key(asset_key) if asset_key is not None else None
+    handle = table_output(context, key_given)
     if handle is None:
         raise NoRunningStepError("delegating_writer")
     step = handle.step
-    key = definition_asset_key(context.assets_def, asset_key)
+    key = definition_asset_key(context.assets_def, key_given)
     target = quarantine_key(key)
     table_context = output_context_for(handle, key)
     check_quarantine_storage(
@@ -144,7 +149,8 @@ def delegating_writer(
 
 
 def validate_quarantine_key(
-    context: dg.AssetExecutionContext, asset_key: dg.AssetKey | None = None
+    context: dg.AssetExecutionContext,
+    asset_key: dg.AssetKey | str | Sequence[str] | None = None,
 ) -> None:
     """Raise if another asset in the code location already materializes the quarantine's key.
 
@@ -162,7 +168,8 @@ def validate_quarantine_key(
         The running asset's context.
     asset_key
         The asset whose quarantine to check, one of the step's own assets (an output of a
-        multi-asset). `None` means the asset definition's only asset, as a `@dg.asset` has.
+        multi-asset), as a key or its string (`"sales/orders"`). `None` means the asset
+        definition's only asset, as a `@dg.asset` has.
 
     Raises
     ------
@@ -178,7 +185,9 @@ def validate_quarantine_key(
     if step is None:
         return
     # The code location's graph, not the run's: the other asset need not be in the run.
-    key = definition_asset_key(context.assets_def, asset_key)
+    key = definition_asset_key(
+        context.assets_def, coerce_asset_key(asset_key) if asset_key is not None else None
+    )
     materialized = source_graph_materializable_keys(step)
     target = quarantine_key(key)
     if target in materialized:

@@ -13,6 +13,7 @@ from typing import Any
 import dagster as dg
 import polars as pl
 
+from dagster_dataframely._model.keys import run_partition_key
 from dagster_dataframely._model.settings import read_quarantine_dir
 from dagster_dataframely._upstream import running_step
 from dagster_dataframely.errors import QuarantineDirError
@@ -82,14 +83,8 @@ def _call_partition_key(
     """A direct call's partition key, a multi-partition key parsed into its dimensions.
 
     `dg.build_asset_context(partition_key="2026-01-01|eu")` keeps a plain string where a run
-    has a `dg.MultiPartitionKey`; parsed, the file gets one directory per dimension, as the IO
-    manager lays out the same partition in a run.
+    has a `dg.MultiPartitionKey`.
     """
     if not context.has_partition_key:
         return None
-    key: str = context.partition_key
-    if isinstance(partitions_def, dg.MultiPartitionsDefinition) and not isinstance(
-        key, dg.MultiPartitionKey
-    ):
-        return partitions_def.get_partition_key_from_str(key)
-    return key
+    return run_partition_key(partitions_def, context.partition_key, function="build_asset_context")
