@@ -7,8 +7,9 @@ back to the valid side. A Collection's members are split together in `collection
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, cast
 
+import dataframely as dy
 import polars as pl
 from dataframely import FailureInfo
 from dataframely.filter_result import FilterResult
@@ -56,20 +57,21 @@ def split_rows(info: SchemaInfo, frame: Frame) -> FilterResult[Any]:
     The split is `filter`'s own plan (`evaluated_rules`), evaluated once on the in-memory
     engine into the rows plus a `Boolean` per rule, then cut by that mask with two eager
     filters: the same rows and outcomes as `filter(...).collect_all(engine="streaming")`, for
-    about a quarter less CPU and no higher peak (ADR 0006). A (deterministic) rule gives a row
-    one outcome, on whichever side it lands.
+    less time (`benchmarks/validation.py`). A (deterministic) rule gives a row one outcome, on
+    whichever side it lands.
     """
     rows = frame if isinstance(frame, pl.DataFrame) else frame.collect(engine="streaming")
     columns = rows.select(info.schema.column_names())
     plan, rules, passed = evaluated_rules(info.schema, columns.lazy())
     if not rules:
         # As `filter` answers a rule-less schema: every row valid, a failure frame of no columns.
-        return FilterResult(columns, FailureInfo(pl.LazyFrame(), []))
+        return FilterResult(cast(dy.DataFrame[Any], columns), FailureInfo(pl.LazyFrame(), []))
     evaluated = plan.collect(engine="in-memory")
     mask = evaluated.get_column(passed)
     valid = evaluated.select(columns.columns).filter(mask)
     invalid = evaluated.filter(~mask).drop(passed)
-    return FilterResult(valid, FailureInfo(invalid.lazy(), rules))
+    # `filter`'s own result type: the valid rows, typed as rows of the schema.
+    return FilterResult(cast(dy.DataFrame[Any], valid), FailureInfo(invalid.lazy(), rules))
 
 
 def keep_warning_only_rows(
