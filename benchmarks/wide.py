@@ -130,6 +130,12 @@ def _median_times(
     return {variant: statistics.median(times[variant]) for variant in VARIANTS}
 
 
+def _table_line(cells: list[str]) -> str:
+    """One line of the results table, each cell right-aligned in its column."""
+    widths = [7, 8, 9, 9, 9, 13, 13, 14, 14, 14]
+    return " ".join(f"{cell:>{width}}" for cell, width in zip(cells, widths, strict=True))
+
+
 def main(column_counts: list[int], rows: int, repeat: int) -> None:
     started = time.perf_counter()
     print(
@@ -158,25 +164,26 @@ def main(column_counts: list[int], rows: int, repeat: int) -> None:
         gc.collect()
 
     print("\nWall time, median seconds; ms per column")
-    header = (
-        f"{'columns':>7} {'invalid':>8} "
-        + " ".join(f"{v + ' s':>9}" for v in VARIANTS)
-        + " "
-        + " ".join(f"{v + '/floor':>13}" for v in VARIANTS[1:])
-        + " "
-        + " ".join(f"{v + ' ms/col':>14}" for v in VARIANTS)
+    header = _table_line(
+        [
+            "columns",
+            "invalid",
+            *(f"{v} s" for v in VARIANTS),
+            *(f"{v}/floor" for v in VARIANTS[1:]),
+            *(f"{v} ms/col" for v in VARIANTS),
+        ]
     )
     print(header)
     print("-" * len(header))
     for columns, invalid, medians in results:
-        print(
-            f"{columns:>7} {invalid:>8,} "
-            + " ".join(f"{medians[v]:>9.3f}" for v in VARIANTS)
-            + " "
-            + " ".join(f"{medians[v] / medians['floor']:>12.2f}x" for v in VARIANTS[1:])
-            + " "
-            + " ".join(f"{medians[v] * 1000 / columns:>14.2f}" for v in VARIANTS)
-        )
+        cells = [
+            str(columns),
+            f"{invalid:,}",
+            *(f"{medians[v]:.3f}" for v in VARIANTS),
+            *(f"{medians[v] / medians['floor']:.2f}x" for v in VARIANTS[1:]),
+            *(f"{medians[v] * 1000 / columns:.2f}" for v in VARIANTS),
+        ]
+        print(_table_line(cells))
     print(f"target: default <= {TARGET}x floor at 100 and 500 columns")
     print(f"\nTotal {time.perf_counter() - started:.0f} s")
 
