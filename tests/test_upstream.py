@@ -22,6 +22,7 @@ import dagster as dg
 import dataframely as dy
 import polars as pl
 import pytest
+from polars.testing import assert_frame_equal
 from pydantic import PrivateAttr
 from typing_extensions import TypeAliasType
 from upath import UPath
@@ -36,6 +37,7 @@ from dagster_dataframely._upstream import (
     current_asset_context,
     database_handled_types,
     document_type_alias,
+    evaluated_rules,
     failure_outcomes,
     failure_propagation_rule,
     is_context_parameter,
@@ -519,6 +521,34 @@ class TestDataframelyRules:
         )
         assert function.__doc__ == "Require a positive price on a paid line."
         assert rule_function(OrderLines, "primary_key") is None
+
+
+def test_evaluated_rules_is_the_plan_schema_filter_splits_with() -> None:
+    """`Schema._with_evaluated_rules` and `dataframely.schema._COLUMN_VALID`."""
+
+    class Lines(dy.Schema):
+        key = dy.Int64(primary_key=True)
+        code = dy.Int16(nullable=True, is_in=[1, 2])
+
+        @dy.rule()
+        def one_code_per_key(cls) -> pl.Expr:
+            return pl.col("code").n_unique().over("key") == 1
+
+    frame = pl.DataFrame(
+        {"key": [1, 1, 2, 3, None, 4], "code": [1, 2, 1, None, 1, 5]},
+        schema={"key": pl.Int64, "code": pl.Int16},
+    )
+    plan, rules, passed = evaluated_rules(Lines, frame.lazy())
+    evaluated = plan.collect()
+    assert rules == list(validation_rules(Lines)), "evaluated_rules lists other rules."
+    assert evaluated.columns == ["key", "code", *rules, passed], (
+        "Schema._with_evaluated_rules no longer adds one column per rule, then "
+        f"dataframely.schema._COLUMN_VALID: {evaluated.columns}."
+    )
+    valid, failure = Lines.filter(frame, cast=False)
+    assert_frame_equal(evaluated.filter(pl.col(passed)).select("key", "code"), valid)
+    outcomes = failure.details().with_columns(pl.col(rules) == "valid")
+    assert_frame_equal(evaluated.filter(~pl.col(passed)).drop(passed), outcomes)
 
 
 def test_failure_outcomes_keep_each_rule_outcome_as_a_boolean() -> None:

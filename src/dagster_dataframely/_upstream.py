@@ -39,6 +39,7 @@ from dagster._core.storage.db_io_manager import DbIOManager
 from dagster.components.core.defs_module import CompositeYamlComponent
 from dagster_shared.yaml_utils.source_position import SourcePositionTree
 from dataframely._rule import Rule, RuleFactory
+from dataframely.schema import _COLUMN_VALID
 from upath import UPath
 
 __all__ = [
@@ -55,6 +56,7 @@ __all__ = [
     "db_io_manager_with",
     "db_table_slice",
     "document_type_alias",
+    "evaluated_rules",
     "failure_outcomes",
     "failure_propagation_rule",
     "is_context_parameter",
@@ -410,6 +412,24 @@ def rule_function(schema: type[dy.Schema], name: str) -> Callable[..., Any] | No
     """
     factory = getattr(schema, name, None)
     return factory.validation_fn if isinstance(factory, RuleFactory) else None
+
+
+def evaluated_rules(
+    schema: type[dy.Schema], frame: pl.LazyFrame
+) -> tuple[pl.LazyFrame, list[str], str]:
+    """`frame` with one `Boolean` column per rule, their names, and a column of whether all passed.
+
+    The plan `Schema.filter` itself splits with: it keeps the valid rows where the returned
+    column is True and drops it from the invalid rows, which then hold each rule's outcome
+    under the rule's name. Dataframely builds that plan only inside `filter`, which also picks
+    the engine; having the plan lets the split evaluate it once and filter the rows eagerly.
+    Relies on `Schema._with_evaluated_rules(lf, rules)` with the rules of `validation_rules`,
+    which adds the rule columns (null filled as True) and the column
+    `dataframely.schema._COLUMN_VALID`. `frame` must hold the schema's columns only, as
+    `filter(cast=False)` selects them. Since Dataframely 3.1.0.
+    """
+    rules = validation_rules(schema)
+    return schema._with_evaluated_rules(frame, rules), list(rules), _COLUMN_VALID
 
 
 def failure_outcomes(failure: dy.FailureInfo) -> pl.DataFrame | None:

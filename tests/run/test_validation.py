@@ -16,6 +16,7 @@ from polars.testing import assert_frame_equal
 
 from dagster_dataframely import errors, wiring
 from dagster_dataframely._run import emit as _emit
+from dagster_dataframely._run.tables import table_value
 from tests.schemas import NoRules, OrderLines, Orders
 
 KEY = dg.AssetKey(["orders"])
@@ -406,6 +407,50 @@ def test_failure_samples_are_capped_per_rule() -> None:
     )
     assert len(_records(checks["dy_rule__amount__min"].metadata["dy_failed_sample"])) == 3
     assert checks["dy_rule__amount__min"].metadata["dy_failed_count"].value == 19
+
+
+class _Typed(dy.Schema):
+    key = dy.String(primary_key=True)
+    price = dy.Decimal(8, 2, min=decimal.Decimal("0"))
+    at = dy.Datetime(time_zone="UTC", nullable=True, max=dt.datetime(2030, 1, 1, tzinfo=dt.UTC))
+    ratio = dy.Float64(nullable=True, max=1.0)
+    tags = dy.List(dy.String(), nullable=True, max_length=1)
+
+
+def test_each_rules_sample_is_its_own_rows_in_every_columns_type() -> None:
+    """Each one-rule check's sample is that rule's first failing rows, every cell as shown alone."""
+    frame = pl.DataFrame(
+        {
+            "key": ["a", "b", "c", "d", "e", "f"],
+            "price": [decimal.Decimal(v) for v in ("1.50", "-2.00", "3.25", "-0.01", "4", "5")],
+            "at": [
+                dt.datetime(2031, 1, 1, tzinfo=dt.UTC),
+                None,
+                dt.datetime(2020, 5, 6, tzinfo=dt.UTC),
+                None,
+                None,
+                None,
+            ],
+            "ratio": [0.5, float("inf"), float("nan"), 2.0, None, 0.1],
+            "tags": [["x"], None, ["y", "z"], [], ["w", "v"], None],
+        },
+        schema=_Typed.create_empty().schema,
+    )
+    checks = _checks(
+        wiring.validation_results(
+            _Typed, frame, valid_key=KEY, quarantine_writer=Writer(), max_failure_samples=2
+        )
+    )
+    expected_rows = {
+        "dy_rule__price__min": ["b", "d"],
+        "dy_rule__at__max": ["a"],
+        "dy_rule__ratio__max": ["b", "c"],
+        "dy_rule__tags__max_length": ["c", "e"],
+    }
+    for check, keys in expected_rows.items():
+        alone = table_value(frame.filter(pl.col("key").is_in(keys)))
+        assert checks[check].metadata["dy_failed_sample"] == alone, check
+    assert "dy_failed_sample" not in checks["dy_rule__primary_key"].metadata
 
 
 @pytest.mark.parametrize("granularity", ["column", "schema"])

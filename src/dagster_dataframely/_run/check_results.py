@@ -45,8 +45,18 @@ def check_results_for(
     extra = dict(extra_metadata or {})
     yield column_schema_result(asset_key, extra_metadata=extra)
     samples = failures.samples(max_failure_samples)
+    tables = _sample_tables(
+        {
+            rule.name: samples[rule.name]
+            for group in groups
+            if not group.collapsed
+            for rule in group.rules
+            if rule.name in samples
+        },
+        failures.info.sensitive,
+    )
     for group in groups:
-        metadata = _group_metadata(group, failures.counts, samples, failures.info.sensitive)
+        metadata = _group_metadata(group, failures.counts, samples, tables, failures.info.sensitive)
         if policy is None:
             passed = not any(rule.name in failures.counts for rule in group.rules)
             level = group.severity(failures.counts, severity)
@@ -133,15 +143,39 @@ def _threshold_metadata(group: CheckGroup, verdicts: Mapping[str, RuleVerdict]) 
     }
 
 
+def _sample_tables(
+    samples: Mapping[str, pl.DataFrame], masked: frozenset[str]
+) -> dict[str, dg.TableMetadataValue]:
+    """Each rule's failure sample as a table value, all converted in one `table_value`.
+
+    The samples are rows of one quarantine, so they share its columns: one conversion of all of
+    them, cut back into each rule's rows, gives each rule the value it would get alone, without
+    a conversion and a table schema per rule, which a wide schema with many failing rules (a
+    sample of every column for every rule) would pay once per rule.
+    """
+    if not samples:
+        return {}
+    whole = table_value(pl.concat(samples.values(), how="vertical"), masked)
+    tables: dict[str, dg.TableMetadataValue] = {}
+    start = 0
+    for name, sample in samples.items():
+        records = whole.records[start : start + sample.height]
+        tables[name] = dg.MetadataValue.table(records=records, schema=whole.schema)
+        start += sample.height
+    return tables
+
+
 def _group_metadata(
     group: CheckGroup,
     counts: Mapping[str, int],
     samples: Mapping[str, pl.DataFrame],
+    tables: Mapping[str, dg.TableMetadataValue],
     masked: frozenset[str],
 ) -> dict[str, Any]:
     """One check's metadata: its rule and expression, or a row per rule, and the samples.
 
-    The samples show `masked` (the sensitive columns) as `MASK`.
+    `tables` holds the samples of the one-rule checks, already table values; a collapsed
+    check's samples show `masked` (the sensitive columns) as `MASK`.
     """
     metadata: dict[str, Any] = {}
     if group.collapsed:
@@ -165,8 +199,8 @@ def _group_metadata(
     metadata[names.RULE_EXPR] = rule.expression()
     if rule.name in counts:
         metadata[names.FAILED_COUNT] = counts[rule.name]
-    if rule.name in samples:
-        metadata[names.FAILED_SAMPLE] = table_value(samples[rule.name], masked)
+    if rule.name in tables:
+        metadata[names.FAILED_SAMPLE] = tables[rule.name]
     return metadata
 
 

@@ -7,12 +7,15 @@ back to the valid side. A Collection's members are split together in `collection
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, cast
 
+import dataframely as dy
 import polars as pl
+from dataframely import FailureInfo
 from dataframely.filter_result import FilterResult
 
 from dagster_dataframely._model.schema import SchemaInfo
+from dagster_dataframely._upstream import evaluated_rules
 
 from .failures import Failures
 
@@ -49,11 +52,26 @@ def split_rows(info: SchemaInfo, frame: Frame) -> FilterResult[Any]:
     changes between two reads is never safe to read twice: each side then sees other rows, so
     rows land in both the table and the quarantine, or in neither. So a `LazyFrame` is
     collected first, alone, on the streaming engine, and the split runs over its rows; a
-    `DataFrame` already is rows. Both sides then come from one `collect_all` over fixed rows,
-    so a (deterministic) rule gives a row the same outcome on either side.
+    `DataFrame` already is rows.
+
+    The split is `filter`'s own plan (`evaluated_rules`), evaluated once on the in-memory
+    engine into the rows plus a `Boolean` per rule, then cut by that mask with two eager
+    filters: the same rows and outcomes as `filter(...).collect_all(engine="streaming")`, for
+    less time (`benchmarks/validation.py`). A (deterministic) rule gives a row one outcome, on
+    whichever side it lands.
     """
     rows = frame if isinstance(frame, pl.DataFrame) else frame.collect(engine="streaming")
-    return info.schema.filter(rows.lazy(), cast=False).collect_all(engine="streaming")
+    columns = rows.select(info.schema.column_names())
+    plan, rules, passed = evaluated_rules(info.schema, columns.lazy())
+    if not rules:
+        # As `filter` answers a rule-less schema: every row valid, a failure frame of no columns.
+        return FilterResult(cast(dy.DataFrame[Any], columns), FailureInfo(pl.LazyFrame(), []))
+    evaluated = plan.collect(engine="in-memory")
+    mask = evaluated.get_column(passed)
+    valid = evaluated.select(columns.columns).filter(mask)
+    invalid = evaluated.filter(~mask).drop(passed)
+    # `filter`'s own result type: the valid rows, typed as rows of the schema.
+    return FilterResult(cast(dy.DataFrame[Any], valid), FailureInfo(invalid.lazy(), rules))
 
 
 def keep_warning_only_rows(
