@@ -20,7 +20,7 @@ from dagster_dataframely.errors import CollectionFilterDuplicatesError, Collecti
 from .failures import Failures
 from .outcome import ColumnMismatch, Outcome, Skipped, Unchecked, classify
 from .output import OutputRun
-from .split import Frame, column_problems
+from .split import Frame, collect_once, column_problems
 
 
 @dataclass(frozen=True, eq=False)
@@ -82,7 +82,7 @@ def split_collection(info: CollectionInfo, frames: Mapping[str, Frame | None]) -
     }
     if problems:
         return CollectionSplit({}, problems, skipped)
-    rows = _collect_once(present)
+    rows = collect_once(present)
     result = info.collection.filter(rows, cast=False)
     splits = {}
     for name in rows:
@@ -95,16 +95,6 @@ def split_collection(info: CollectionInfo, frames: Mapping[str, Frame | None]) -
             )
         splits[name] = MemberSplit(valid, failures)
     return CollectionSplit(splits, {}, skipped)
-
-
-def _collect_once(frames: Mapping[str, Frame]) -> dict[str, pl.DataFrame]:
-    """Every member's rows, each lazy plan run once, all of them in one streaming query set."""
-    lazy = {name: frame for name, frame in frames.items() if isinstance(frame, pl.LazyFrame)}
-    collected = dict(zip(lazy, pl.collect_all(lazy.values(), engine="streaming"), strict=True))
-    return {
-        name: frame if isinstance(frame, pl.DataFrame) else collected[name]
-        for name, frame in frames.items()
-    }
 
 
 def _member_failures(info: SchemaInfo, failure: dy.FailureInfo) -> Failures:

@@ -3,13 +3,14 @@
 In order: check each selected output's quarantine key and make its writer, add the Columns
 tabs, call the user's function once, read its value per output, decide every outcome (the
 `split`, where a Collection splits its members jointly), then `emit`. `dd.asset`,
-`dd.multi_asset` and `dd.collection_asset` differ only in the `Step` they pass.
+`dd.multi_asset` and `dd.collection_asset` differ only in the `Step` they pass. A run over a
+partition range decides and emits each partition on its own (`partition_range`, `range_emit`).
 """
 
 from __future__ import annotations
 
 import functools
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -23,6 +24,8 @@ from .context import partition_key, selected_outputs
 from .emit import AssetYield, emit
 from .outcome import Outcome, decide
 from .output import OutputRun, ValidatedOutput
+from .partition_range import PartitionRange
+from .range_emit import RangeYield, emit_range
 from .returned import Unpack, unwrap
 from .signature import ComputeSignature
 from .split import Frame
@@ -56,16 +59,21 @@ class Step:
     split: Split = decide_each
 
 
-def compute_function(function: Callable[..., object], step: Step) -> Callable[..., AssetYield]:
+StepYield = AssetYield | RangeYield
+"""What the compute wrapper yields: a step's results, or a range's per partition."""
+
+
+def compute_function(function: Callable[..., object], step: Step) -> Callable[..., StepYield]:
     """Wrap `function` in the generator Dagster runs: its inputs, and a context when needed."""
     needs_context = not step.single or any(output.quarantine for output in step.outputs)
     signature = ComputeSignature.of(function, needs_context=needs_context)
 
     @functools.wraps(function)
-    def compute(*args: Any, **kwargs: Any) -> AssetYield:
+    def compute(*args: Any, **kwargs: Any) -> Iterator[Any]:
         context, call = signature.bind(function, args, kwargs)
         selected = step.outputs if step.single else selected_outputs(context, step.outputs)
-        runs = {output.name: _start(context, output, step) for output in selected}
+        span = PartitionRange.of_run(context, step.partitions_def)
+        runs = {output.name: _start(context, output, step, span) for output in selected}
         tabs = ColumnsTabs.add(selected)
         values = step.unpack(call())
         tabs.keep_returned(values)
@@ -78,6 +86,9 @@ def compute_function(function: Callable[..., object], step: Step) -> Callable[..
                 output=output.name,
                 op_name=None if step.single else step.op_name,
             )
+        if span is not None:
+            yield from emit_range(span, span.decide(step.split, frames, runs), returned)
+            return
         outcomes = step.split(frames, runs)
         yield from emit([outcomes[output.name] for output in selected], returned)
 
@@ -85,11 +96,16 @@ def compute_function(function: Callable[..., object], step: Step) -> Callable[..
     return compute
 
 
-def _start(context: Any, output: ValidatedOutput, step: Step) -> OutputRun:
+def _start(
+    context: Any, output: ValidatedOutput, step: Step, span: PartitionRange | None
+) -> OutputRun:
     """What the context gives one selected output before the user's function runs.
 
-    The quarantine key is checked and the writer made first, so a refused run calls nothing.
+    A range that cannot be stored or split per partition is refused, the quarantine key is
+    checked and the writer made first, so a refused run calls nothing.
     """
+    if span is not None:
+        span.check(output)
     writer = None
     if output.quarantine:
         validate_quarantine_key(context, output.key)

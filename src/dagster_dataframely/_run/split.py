@@ -7,6 +7,7 @@ back to the valid side. A Collection's members are split together in `collection
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 import polars as pl
@@ -54,6 +55,20 @@ def split_rows(info: SchemaInfo, frame: Frame) -> FilterResult[Any]:
     """
     rows = frame if isinstance(frame, pl.DataFrame) else frame.collect(engine="streaming")
     return info.schema.filter(rows.lazy(), cast=False).collect_all(engine="streaming")
+
+
+def collect_once(frames: Mapping[str, Frame]) -> dict[str, pl.DataFrame]:
+    """Every frame's rows, each lazy plan run once, all of them in one streaming query set.
+
+    Run together, plans that share a source (a Collection's members, a range's outputs) read
+    it once.
+    """
+    lazy = {name: frame for name, frame in frames.items() if isinstance(frame, pl.LazyFrame)}
+    collected = dict(zip(lazy, pl.collect_all(lazy.values(), engine="streaming"), strict=True))
+    return {
+        name: frame if isinstance(frame, pl.DataFrame) else collected[name]
+        for name, frame in frames.items()
+    }
 
 
 def keep_warning_only_rows(
