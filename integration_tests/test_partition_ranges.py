@@ -301,7 +301,11 @@ def test_a_time_zone_aware_column_is_split_by_instant(database: Path) -> None:
             ],
             "amount": [1.0, 2.0, 3.0],
         },
-        schema={"event_id": pl.String, "happened_at": pl.Datetime("us", "UTC"), "amount": pl.Float64},
+        schema={
+            "event_id": pl.String,
+            "happened_at": pl.Datetime("us", "UTC"),
+            "amount": pl.Float64,
+        },
     )
 
     @dd.asset(

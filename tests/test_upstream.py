@@ -9,10 +9,10 @@ private name through `getattr`/`setattr`.
 
 # No `from __future__ import annotations`: Dagster reads the resources' and contexts' annotations.
 import ast
-from collections.abc import Iterator
 import inspect
 import pkgutil
 import tomllib
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Annotated, Any, Literal, Self
 
