@@ -37,6 +37,7 @@ from dagster_dataframely.errors import (
     NoRunningStepError,
     NoValidRowsError,
     PartitionKeyTooLongError,
+    PartitionRangeError,
     QuarantineDirError,
     QuarantineDirProtocolError,
     QuarantineFrameTypeError,
@@ -455,6 +456,17 @@ CASES = [
         fragments=("'" + "k" * 300 + "'", "308 bytes", "at most 255 bytes", "shorter"),
     ),
     Case(
+        PartitionRangeError,
+        ("orders", "2026-01-01...2026-01-03", "it stores a file per partition", "Use DuckDB."),
+        attributes={
+            "asset": "orders",
+            "partitions": "2026-01-01...2026-01-03",
+            "problem": "it stores a file per partition",
+            "fix": "Use DuckDB.",
+        },
+        fragments=("'orders'", "2026-01-01...2026-01-03", "before writing anything", "Use DuckDB."),
+    ),
+    Case(
         QuarantineIOManagerError,
         ("DuckDBPandasIOManager (the io_manager argument)", "it cannot store Polars", "Use X."),
         attributes={
@@ -720,6 +732,10 @@ SIGNATURES: dict[type[DagsterDataframelyError], list[tuple[str, Any, Any]]] = {
         ),
         ("address", KW, None),
     ],
+    # Not in the reference: a run over a partition range (issue 22).
+    PartitionRangeError: [
+        (name, POS, inspect.Parameter.empty) for name in ("asset", "partitions", "problem", "fix")
+    ],
 }
 
 CATEGORIES: dict[type[DagsterDataframelyError], set[type[DagsterDataframelyError]]] = {
@@ -765,6 +781,7 @@ CATEGORIES: dict[type[DagsterDataframelyError], set[type[DagsterDataframelyError
         PartitionKeyTooLongError,
         StagedWriteError,
         QuarantineFrameTypeError,
+        PartitionRangeError,
     },
 }
 """Each category base and the errors under it; the rest sit under the base class alone."""

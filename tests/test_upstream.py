@@ -32,6 +32,7 @@ from dagster_dataframely._upstream import (
     DagsterInvalidPropertyError,
     NestedResourceFactory,
     Rule,
+    check_evaluation_target,
     collection_filters,
     context_for_manager,
     current_asset_context,
@@ -311,6 +312,37 @@ def test_planned_partitions_reads_the_planned_event() -> None:
         "an ASSET_MATERIALIZATION_PLANNED event's AssetMaterializationPlannedData changed shape"
     )
     assert planned_partitions(event, dg.AssetKey("returns")) == (False, None, None)
+
+
+@pytest.mark.filterwarnings("ignore::dagster.PreviewWarning")
+def test_check_evaluation_target_is_what_dagster_fills_in_for_a_check_result() -> None:
+    """`AssetCheckEvaluationTargetMaterializationData(storage_id, run_id, timestamp)`."""
+    partitions = dg.StaticPartitionsDefinition(["p1", "p2"])
+    spec = dg.AssetCheckSpec("positive", asset="orders", partitions_def=partitions)
+
+    @dg.asset(partitions_def=partitions, check_specs=[spec])
+    def orders() -> Iterator[dg.Output[int] | dg.AssetCheckResult]:
+        yield dg.Output(1)
+        yield dg.AssetCheckResult(passed=True)
+
+    with dg.DagsterInstance.ephemeral() as instance:
+        for key in ("p1", "p2", "p1"):
+            result = dg.materialize(
+                [orders],
+                partition_key=key,
+                instance=instance,
+                resources={"io_manager": RecordingIOManager()},
+            )
+        (evaluation,) = result.get_asset_check_evaluations()
+        ours = check_evaluation_target(instance, orders.key, "p1")
+        assert ours is not None
+        assert ours == evaluation.target_materialization_data, (
+            "AssetCheckEvaluationTargetMaterializationData, or the materialization Dagster "
+            f"points a partition's check evaluation at, changed: {ours} != "
+            f"{evaluation.target_materialization_data}"
+        )
+        assert ours.run_id == result.run_id
+        assert check_evaluation_target(instance, orders.key, "p3") is None
 
 
 # --- Dagster: IO manager contexts and resources ----------------------------------------------

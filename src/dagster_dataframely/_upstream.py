@@ -30,6 +30,9 @@ import polars as pl
 from dagster._config import process_config
 from dagster._config.pythonic_config import ConfigurableResourceFactory
 from dagster._core.decorator_utils import get_valid_name_permutations
+from dagster._core.definitions.asset_checks.asset_check_evaluation import (
+    AssetCheckEvaluationTargetMaterializationData,
+)
 from dagster._core.definitions.assets.graph.base_asset_graph import BaseAssetGraph
 from dagster._core.definitions.assets.job.asset_job import JobScopedAssetGraph
 from dagster._core.errors import DagsterInvalidPropertyError
@@ -47,6 +50,7 @@ __all__ = [
     "NestedResourceFactory",
     "Rule",
     "StepOutput",
+    "check_evaluation_target",
     "collection_filters",
     "component_yaml_positions",
     "context_for_manager",
@@ -219,6 +223,31 @@ def planned_partitions(
     if not isinstance(data, AssetMaterializationPlannedData) or data.asset_key != asset:
         return False, None, None
     return True, data.partition, data.partitions_subset
+
+
+def check_evaluation_target(
+    instance: dg.DagsterInstance, asset_key: dg.AssetKey, partition_key: str
+) -> AssetCheckEvaluationTargetMaterializationData | None:
+    """The latest materialization of one partition, as a check evaluation points at it.
+
+    What `AssetCheckResult` fills in for a run of one partition, for an evaluation built as a
+    `dg.AssetCheckEvaluation` of one partition of a range. The lookup is public
+    (`instance.fetch_materializations` with `dg.AssetRecordsFilter`); the record it fills,
+    `dagster._core.definitions.asset_checks.asset_check_evaluation.
+    AssetCheckEvaluationTargetMaterializationData(storage_id, run_id, timestamp)`, is not
+    exported. Since Dagster 1.13.0.
+    """
+    records = instance.fetch_materializations(
+        dg.AssetRecordsFilter(asset_key=asset_key, asset_partitions=[partition_key]), limit=1
+    ).records
+    if not records:
+        return None
+    latest = records[0]
+    return AssetCheckEvaluationTargetMaterializationData(
+        storage_id=latest.storage_id,
+        run_id=latest.event_log_entry.run_id,
+        timestamp=latest.timestamp,
+    )
 
 
 # --- Dagster: IO manager contexts and resources ----------------------------------------------

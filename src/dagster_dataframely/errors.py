@@ -40,6 +40,7 @@ __all__ = [
     "NoRunningStepError",
     "NoValidRowsError",
     "PartitionKeyTooLongError",
+    "PartitionRangeError",
     "QuarantineDirError",
     "QuarantineDirProtocolError",
     "QuarantineFrameTypeError",
@@ -1376,6 +1377,37 @@ class PartitionKeyTooLongError(StorageRefusedError):
             f"{limit} bytes in one file or directory name. Use shorter partition keys (each "
             f"segment of the key, escaped, plus `.parquet` for the last, within {limit} bytes "
             f"of UTF-8), or write the quarantine to an object store such as s3://."
+        )
+
+
+class PartitionRangeError(StorageRefusedError):
+    """Raised when a run over a partition range cannot store each partition's rows as its own.
+
+    A single-run backfill validates each partition of the range separately and stores them
+    with one write, so every row must belong to one partition of the range, by the asset's
+    `partition_expr`, and the IO manager must store a range in one step. Raised before
+    anything is written; when the rows decide it, after the asset's function returned them.
+
+    Parameters
+    ----------
+    asset
+        The asset's key, as a string.
+    partitions
+        The range, as `first...last`.
+    problem
+        What stands in the way.
+    fix
+        What to change.
+    """
+
+    def __init__(self, asset: str, partitions: str, problem: str, fix: str) -> None:
+        self.asset = asset
+        self.partitions = partitions
+        self.problem = problem
+        self.fix = fix
+        super().__init__(
+            f"The run of {asset!r} over the partitions {partitions} stopped before writing "
+            f"anything: {problem}. {fix}"
         )
 
 

@@ -22,7 +22,7 @@ from dagster_dataframely.errors import CollectionFilterDuplicatesError, Collecti
 from .failures import Failures
 from .outcome import ColumnMismatch, Outcome, Skipped, Unchecked, classify, undeclared_for
 from .output import OutputRun
-from .split import Frame, column_problems
+from .split import Frame, collect_once, column_problems
 
 
 @dataclass(frozen=True, eq=False)
@@ -85,7 +85,7 @@ def split_collection(info: CollectionInfo, frames: Mapping[str, Frame | None]) -
     }
     if problems:
         return CollectionSplit({}, problems, skipped)
-    rows = _collect_once(present)
+    rows = collect_once(present)
     result = info.collection.filter(rows, cast=False)
     splits = {}
     for name in rows:

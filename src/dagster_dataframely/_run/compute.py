@@ -3,7 +3,8 @@
 In order: check each selected output's quarantine key and make its writer, add the Columns
 tabs, call the user's function once, read its value per output, decide every outcome (the
 `split`, where a Collection splits its members jointly), then `emit`. `dd.asset`,
-`dd.multi_asset` and `dd.collection_asset` differ only in the `Step` they pass.
+`dd.multi_asset` and `dd.collection_asset` differ only in the `Step` they pass. A run over a
+partition range decides and emits each partition on its own (`partition_range`, `range_emit`).
 """
 
 from __future__ import annotations
@@ -27,6 +28,8 @@ from .emit import AssetYield, emit
 from .history import read_history
 from .outcome import Outcome, decide
 from .output import OutputRun, ValidatedOutput
+from .partition_range import PartitionRange
+from .range_emit import RangeYield, emit_range
 from .returned import Unpack, unwrap
 from .signature import ComputeSignature
 from .split import Frame
@@ -67,16 +70,21 @@ class Step:
     members (`collection_split.share_input`). None passes them as loaded."""
 
 
-def compute_function(function: Callable[..., object], step: Step) -> Callable[..., AssetYield]:
+StepYield = AssetYield | RangeYield
+"""What the compute wrapper yields: a step's results, or a range's per partition."""
+
+
+def compute_function(function: Callable[..., object], step: Step) -> Callable[..., StepYield]:
     """Wrap `function` in the generator Dagster runs: its inputs, and a context when needed."""
     needs_context = not step.single or any(output.quarantine for output in step.outputs)
     signature = ComputeSignature.of(function, needs_context=needs_context)
 
     @functools.wraps(function)
-    def compute(*args: Any, **kwargs: Any) -> AssetYield:
+    def compute(*args: Any, **kwargs: Any) -> StepYield:
         context, call = signature.bind(function, args, kwargs, step.prepare_input)
         selected = step.outputs if step.single else selected_outputs(context, step.outputs)
-        runs = {output.name: _start(context, output, step) for output in selected}
+        span = PartitionRange.of_run(context, step.partitions_def)
+        runs = {output.name: _start(context, output, step, span) for output in selected}
         warn_of_unfiltered(
             context if context is not None else current_asset_context(),
             [(o.name, o.key.to_user_string(), o.shown_values) for o in selected],
@@ -93,6 +101,9 @@ def compute_function(function: Callable[..., object], step: Step) -> Callable[..
                 output=output.name,
                 op_name=None if step.single else step.op_name,
             )
+        if span is not None:
+            yield from emit_range(span, span.decide(step.split, frames, runs), returned)
+            return
         outcomes = step.split(frames, runs)
         yield from emit([outcomes[output.name] for output in selected], returned)
 
@@ -100,11 +111,16 @@ def compute_function(function: Callable[..., object], step: Step) -> Callable[..
     return compute
 
 
-def _start(context: Any, output: ValidatedOutput, step: Step) -> OutputRun:
+def _start(
+    context: Any, output: ValidatedOutput, step: Step, span: PartitionRange | None
+) -> OutputRun:
     """What the context gives one selected output before the user's function runs.
 
-    The quarantine key is checked and the writer made first, so a refused run calls nothing.
+    A range that cannot be stored or split per partition is refused, the quarantine key is
+    checked and the writer made first, so a refused run calls nothing.
     """
+    if span is not None:
+        span.check(output)
     writer = initial = None
     if output.quarantine:
         validate_quarantine_key(context, output.key)

@@ -74,6 +74,17 @@ class _Report:
     """Where the quarantine was written, when it was."""
 
 
+@dataclass(frozen=True, slots=True, eq=False)
+class Emission:
+    """What one outcome yields, and the error it raises, once its quarantine is written."""
+
+    outcome: Outcome
+    table: dg.MaterializeResult[pl.DataFrame] | None
+    """The table's materialization, None when the step writes no table for this outcome."""
+    checks: list[dg.AssetCheckResult]
+    error: ValidationFailedError | None
+
+
 def emit(outcomes: Sequence[Outcome], returned: Returned | None = None) -> AssetYield:
     """Write the step's quarantines, yield each output's materialization and checks, then raise.
 
@@ -81,11 +92,25 @@ def emit(outcomes: Sequence[Outcome], returned: Returned | None = None) -> Asset
     holds the user's own `MaterializeResult`s, whose metadata, tags and data version are
     copied onto the table's materialization (this package's keys win over the user's).
     """
+    emissions = prepare(outcomes, returned)
+    for emission in emissions:
+        if emission.table is not None:
+            yield emission.table
+        yield from emission.checks
+    raise_first(emissions)
+
+
+def prepare(outcomes: Sequence[Outcome], returned: Returned | None = None) -> list[Emission]:
+    """Write the step's quarantines and build what each outcome yields, under the one rule.
+
+    Nothing is yielded and no table is written yet: Dagster writes a table when its
+    materialization is yielded, after every quarantine here.
+    """
     write_tables = not any(outcome.fails_step for outcome in outcomes)
     tables: list[dg.MaterializeResult[pl.DataFrame] | None] = []
     with ThreadPoolExecutor(max_workers=1, thread_name_prefix="dagster-dataframely") as pool:
         statistics = [_start_statistics(pool, o) if write_tables else None for o in outcomes]
-        # Every quarantine is written here, before the first table is yielded below.
+        # Every quarantine is written here, before the first table is yielded.
         reports = [_report(outcome, write_tables) for outcome in outcomes]
         for outcome, report, pending in zip(outcomes, reports, statistics, strict=True):
             table = None
@@ -93,15 +118,17 @@ def emit(outcomes: Sequence[Outcome], returned: Returned | None = None) -> Asset
                 found = pending.result() if pending is not None else {}
                 table = _table(outcome, report.address, found, returned)
             tables.append(table)
-    errors = []
-    for outcome, report, table in zip(outcomes, reports, tables, strict=True):
-        if table is not None:
-            yield table
-        yield from report.checks
-        if report.error is not None:
-            errors.append((outcome, report.error))
+    return [
+        Emission(outcome, table, report.checks, report.error)
+        for outcome, report, table in zip(outcomes, reports, tables, strict=True)
+    ]
+
+
+def raise_first(emissions: Sequence[Emission]) -> None:
+    """Raise the first failing outcome's error; in a step of several outputs, noting them all."""
+    errors = [(e.outcome, e.error) for e in emissions if e.error is not None]
     if errors:
-        first = _first_error(errors, several=len(outcomes) > 1)
+        first = _first_error(errors, several=len(emissions) > 1)
         raise first
 
 

@@ -7,6 +7,7 @@ back to the valid side. A Collection's members are split together in `collection
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any, cast
 
 import dataframely as dy
@@ -72,6 +73,20 @@ def split_rows(info: SchemaInfo, frame: Frame) -> FilterResult[Any]:
     invalid = evaluated.filter(~mask).drop(passed)
     # `filter`'s own result type: the valid rows, typed as rows of the schema.
     return FilterResult(cast(dy.DataFrame[Any], valid), FailureInfo(invalid.lazy(), rules))
+
+
+def collect_once(frames: Mapping[str, Frame]) -> dict[str, pl.DataFrame]:
+    """Every frame's rows, each lazy plan run once, all of them in one streaming query set.
+
+    Run together, plans that share a source (a Collection's members, a range's outputs) read
+    it once.
+    """
+    lazy = {name: frame for name, frame in frames.items() if isinstance(frame, pl.LazyFrame)}
+    collected = dict(zip(lazy, pl.collect_all(lazy.values(), engine="streaming"), strict=True))
+    return {
+        name: frame if isinstance(frame, pl.DataFrame) else collected[name]
+        for name, frame in frames.items()
+    }
 
 
 def keep_warning_only_rows(

@@ -7,6 +7,10 @@ is resolved away and can make the quarantine's file the table's; and a manager t
 step output (`dg.mem_io_manager`) puts both in one slot. The table is written after the
 quarantine, so either way the invalid rows would be silently replaced. These checks run when
 the writer is made, before the asset's function, so a refused run writes nothing.
+
+A run over a partition range (a single-run backfill) also needs a manager that stores the range
+in one write: a path-based manager writes a file per partition and refuses a range only when
+its write comes, after the function ran; `check_range_storage` refuses it first.
 """
 
 from __future__ import annotations
@@ -21,6 +25,7 @@ from upath import UPath
 from dagster_dataframely._upstream import upath_base, upath_output_locations
 from dagster_dataframely.errors import (
     PartitionKeyTooLongError,
+    PartitionRangeError,
     QuarantineStorageError,
     UnsafePathKeyError,
 )
@@ -100,6 +105,43 @@ def check_quarantine_storage(
             f"it would write the quarantine to {sorted(shared)[0][1]}, the file the table is "
             "written to next, which would replace the invalid rows",
         )
+
+
+def check_range_storage(
+    asset: dg.AssetKey,
+    partitions: str,
+    manager: dg.IOManager,
+    table: dg.OutputContext,
+    quarantine: dg.OutputContext | None,
+) -> None:
+    """Raise unless the table (and the quarantine, when given) can be stored in one write.
+
+    `table` and `quarantine` are the output contexts of a run over several partitions;
+    `partitions` names the range for the message. A path-based manager would write one file
+    per partition, which Dagster's `UPathIOManager` refuses; any other manager is trusted with
+    the range, as a `DbIOManager` stores it with one delete and one insert.
+
+    Raises
+    ------
+    PartitionRangeError
+        A manager of the table or of the quarantine stores each partition in a file of its own.
+    """
+    table_store, quarantine_store = _stores(manager, table, quarantine or table)
+    stores = (table_store, quarantine_store) if quarantine is not None else (table_store,)
+    for store in stores:
+        if not isinstance(store.manager, UPathIOManager):
+            continue
+        files = upath_output_locations(store.manager, store.context)
+        if len(files) > 1:
+            raise PartitionRangeError(
+                asset.to_user_string(),
+                partitions,
+                f"{store.name} stores each partition in a file of its own, so it would write "
+                f"{len(files)} files for this one output, which it refuses to do",
+                "Launch the backfill with one run per partition "
+                "(`backfill_policy=dg.BackfillPolicy.multi_run()`), or store the asset with "
+                "an IO manager that writes a range in one step, such as DuckDBPolarsIOManager.",
+            )
 
 
 def path_key_problem(key: str) -> str | None:

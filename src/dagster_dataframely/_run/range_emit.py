@@ -1,0 +1,135 @@
+"""Emission of a run over a partition range: one write, and a report per partition.
+
+Each partition's outcome is emitted under the one rule of every step (`emit.prepare`: every
+quarantine first, no table when any outcome fails the step), then regrouped by output. The
+manager stores the range in one write, so each output yields one materialization holding every
+partition's valid rows; each partition's own counts, statistics and samples go onto that
+partition's materialization event through `add_asset_metadata(partition_key=...)`, and no
+package key is put on the range as a whole, so no partition shows another's figures. A check
+result cannot name a partition (Dagster takes it from the step), so each partition's results
+are yielded as `dg.AssetCheckEvaluation`s of that partition, after the check's output.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping
+from itertools import groupby
+
+import dagster as dg
+import polars as pl
+
+from dagster_dataframely._upstream import check_evaluation_target
+from dagster_dataframely.errors import ValidationFailedError
+
+from .emit import Emission, Returned, prepare
+from .outcome import Outcome
+from .partition_range import PartitionRange
+
+RangeYield = Iterator[
+    dg.MaterializeResult[pl.DataFrame] | dg.AssetCheckEvaluation | dg.Output[None]
+]
+"""What a step over a partition range yields: per output its one materialization, then each
+check's output and its evaluation in every partition."""
+
+
+def emit_range(
+    span: PartitionRange, outcomes: Mapping[str, Mapping[str, Outcome]], returned: Returned
+) -> RangeYield:
+    """Write the range's quarantines and tables once, report every partition, then raise.
+
+    `outcomes` are `PartitionRange.decide`'s: by output name (in the order results are
+    yielded), then by partition key.
+    """
+    emissions = prepare([o for by_key in outcomes.values() for o in by_key.values()], returned)
+    for _, group in groupby(emissions, key=lambda e: e.outcome.run.output.name):
+        partitions = list(group)
+        table = _table(span, partitions)
+        if table is not None:
+            yield table
+        yield from _evaluations(span, partitions)
+    failed = [e for e in emissions if e.error is not None]
+    if failed:
+        first = _noted(failed)
+        raise first
+
+
+def _table(
+    span: PartitionRange, partitions: list[Emission]
+) -> dg.MaterializeResult[pl.DataFrame] | None:
+    """One output's materialization of the range, each partition's metadata put on its event.
+
+    Every partition of an output has a table, or none does (the step writes no table).
+    """
+    tables = [e.table for e in partitions if e.table is not None]
+    if not tables:
+        return None
+    for emission, table in zip(partitions, tables, strict=True):
+        span.context.add_asset_metadata(
+            dict(table.metadata or {}),
+            asset_key=table.asset_key,
+            partition_key=emission.outcome.run.partition_key,
+        )
+    first = tables[0]
+    return dg.MaterializeResult(
+        asset_key=first.asset_key,
+        value=pl.concat([t.value for t in tables], how="vertical", rechunk=False),
+        tags=first.tags,
+        data_version=first.data_version,
+    )
+
+
+def _evaluations(
+    span: PartitionRange, partitions: list[Emission]
+) -> Iterator[dg.AssetCheckEvaluation | dg.Output[None]]:
+    """Each check's output once, then its evaluation in each partition, as a check result's.
+
+    A `dg.AssetCheckResult` becomes the check's output and one evaluation of the step's
+    partition; here the output is yielded for a selected check only, as Dagster does, and one
+    evaluation per partition, with what Dagster fills in for a check result: its blocking
+    flag, and the partition's latest materialization as the target.
+    """
+    context = span.context
+    announced: set[dg.AssetCheckKey] = set()
+    for emission in partitions:
+        partition = emission.outcome.run.partition_key
+        assert partition is not None  # `PartitionRange.decide` gives each run its partition
+        for result in emission.checks:
+            assert result.asset_key is not None
+            assert result.check_name is not None
+            key = dg.AssetCheckKey(result.asset_key, result.check_name)
+            spec = context.assets_def.get_spec_for_check_key(key)
+            if key not in announced:
+                announced.add(key)
+                if key in context.selected_asset_check_keys:
+                    name = context.assets_def.get_output_name_for_asset_check_key(key)
+                    yield dg.Output(None, output_name=name)
+            yield dg.AssetCheckEvaluation(
+                asset_key=key.asset_key,
+                check_name=key.name,
+                passed=result.passed,
+                metadata=result.metadata,
+                target_materialization_data=check_evaluation_target(
+                    context.instance, key.asset_key, partition
+                ),
+                severity=result.severity,
+                description=result.description,
+                blocking=spec.blocking,
+                partition=partition if spec.partitions_def is not None else None,
+            )
+
+
+def _noted(failed: list[Emission]) -> ValidationFailedError:
+    """The first failing partition's error, noting every partition and output that failed."""
+    first = failed[0].error
+    assert first is not None
+    shown = ", ".join(
+        f"{e.outcome.run.partition_key} of {e.outcome.run.output.key.to_user_string()!r}"
+        for e in failed
+    )
+    first.add_note(
+        f"dagster-dataframely: the run validated each partition of its range on its own, and "
+        f"these failed it: {shown}. The range is stored in one write, so no partition's table "
+        "was written (each keeps its previous contents); every partition's checks were "
+        "reported, and an asset with a quarantine wrote the range's invalid rows to it."
+    )
+    return first
