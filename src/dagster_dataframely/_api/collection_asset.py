@@ -217,6 +217,7 @@ def collection_asset(
         max_failure_samples=max_failure_samples,
         statistics=statistics,
         row_sample=row_sample,
+        streaming=False,  # the members are split together, in memory
     )
     declarations = [
         declare_output(

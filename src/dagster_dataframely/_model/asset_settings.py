@@ -28,6 +28,7 @@ class OutputSettings:
     max_failure_samples: int | None = None
     statistics: bool | None = None
     row_sample: int | None = None
+    streaming: bool | None = None
 
     @classmethod
     def of(cls, *, warning_rules: Iterable[str] | None = None, **settings: Any) -> OutputSettings:
@@ -53,5 +54,6 @@ class OutputSettings:
             max_failure_samples=self.max_failure_samples,
             statistics=self.statistics,
             row_sample=self.row_sample,
+            streaming=self.streaming,
         )
         return with_warning_rules(settings, info, self.warning_rules)

@@ -77,6 +77,7 @@ _DEFAULTS: Mapping[str, object] = MappingProxyType(
         "max_failure_samples": 5,
         "statistics": True,
         "row_sample": 5,
+        "streaming": False,
     }
 )
 
@@ -98,6 +99,8 @@ class Settings:
     warning_rules: frozenset[str] = frozenset()
     """Rules whose failures warn and never keep a row out of the table. Per asset, checked
     against its schema, so it has no environment variable and no package default."""
+    streaming: bool = False
+    """Whether a returned `LazyFrame` is validated and written without collecting it."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -190,11 +193,19 @@ _CHECK_GRANULARITY = _choice_setting("check_granularity", _GRANULARITY_CHOICES)
 _SCHEMA_RULES = _choice_setting("schema_rules", _SCHEMA_RULES_CHOICES)
 _MAX_FAILURE_SAMPLES = _count_setting("max_failure_samples")
 _ROW_SAMPLE = _count_setting("row_sample")
-_STATISTICS = _Setting(
-    "statistics",
-    from_env=_Parser(_flag_env, "true or false, in any letter case"),
-    from_value=_Parser(_flag_value, ("True", "False")),
-)
+
+
+def _flag_setting(name: str) -> _Setting[bool]:
+    """A setting that is on or off: a bool argument, or `true`/`false` in the environment."""
+    return _Setting(
+        name,
+        from_env=_Parser(_flag_env, "true or false, in any letter case"),
+        from_value=_Parser(_flag_value, ("True", "False")),
+    )
+
+
+_STATISTICS = _flag_setting("statistics")
+_STREAMING = _flag_setting("streaming")
 _QUARANTINE_DIR = _EnvSetting(
     "quarantine_dir", from_env=_Parser(_directory_env, "a non-empty directory path")
 )
@@ -245,6 +256,7 @@ def resolve_settings(
     max_failure_samples: int | None = None,
     statistics: bool | None = None,
     row_sample: int | None = None,
+    streaming: bool | None = None,
 ) -> Settings:
     """Resolve every setting; a `None` argument falls back to the environment, then the default.
 
@@ -260,6 +272,7 @@ def resolve_settings(
         max_failure_samples=_resolve(_MAX_FAILURE_SAMPLES, max_failure_samples),
         statistics=_resolve(_STATISTICS, statistics),
         row_sample=_resolve(_ROW_SAMPLE, row_sample),
+        streaming=_resolve(_STREAMING, streaming),
     )
 
 

@@ -46,6 +46,7 @@ from .outcome import (
 )
 from .report import materialization_metadata
 from .statistics import statistics_tables
+from .valid_rows import ValidRows, staged_statistics
 
 AssetYield = TypeAliasType(
     "AssetYield", Iterator[dg.MaterializeResult[pl.DataFrame] | dg.AssetCheckResult]
@@ -57,6 +58,9 @@ document_type_alias(
 The return annotation of a hand-wired `@dg.asset` whose body is
 `yield from validation_results(...)`.""",
 )
+
+StepYield = Iterator[dg.MaterializeResult[ValidRows] | dg.AssetCheckResult]
+"""What `emit` yields: `AssetYield`, where a streaming output's table is a `LazyFrame`."""
 
 Returned = Mapping[str, dg.MaterializeResult[Any] | None]
 """The user's own `MaterializeResult` of each output, by output name, when one was returned."""
@@ -77,13 +81,13 @@ class Emission:
     """What one outcome yields, and the error it raises, once its quarantine is written."""
 
     outcome: Outcome
-    table: dg.MaterializeResult[pl.DataFrame] | None
+    table: dg.MaterializeResult[ValidRows] | None
     """The table's materialization, None when the step writes no table for this outcome."""
     checks: list[dg.AssetCheckResult]
     error: ValidationFailedError | None
 
 
-def emit(outcomes: Sequence[Outcome], returned: Returned | None = None) -> AssetYield:
+def emit(outcomes: Sequence[Outcome], returned: Returned | None = None) -> StepYield:
     """Write the step's quarantines, yield each output's materialization and checks, then raise.
 
     `outcomes` are the selected outputs' in the order their results are yielded; `returned`
@@ -105,7 +109,7 @@ def prepare(outcomes: Sequence[Outcome], returned: Returned | None = None) -> li
     materialization is yielded, after every quarantine here.
     """
     write_tables = not any(outcome.fails_step for outcome in outcomes)
-    tables: list[dg.MaterializeResult[pl.DataFrame] | None] = []
+    tables: list[dg.MaterializeResult[ValidRows] | None] = []
     with ThreadPoolExecutor(max_workers=1, thread_name_prefix="dagster-dataframely") as pool:
         statistics = [_start_statistics(pool, o) if write_tables else None for o in outcomes]
         # Every quarantine is written here, before the first table is yielded.
@@ -136,8 +140,10 @@ def _start_statistics(
     """Submit the statistics of a table that will be written; None when it has none."""
     if not isinstance(outcome, Clean | Partial) or not outcome.run.output.settings.statistics:
         return None
-    info = outcome.run.output.info
-    return pool.submit(statistics_tables, outcome.rows.valid, info.distinct_columns)
+    info, valid = outcome.run.output.info, outcome.rows.valid
+    if isinstance(valid, pl.LazyFrame):  # staged rows: one column in memory at a time
+        return pool.submit(staged_statistics, valid, info.distinct_columns)
+    return pool.submit(statistics_tables, valid, info.distinct_columns)
 
 
 def _report(outcome: Outcome, write_tables: bool) -> _Report:
@@ -237,7 +243,7 @@ def _table(
     address: str | None,
     statistics: Mapping[str, dg.TableMetadataValue],
     returned: Returned | None,
-) -> dg.MaterializeResult[pl.DataFrame]:
+) -> dg.MaterializeResult[ValidRows]:
     """The table's materialization: the valid rows, this package's metadata over the user's."""
     output = outcome.run.output
     rows = outcome.rows
@@ -252,7 +258,8 @@ def _table(
     )
     return dg.MaterializeResult(
         asset_key=output.key,
-        value=rows.valid,
+        # A streaming run's IO manager sinks a LazyFrame, whether the rows were staged or not.
+        value=rows.valid.lazy() if outcome.run.staging is not None else rows.valid,
         metadata={**_user_metadata(user), **metadata},
         tags=user.tags if user is not None else None,
         data_version=user.data_version if user is not None else None,

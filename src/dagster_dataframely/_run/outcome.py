@@ -19,6 +19,8 @@ from dagster_dataframely._store.quarantine_writer import QuarantineWriter
 from .failures import Failures
 from .output import OutputRun
 from .split import Frame, column_problems, keep_warning_only_rows, split_rows
+from .streaming import streamed_split
+from .valid_rows import ValidRows, row_count
 
 
 @dataclass(frozen=True, slots=True, eq=False)
@@ -27,8 +29,9 @@ class Rows:
 
     failures: Failures
     """Every rule's failures, warning rules included: what the checks report."""
-    valid: pl.DataFrame
-    """The rows the table gets, those that failed only warning rules included."""
+    valid: ValidRows
+    """The rows the table gets, those that failed only warning rules included; a scan of
+    staged rows when they were validated without collecting them."""
     quarantined: Failures
     """The rows a blocking rule failed: what the quarantine gets."""
 
@@ -119,11 +122,13 @@ def decide(run: OutputRun, frame: Frame | None) -> Outcome:
     problems = column_problems(info, frame)
     if problems:
         return ColumnMismatch(run, tuple(problems))
+    if run.staging is not None and isinstance(frame, pl.LazyFrame):
+        return classify(run, *streamed_split(info, frame, run.staging))
     split = split_rows(info, frame)
     return classify(run, split.result, Failures.from_failure_info(info, split.failure))
 
 
-def classify(run: OutputRun, valid: pl.DataFrame, failures: Failures) -> Classified:
+def classify(run: OutputRun, valid: ValidRows, failures: Failures) -> Classified:
     """The outcome of rows already split into `valid` and `failures` (a Collection's, jointly).
 
     Warning rules move their rows back to the table here; the class follows the rows a
@@ -137,6 +142,6 @@ def classify(run: OutputRun, valid: pl.DataFrame, failures: Failures) -> Classif
         return Clean(run, rows)
     if run.writer is None:
         return Aborted(run, rows)
-    if not written.height:
+    if not row_count(written):
         return AllInvalid(run, rows, run.writer)
     return Partial(run, rows, run.writer)

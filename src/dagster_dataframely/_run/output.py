@@ -15,6 +15,8 @@ from dagster_dataframely._model.schema import SchemaInfo
 from dagster_dataframely._model.settings import Settings
 from dagster_dataframely._store.quarantine_writer import QuarantineWriter
 
+from .streaming import Staging
+
 
 @dataclass(frozen=True, slots=True, eq=False)
 class ValidatedOutput:
@@ -39,3 +41,6 @@ class OutputRun:
     """Where its invalid rows go; None without a quarantine, so any invalid row aborts."""
     clear_quarantine: bool
     """Whether a clean outcome replaces the quarantine with an empty frame here."""
+    staging: Staging | None = None
+    """Where a returned `LazyFrame` is staged to be validated without collecting it; None to
+    collect it (`streaming` off, or a direct call, which has no IO manager to sink to)."""

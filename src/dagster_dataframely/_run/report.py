@@ -10,17 +10,17 @@ from collections.abc import Mapping
 from typing import Any
 
 import dagster as dg
-import polars as pl
 
 from dagster_dataframely._model import names
 from dagster_dataframely._model.settings import Settings
 
 from .failures import Failures
 from .tables import records_value, table_value
+from .valid_rows import ValidRows, first_rows, row_count
 
 
 def materialization_metadata(
-    valid: pl.DataFrame,
+    valid: ValidRows,
     failures: Failures,
     settings: Settings,
     quarantine_address: str | None,
@@ -34,9 +34,10 @@ def materialization_metadata(
     quarantine write), or empty when they are turned off. `warning_count` is how many of the
     `valid` rows failed a warning rule; `failures` are the quarantined rows only.
     """
-    metadata: dict[str, Any] = {names.ROW_COUNT: valid.height}
-    if settings.row_sample and valid.height:
-        metadata[names.VALID_SAMPLE] = table_value(valid.head(settings.row_sample))
+    count = row_count(valid)
+    metadata: dict[str, Any] = {names.ROW_COUNT: count}
+    if settings.row_sample and count:
+        metadata[names.VALID_SAMPLE] = table_value(first_rows(valid, settings.row_sample))
     metadata.update({names.statistics_key(g): t for g, t in statistics.items()})
     if warning_count:
         metadata[names.WARNING_COUNT] = warning_count

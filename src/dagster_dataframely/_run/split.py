@@ -16,6 +16,7 @@ from dataframely.filter_result import FilterResult
 from dagster_dataframely._model.schema import SchemaInfo
 
 from .failures import Failures
+from .valid_rows import ValidRows
 
 Frame = pl.DataFrame | pl.LazyFrame
 
@@ -72,8 +73,8 @@ def collect_once(frames: Mapping[str, Frame]) -> dict[str, pl.DataFrame]:
 
 
 def keep_warning_only_rows(
-    valid: pl.DataFrame, failures: Failures, warning_rules: frozenset[str]
-) -> tuple[pl.DataFrame, Failures]:
+    valid: ValidRows, failures: Failures, warning_rules: frozenset[str]
+) -> tuple[ValidRows, Failures]:
     """The rows to write and the failures to quarantine, once warning rules no longer block.
 
     A row is quarantined when a rule that is not a warning failed it, or could not decide it
@@ -91,8 +92,12 @@ def keep_warning_only_rows(
         else pl.repeat(False, pl.len())
     )
     mask = failures.outcomes.select(quarantined).to_series()
-    kept = failures.outcomes.filter(~mask).select(*valid.columns)
-    written = pl.concat([valid, kept], how="vertical", rechunk=False) if kept.height else valid
+    kept = failures.outcomes.filter(~mask).select(*failures.info.columns)
+    written: ValidRows = valid
+    if kept.height and isinstance(valid, pl.LazyFrame):
+        written = pl.concat([valid, kept.lazy()], how="vertical")
+    elif kept.height and isinstance(valid, pl.DataFrame):
+        written = pl.concat([valid, kept], how="vertical", rechunk=False)
     return written, Failures(
         info=failures.info,
         outcomes=failures.outcomes.filter(mask),

@@ -9,6 +9,7 @@ reports, for checks that run apart from the write.
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator
+from typing import cast
 
 import dagster as dg
 import dataframely as dy
@@ -156,6 +157,7 @@ def validation_results(
         max_failure_samples=max_failure_samples,
         statistics=statistics,
         row_sample=row_sample,
+        streaming=False,  # a hand-wired asset has no staging; its frame is collected
     ).resolve(info)
     if not (frame is None or isinstance(frame, Frame)):
         # The spec names Dagster's own class for this one.
@@ -178,8 +180,11 @@ def validation_results(
 
 
 def _emitted(run: OutputRun, frame: Frame | None) -> AssetYield:
-    """Decide and emit in the generator, so nothing runs before the first result is asked for."""
-    yield from emit([decide(run, frame)])
+    """Decide and emit in the generator, so nothing runs before the first result is asked for.
+
+    The run has no staging and no streaming output, so every table is a `DataFrame`.
+    """
+    yield from cast(AssetYield, emit([decide(run, frame)]))
 
 
 def check_results(
