@@ -163,6 +163,9 @@ def test_running_step_is_none_under_direct_invocation() -> None:
     )
 
 
+FRAMES = dg.PythonObjectDagsterType(pl.DataFrame, name="Frames")
+
+
 def test_step_output_addresses_the_output_dagster_stores(tmp_path: Path) -> None:
     """`get_step_execution_context()`, `StepOutputHandle`, `get_output_context`, `get_io_manager`.
 
@@ -183,6 +186,7 @@ def test_step_output_addresses_the_output_dagster_stores(tmp_path: Path) -> None
             step, context.assets_def.get_output_name_for_asset_key(context.asset_key)
         )
         seen["copy"] = output_context_for(handle, target)
+        seen["typed"] = output_context_for(handle, target, dagster_type=FRAMES)
         seen["manager"] = output_io_manager(handle)
         return 1
 
@@ -210,6 +214,11 @@ def test_step_output_addresses_the_output_dagster_stores(tmp_path: Path) -> None
     assert copied.partition_key == "b", "the copied output context lost the partition key"
     assert copied.definition_metadata["partition_expr"] == "day", (
         "the copied output context lost the asset's definition metadata"
+    )
+    assert copied.dagster_type is stored.dagster_type, "the copy changed the output's type"
+    assert seen["typed"].dagster_type is FRAMES, (
+        "OutputContext._dagster_type: the copy no longer reports the swapped type; "
+        "dagster-polars would sink the quarantine as it sinks a streamed table."
     )
 
 

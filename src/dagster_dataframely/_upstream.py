@@ -148,21 +148,28 @@ def step_output(step: dg.StepExecutionContext, output_name: str) -> StepOutput:
     return StepOutput(step, StepOutputHandle(step.step.key, output_name))
 
 
-def output_context_for(output: StepOutput, asset_key: dg.AssetKey) -> dg.OutputContext:
+def output_context_for(
+    output: StepOutput, asset_key: dg.AssetKey, dagster_type: dg.DagsterType | None = None
+) -> dg.OutputContext:
     """A fresh copy of the output's context with only its asset key replaced by `asset_key`.
 
     An IO manager given this copy stores the value as it would store `asset_key`, with the
     output's partition key, definition metadata and resource config; `asset_spec` stays the
-    output's own, which is how `QuarantineAwareIOManager` tells a quarantine write apart.
+    output's own, which is how `QuarantineAwareIOManager` tells a quarantine write apart. With
+    `dagster_type`, the copy also reports that type, which a manager such as dagster-polars'
+    chooses how to write by (a `LazyFrame` type is sunk, any other written).
 
     Relies on `dg.StepExecutionContext.get_output_context(handle)`, and on `OutputContext` being a
     plain object whose `asset_key` and `get_asset_identifier()` read the attribute
-    `_asset_key` and whose `asset_spec` reads `_asset_spec`. If Dagster stopped honouring the
-    swapped key, the invalid rows would be written over the table: the characterization test
-    writes through a real IO manager and reads both back. Since Dagster 1.13.0.
+    `_asset_key`, whose `asset_spec` reads `_asset_spec` and whose `dagster_type` reads
+    `_dagster_type`. If Dagster stopped honouring the swapped key, the invalid rows would be
+    written over the table: the characterization test writes through a real IO manager and
+    reads both back. Since Dagster 1.13.0.
     """
     output_context = copy.copy(output.step.get_output_context(output.handle))
     output_context._asset_key = asset_key
+    if dagster_type is not None:
+        output_context._dagster_type = dagster_type
     return output_context
 
 

@@ -70,7 +70,14 @@ def _spec(asset: dg.AssetsDefinition) -> dg.AssetSpec:
 # --- the signature ----------------------------------------------------------------------------
 
 EXCLUDED = {"check_specs", "key", "output_required", "dagster_type", "is_virtual", "io_manager_def"}
-SETTINGS = {"check_granularity", "schema_rules", "max_failure_samples", "statistics", "row_sample"}
+SETTINGS = {
+    "check_granularity",
+    "schema_rules",
+    "max_failure_samples",
+    "statistics",
+    "row_sample",
+    "streaming",
+}
 OWN = {"quarantine", "clear_quarantine", "warning_rules", "quality_policy", *SETTINGS}
 
 

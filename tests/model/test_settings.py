@@ -19,7 +19,14 @@ from dagster_dataframely._model.settings import (
 )
 from dagster_dataframely.errors import InvalidSettingError
 
-SETTINGS = ("check_granularity", "schema_rules", "max_failure_samples", "statistics", "row_sample")
+SETTINGS = (
+    "check_granularity",
+    "schema_rules",
+    "max_failure_samples",
+    "statistics",
+    "row_sample",
+    "streaming",
+)
 QUARANTINE_ENV = "DAGSTER_DATAFRAMELY_QUARANTINE_DIR"
 DEFAULTS = Settings(
     check_granularity="rule",
@@ -94,6 +101,8 @@ def test_settings_is_frozen_and_slotted() -> None:
         ("statistics", "true", True),
         ("statistics", "TRUE", True),
         ("statistics", "tRuE", True),
+        ("streaming", "true", True),
+        ("streaming", "False", False),
     ],
 )
 def test_environment_overrides_default(
@@ -114,6 +123,7 @@ def test_environment_overrides_default(
         ("row_sample", "0", 9),
         ("statistics", "false", True),
         ("statistics", "true", False),
+        ("streaming", "false", True),
     ],
 )
 def test_argument_overrides_environment(
@@ -131,6 +141,7 @@ def test_argument_overrides_environment(
         ("max_failure_samples", 0),
         ("row_sample", 100),
         ("statistics", False),
+        ("streaming", True),
     ],
 )
 def test_argument_overrides_default(setting: str, argument: Any) -> None:

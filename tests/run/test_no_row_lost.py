@@ -6,6 +6,9 @@ table or in the quarantine, exactly as Dataframely's own `Schema.filter` splits 
 outcome the counts call for. The frame comes as a `DataFrame` or through a plan Polars cannot
 share between two outputs: a non-deterministic step, a pyarrow dataset, or an IO plugin source
 whose rows change from one read to the next. Whatever the plan, it must run exactly once.
+
+The streamed split (`streaming=True`) must give the very same split of a `LazyFrame`, row for
+row, in the same order, with the same outcome of every rule, also reading the plan once.
 """
 
 from __future__ import annotations
@@ -26,7 +29,10 @@ from polars.testing import assert_frame_equal
 
 import dagster_dataframely as dd
 from dagster_dataframely import errors, wiring
+from dagster_dataframely._model.schema import read_schema
 from dagster_dataframely._model.shown_values import MASK
+from dagster_dataframely._run.failures import Failures
+from dagster_dataframely._run.streaming import Staging, streamed_split
 from tests.changing_source import ChangingSource
 
 KEY = dg.AssetKey(["mixed"])
@@ -431,3 +437,38 @@ def test_thresholds_never_move_a_row(
         _assert_same_rows(pl.concat([valid, quarantined.select(COLUMNS)]), frame)
     else:
         assert tables == []
+
+
+LAZY_PLANS = [
+    p for p in PLANS if p.name in {"LazyFrame", "pyarrow dataset", "changing IO plugin source"}
+]
+"""The plans whose rows are the input's, each time they run: the streamed split is compared with
+Dataframely's split of the input itself."""
+
+
+@settings(max_examples=100, deadline=None)
+@given(frame=FRAMES, plan=st.sampled_from(LAZY_PLANS))
+def test_the_streamed_split_is_dataframelys_split_row_for_row(
+    frame: pl.DataFrame, plan: Plan
+) -> None:
+    built = plan.build(frame)
+    lazy = built.scan() if isinstance(built, ChangingSource) else built
+    assert isinstance(lazy, pl.LazyFrame)
+    info = read_schema(Mixed)
+    staging = Staging()
+    try:
+        valid, failures = streamed_split(info, lazy, staging)
+        valid_rows = valid.collect()
+    finally:
+        staging.remove()
+    if isinstance(built, ChangingSource):
+        assert built.reads == 1
+
+    reference = Mixed.filter(frame, cast=False)
+    expected = Failures.from_failure_info(info, reference.failure)
+    # The same rows in the same order: the table and the quarantine are the in-memory path's.
+    assert_frame_equal(valid_rows, reference.result)
+    assert_frame_equal(failures.outcomes, expected.outcomes)
+    assert failures.counts == expected.counts
+    assert valid_rows.height + failures.invalid_count == frame.height
+    assert staging.directory is None

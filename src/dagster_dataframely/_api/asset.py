@@ -49,6 +49,7 @@ def asset(
     max_failure_samples: int | None = None,
     statistics: bool | None = None,
     row_sample: int | None = None,
+    streaming: bool | None = None,
     name: str | None = None,
     key_prefix: str | Sequence[str] | None = None,
     ins: Mapping[str, dg.AssetIn] | None = None,
@@ -149,6 +150,14 @@ def asset(
         IO manager itself records. **A run writes the rows to the Dagster event log**, with
         only a column marked `metadata={"pii": True}` masked and every cell cut to 256
         characters. `None` uses `DAGSTER_DATAFRAMELY_ROW_SAMPLE` if set, else `5`.
+    streaming
+        With `True`, a run validates a returned `pl.LazyFrame` without collecting it: its plan
+        runs once into a local staging file, the rules are evaluated in streaming passes over
+        it, and the IO manager receives a `pl.LazyFrame` of the valid rows to sink, so a table
+        larger than memory can be validated. The IO manager must write a `LazyFrame`, as
+        dagster-polars' do. Same rows, same checks, same metadata as without it; see
+        docs/performance.md for what it costs and which rules still read a whole column.
+        `None` uses `DAGSTER_DATAFRAMELY_STREAMING` if set, else `False`.
     name
         The asset's name, the last part of its key. `None` uses the function's name.
     key_prefix
@@ -241,6 +250,7 @@ def asset(
         max_failure_samples=max_failure_samples,
         statistics=statistics,
         row_sample=row_sample,
+        streaming=streaming,
         key_prefix=key_prefix,
         io_manager_key=io_manager_key,
         metadata=metadata,

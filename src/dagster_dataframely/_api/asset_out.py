@@ -61,6 +61,10 @@ class AssetOut:
     row_sample
         As `dd.asset`'s, for this output's materialization. `None` uses
         `DAGSTER_DATAFRAMELY_ROW_SAMPLE` if set, else `5`.
+    streaming
+        As `dd.asset`'s, for this output: a returned `pl.LazyFrame` is validated without being
+        collected, and the IO manager sinks a `LazyFrame` of the valid rows. `None` uses
+        `DAGSTER_DATAFRAMELY_STREAMING` if set, else `False`.
     key_prefix
         Passed to `dg.AssetOut` unchanged. The output's key is `key_prefix` plus the output's
         name, and its quarantine has the same prefix.
@@ -127,6 +131,7 @@ class AssetOut:
         max_failure_samples: int | None = None,
         statistics: bool | None = None,
         row_sample: int | None = None,
+        streaming: bool | None = None,
         key_prefix: str | Sequence[str] | None = None,
         key: dg.AssetKey | str | Sequence[str] | None = None,
         io_manager_key: str | None = None,
@@ -172,6 +177,7 @@ class AssetOut:
                 max_failure_samples=max_failure_samples,
                 statistics=statistics,
                 row_sample=row_sample,
+                streaming=streaming,
             ),
         )
 
@@ -190,6 +196,7 @@ class AssetOut:
         max_failure_samples: int | None = None,
         statistics: bool | None = None,
         row_sample: int | None = None,
+        streaming: bool | None = None,
         io_manager_key: str | None = None,
         backfill_policy: dg.BackfillPolicy | None = None,
         is_required: bool = False,
@@ -225,6 +232,8 @@ class AssetOut:
             As for `dd.AssetOut`.
         row_sample
             As for `dd.AssetOut`.
+        streaming
+            As for `dd.AssetOut`.
         io_manager_key
             The output's IO manager key, as for `dg.AssetOut.from_spec`.
         backfill_policy
@@ -258,6 +267,7 @@ class AssetOut:
                 max_failure_samples=max_failure_samples,
                 statistics=statistics,
                 row_sample=row_sample,
+                streaming=streaming,
             ),
         )
         return made

@@ -234,6 +234,7 @@ def collection_asset(
         statistics=statistics,
         row_sample=row_sample,
         quality_policy=quality_policy,
+        streaming=False,  # the members are split together, in memory
     )
     known = collection_rules(info)
     declarations = [

@@ -26,7 +26,7 @@ from dagster_dataframely._run.compute import (
 )
 from dagster_dataframely._run.returned import collection_members, one_output, output_mapping
 
-from .output import Declaration
+from .output import STREAMED_TABLE, Declaration
 
 
 def build_asset(
@@ -50,6 +50,7 @@ def build_asset(
         **_asset_attributes(declaration.out),
         check_specs=list(declaration.check_specs),
         output_required=False,
+        dagster_type=STREAMED_TABLE if output.settings.streaming else None,
         **_set(op),
     )
 

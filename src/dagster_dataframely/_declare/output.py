@@ -11,6 +11,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 import dagster as dg
+import polars as pl
 
 from dagster_dataframely._model import names
 from dagster_dataframely._model.asset_settings import OutputSettings
@@ -24,6 +25,19 @@ from dagster_dataframely._run.output import ValidatedOutput
 from dagster_dataframely.errors import ClearQuarantineError
 
 from .check_specs import declared_check_specs
+
+STREAMED_TABLE = dg.DagsterType(
+    lambda _, value: isinstance(value, pl.DataFrame | pl.LazyFrame),
+    name="StreamedTable",
+    description="The valid rows: a LazyFrame an IO manager sinks, or a DataFrame (`streaming`).",
+    typing_type=pl.LazyFrame,
+)
+"""The output type of a `streaming=True` output.
+
+dagster-polars picks sinking a `LazyFrame` over writing a `DataFrame` by the output's type, so
+the type says `LazyFrame`; its check also takes a `DataFrame`, what the output gets from a
+manager that cannot sink (and in a direct call), where the rows are validated in memory.
+"""
 
 
 @dataclass(frozen=True, slots=True, eq=False)
@@ -80,7 +94,7 @@ def declare_output(
     )
     resolved = dg.AssetOut.from_spec(
         spec,
-        dagster_type=out.dagster_type,
+        dagster_type=STREAMED_TABLE if settings.streaming else out.dagster_type,
         is_required=out.is_required if is_required is None else is_required,
         io_manager_key=out.io_manager_key,
         backfill_policy=out.backfill_policy,

@@ -32,6 +32,7 @@ class OutputSettings:
     statistics: bool | None = None
     row_sample: int | None = None
     quality_policy: QualityPolicy | None = None
+    streaming: bool | None = None
 
     @classmethod
     def of(cls, *, warning_rules: Iterable[str] | None = None, **settings: Any) -> OutputSettings:
@@ -69,6 +70,7 @@ class OutputSettings:
             max_failure_samples=self.max_failure_samples,
             statistics=self.statistics,
             row_sample=self.row_sample,
+            streaming=self.streaming,
         )
         settings = with_warning_rules(settings, info, self.warning_rules)
         if self.quality_policy is None:

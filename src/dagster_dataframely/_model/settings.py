@@ -80,6 +80,7 @@ _DEFAULTS: Mapping[str, object] = MappingProxyType(
         "max_failure_samples": 5,
         "statistics": True,
         "row_sample": 5,
+        "streaming": False,
     }
 )
 
@@ -104,6 +105,8 @@ class Settings:
     policy: "ResolvedPolicy | None" = None
     """The asset's quality policy, checked against its schema; None (the spec's behaviour)
     without one. Per asset too."""
+    streaming: bool = False
+    """Whether a returned `LazyFrame` is validated and written without collecting it."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -196,11 +199,19 @@ _CHECK_GRANULARITY = _choice_setting("check_granularity", _GRANULARITY_CHOICES)
 _SCHEMA_RULES = _choice_setting("schema_rules", _SCHEMA_RULES_CHOICES)
 _MAX_FAILURE_SAMPLES = _count_setting("max_failure_samples")
 _ROW_SAMPLE = _count_setting("row_sample")
-_STATISTICS = _Setting(
-    "statistics",
-    from_env=_Parser(_flag_env, "true or false, in any letter case"),
-    from_value=_Parser(_flag_value, ("True", "False")),
-)
+
+
+def _flag_setting(name: str) -> _Setting[bool]:
+    """A setting that is on or off: a bool argument, or `true`/`false` in the environment."""
+    return _Setting(
+        name,
+        from_env=_Parser(_flag_env, "true or false, in any letter case"),
+        from_value=_Parser(_flag_value, ("True", "False")),
+    )
+
+
+_STATISTICS = _flag_setting("statistics")
+_STREAMING = _flag_setting("streaming")
 _QUARANTINE_DIR = _EnvSetting(
     "quarantine_dir", from_env=_Parser(_directory_env, "a non-empty directory path")
 )
@@ -251,6 +262,7 @@ def resolve_settings(
     max_failure_samples: int | None = None,
     statistics: bool | None = None,
     row_sample: int | None = None,
+    streaming: bool | None = None,
 ) -> Settings:
     """Resolve every setting; a `None` argument falls back to the environment, then the default.
 
@@ -266,6 +278,7 @@ def resolve_settings(
         max_failure_samples=_resolve(_MAX_FAILURE_SAMPLES, max_failure_samples),
         statistics=_resolve(_STATISTICS, statistics),
         row_sample=_resolve(_ROW_SAMPLE, row_sample),
+        streaming=_resolve(_STREAMING, streaming),
     )
 
 

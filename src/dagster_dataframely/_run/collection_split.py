@@ -111,33 +111,6 @@ def share_input(value: object) -> object:
     return value.cache() if isinstance(value, pl.LazyFrame) else value
 
 
-_NO_SUBPLAN_ELIMINATION = pl.QueryOptFlags(comm_subplan_elim=False)
-"""The members' query without Polars' common-subplan elimination; explicit caches still hold."""
-
-
-def _collect_once(frames: Mapping[str, Frame]) -> dict[str, pl.DataFrame]:
-    """Every member's rows, each lazy plan run once, all of them in one streaming query set.
-
-    Polars 1.x panics while planning a cache over a random filter (a `shuffle` or `sample`
-    in a predicate) that two members read (`cse/cache_states.rs`, "entered unreachable
-    code"); polars 2.1 plans it. The panic comes before anything is read, and the members'
-    query is planned again without common-subplan elimination, where every `.cache()`, the
-    shared inputs' included, is still evaluated once.
-    """
-    lazy = {name: frame for name, frame in frames.items() if isinstance(frame, pl.LazyFrame)}
-    try:
-        rows = pl.collect_all(lazy.values(), engine="streaming")
-    except pl.exceptions.PanicException:
-        rows = pl.collect_all(
-            lazy.values(), engine="streaming", optimizations=_NO_SUBPLAN_ELIMINATION
-        )
-    collected = dict(zip(lazy, rows, strict=True))
-    return {
-        name: frame if isinstance(frame, pl.DataFrame) else collected[name]
-        for name, frame in frames.items()
-    }
-
-
 def _member_failures(info: SchemaInfo, failure: dy.FailureInfo) -> Failures:
     """A member's failures, where a row a filter removed passed every rule of the member.
 

@@ -18,6 +18,7 @@ import dagster as dg
 
 from dagster_dataframely._store.bare_managers import warn_of_unfiltered
 from dagster_dataframely._store.delegating import validate_quarantine_key
+from dagster_dataframely._store.lazy_tables import sinks_lazy_table
 from dagster_dataframely._store.step_storage import table_fit_for
 from dagster_dataframely._store.writer_choice import can_clear, initial_writer_for, writer_for
 from dagster_dataframely._upstream import current_asset_context
@@ -33,6 +34,7 @@ from .range_emit import RangeYield, emit_range
 from .returned import Unpack, unwrap
 from .signature import ComputeSignature
 from .split import Frame
+from .streaming import Staging
 
 Split = Callable[[Mapping[str, Frame | None], Mapping[str, OutputRun]], Mapping[str, Outcome]]
 """Decide every selected output's outcome from its frame (None to skip); write nothing.
@@ -84,40 +86,50 @@ def compute_function(function: Callable[..., object], step: Step) -> Callable[..
         context, call = signature.bind(function, args, kwargs, step.prepare_input)
         selected = step.outputs if step.single else selected_outputs(context, step.outputs)
         span = PartitionRange.of_run(context, step.partitions_def)
-        runs = {output.name: _start(context, output, step, span) for output in selected}
-        warn_of_unfiltered(
-            context if context is not None else current_asset_context(),
-            [(o.name, o.key.to_user_string(), o.shown_values) for o in selected],
-        )
-        tabs = ColumnsTabs.add(selected)
-        values = step.unpack(call())
-        tabs.keep_returned(values)
-        frames: dict[str, Frame | None] = {}
-        returned: dict[str, dg.MaterializeResult[Any] | None] = {}
-        for output in selected:
-            frames[output.name], returned[output.name] = unwrap(
-                values.get(output.name),
-                output.key,
-                output=output.name,
-                op_name=None if step.single else step.op_name,
+        staging = Staging()
+        try:
+            runs = {o.name: _start(context, o, step, span, staging) for o in selected}
+            warn_of_unfiltered(
+                context if context is not None else current_asset_context(),
+                [(o.name, o.key.to_user_string(), o.shown_values) for o in selected],
             )
-        if span is not None:
-            yield from emit_range(span, span.decide(step.split, frames, runs), returned)
-            return
-        outcomes = step.split(frames, runs)
-        yield from emit([outcomes[output.name] for output in selected], returned)
+            tabs = ColumnsTabs.add(selected)
+            values = step.unpack(call())
+            tabs.keep_returned(values)
+            frames: dict[str, Frame | None] = {}
+            returned: dict[str, dg.MaterializeResult[Any] | None] = {}
+            for output in selected:
+                frames[output.name], returned[output.name] = unwrap(
+                    values.get(output.name),
+                    output.key,
+                    output=output.name,
+                    op_name=None if step.single else step.op_name,
+                )
+            if span is not None:
+                yield from emit_range(span, span.decide(step.split, frames, runs), returned)
+                return
+            outcomes = step.split(frames, runs)
+            yield from emit([outcomes[output.name] for output in selected], returned)
+        finally:
+            # Dagster has written every yielded table by now, from the staged rows too.
+            staging.remove()
 
     signature.apply(compute)
     return compute
 
 
 def _start(
-    context: Any, output: ValidatedOutput, step: Step, span: PartitionRange | None
+    context: Any,
+    output: ValidatedOutput,
+    step: Step,
+    span: PartitionRange | None,
+    staging: Staging,
 ) -> OutputRun:
     """What the context gives one selected output before the user's function runs.
 
     A range that cannot be stored or split per partition is refused, the quarantine key is
-    checked and the writer made first, so a refused run calls nothing.
+    checked and the writer made first, so a refused run calls nothing. A streaming output
+    stages its rows where its IO manager sinks a `LazyFrame`; elsewhere it is collected.
     """
     if span is not None:
         span.check(output)
@@ -127,6 +139,8 @@ def _start(
         writer = writer_for(context, output.key, step.partitions_def)
         initial = initial_writer_for(context, output.key, writer)
     partition = partition_key(context) if step.partitions_def is not None else None
+    step_context = context if context is not None else current_asset_context()
+    streams = output.settings.streaming and sinks_lazy_table(step_context, output.key)
     return OutputRun(
         output,
         partition,
@@ -135,4 +149,5 @@ def _start(
         history=read_history(context, output.key, partition, output.settings.policy),
         initial_writer=initial,
         fit_table=table_fit_for(context, output.key),
+        staging=staging if streams else None,
     )

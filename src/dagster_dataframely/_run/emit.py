@@ -45,9 +45,11 @@ from .outcome import (
     Skipped,
     Unchecked,
 )
+from .output import OutputRun
 from .policy import Evaluation, policy_check_results
 from .report import materialization_metadata
 from .statistics import statistics_tables
+from .valid_rows import ValidRows, staged_statistics
 
 AssetYield = TypeAliasType(
     "AssetYield", Iterator[dg.MaterializeResult[pl.DataFrame] | dg.AssetCheckResult]
@@ -59,6 +61,9 @@ document_type_alias(
 The return annotation of a hand-wired `@dg.asset` whose body is
 `yield from validation_results(...)`.""",
 )
+
+StepYield = Iterator[dg.MaterializeResult[ValidRows] | dg.AssetCheckResult]
+"""What `emit` yields: `AssetYield`, where a streaming output's table is a `LazyFrame`."""
 
 Returned = Mapping[str, dg.MaterializeResult[Any] | None]
 """The user's own `MaterializeResult` of each output, by output name, when one was returned."""
@@ -79,13 +84,13 @@ class Emission:
     """What one outcome yields, and the error it raises, once its quarantine is written."""
 
     outcome: Outcome
-    table: dg.MaterializeResult[pl.DataFrame] | None
+    table: dg.MaterializeResult[ValidRows] | None
     """The table's materialization, None when the step writes no table for this outcome."""
     checks: list[dg.AssetCheckResult]
     error: ValidationFailedError | None
 
 
-def emit(outcomes: Sequence[Outcome], returned: Returned | None = None) -> AssetYield:
+def emit(outcomes: Sequence[Outcome], returned: Returned | None = None) -> StepYield:
     """Write the step's quarantines, yield each output's materialization and checks, then raise.
 
     `outcomes` are the selected outputs' in the order their results are yielded; `returned`
@@ -107,7 +112,7 @@ def prepare(outcomes: Sequence[Outcome], returned: Returned | None = None) -> li
     materialization is yielded, after every quarantine here.
     """
     write_tables = not any(outcome.fails_step for outcome in outcomes)
-    tables: list[dg.MaterializeResult[pl.DataFrame] | None] = []
+    tables: list[dg.MaterializeResult[ValidRows] | None] = []
     with ThreadPoolExecutor(max_workers=1, thread_name_prefix="dagster-dataframely") as pool:
         statistics = [_start_statistics(pool, o) if write_tables else None for o in outcomes]
         # Every quarantine is written here, before the first table is yielded.
@@ -138,8 +143,10 @@ def _start_statistics(
     """Submit the statistics of a table that will be written; None when it has none."""
     if not isinstance(outcome, Clean | Partial) or not outcome.run.output.settings.statistics:
         return None
-    info = outcome.run.output.info
-    return pool.submit(statistics_tables, outcome.rows.valid, info.distinct_columns, info.sensitive)
+    info, valid = outcome.run.output.info, outcome.rows.valid
+    if isinstance(valid, pl.LazyFrame):  # staged rows: one column in memory at a time
+        return pool.submit(staged_statistics, valid, info.distinct_columns, info.sensitive)
+    return pool.submit(statistics_tables, valid, info.distinct_columns, info.sensitive)
 
 
 def _report(outcome: Outcome, write_tables: bool) -> _Report:
@@ -273,7 +280,7 @@ def _table(
     address: str | None,
     statistics: Mapping[str, dg.TableMetadataValue],
     returned: Returned | None,
-) -> dg.MaterializeResult[pl.DataFrame]:
+) -> dg.MaterializeResult[ValidRows]:
     """The table's materialization: the valid rows, this package's metadata over the user's."""
     output = outcome.run.output
     rows = outcome.rows
@@ -288,14 +295,26 @@ def _table(
         partitioned=outcome.run.partition_key is not None,
         undeclared=rows.evaluation.undeclared if rows.evaluation is not None else None,
     )
-    fit = outcome.run.fit_table
     return dg.MaterializeResult(
         asset_key=output.key,
-        value=fit(rows.valid) if fit is not None else rows.valid,
+        value=_stored_value(outcome.run, rows.valid),
         metadata={**_user_metadata(user), **metadata},
         tags=user.tags if user is not None else None,
         data_version=user.data_version if user is not None else None,
     )
+
+
+def _stored_value(run: OutputRun, valid: ValidRows) -> ValidRows:
+    """The valid rows as the IO manager must receive them.
+
+    A streaming run's manager sinks a `LazyFrame`, whether the rows were staged or not; a
+    DuckDB table (never streamed) is first fitted to the rows (`OutputRun.fit_table`).
+    """
+    if run.staging is not None:
+        return valid.lazy()
+    if run.fit_table is not None and isinstance(valid, pl.DataFrame):
+        return run.fit_table(valid)
+    return valid
 
 
 def _first_error(

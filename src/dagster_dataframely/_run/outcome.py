@@ -21,7 +21,9 @@ from .failures import Failures
 from .output import OutputRun
 from .policy import Evaluation, evaluate
 from .split import Frame, column_problems, keep_warning_only_rows, split_rows
+from .streaming import streamed_split
 from .undeclared_columns import undeclared_columns
+from .valid_rows import ValidRows, row_count
 
 
 @dataclass(frozen=True, slots=True, eq=False)
@@ -30,8 +32,9 @@ class Rows:
 
     failures: Failures
     """Every rule's failures, warning rules included: what the checks report."""
-    valid: pl.DataFrame
-    """The rows the table gets, those that failed only warning rules included."""
+    valid: ValidRows
+    """The rows the table gets, those that failed only warning rules included; a scan of
+    staged rows when they were validated without collecting them."""
     quarantined: Failures
     """The rows a blocking rule failed: what the quarantine gets."""
     evaluation: Evaluation | None = None
@@ -139,6 +142,8 @@ def decide(run: OutputRun, frame: Frame | None) -> Outcome:
     if problems:
         return ColumnMismatch(run, tuple(problems))
     undeclared = undeclared_for(run, frame)
+    if run.staging is not None and isinstance(frame, pl.LazyFrame):
+        return classify(run, *streamed_split(info, frame, run.staging), undeclared)
     split = split_rows(info, frame)
     return classify(run, split.result, Failures.from_failure_info(info, split.failure), undeclared)
 
@@ -153,7 +158,7 @@ def undeclared_for(run: OutputRun, frame: Frame) -> tuple[str, ...] | None:
 
 def classify(
     run: OutputRun,
-    valid: pl.DataFrame,
+    valid: ValidRows,
     failures: Failures,
     undeclared: tuple[str, ...] | None = None,
 ) -> Classified:
@@ -166,11 +171,12 @@ def classify(
     written, quarantined = keep_warning_only_rows(
         valid, failures, run.output.settings.warning_rules
     )
+    written_count = row_count(written)  # a scan of staged rows, free for a DataFrame
     evaluation = evaluate(
         run.output.settings.policy,
         failures.counts,
-        rows=valid.height + failures.invalid_count,
-        written=written.height,
+        rows=row_count(valid) + failures.invalid_count,
+        written=written_count,
         history=run.history,
         undeclared=undeclared,
     )
@@ -180,7 +186,7 @@ def classify(
         return Exceeded(run, rows, run.writer) if refused else Clean(run, rows)
     if run.writer is None:
         return Aborted(run, rows)
-    if not written.height:
+    if not written_count:
         return AllInvalid(run, rows, run.writer)
     if refused:
         return Exceeded(run, rows, run.writer)

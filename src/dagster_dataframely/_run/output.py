@@ -19,6 +19,7 @@ from dagster_dataframely._model.shown_values import ShownValues
 from dagster_dataframely._store.quarantine_writer import QuarantineWriter
 
 from .history import History
+from .streaming import Staging
 
 
 @dataclass(frozen=True, slots=True, eq=False)
@@ -57,3 +58,6 @@ class OutputRun:
     fit_table: Callable[[pl.DataFrame], pl.DataFrame] | None = None
     """Prepares the stored table for the valid rows before Dagster writes them (a DuckDB table
     gains the frame's new columns), and returns them as the manager must receive them."""
+    staging: Staging | None = None
+    """Where a returned `LazyFrame` is staged to be validated without collecting it; None to
+    collect it (`streaming` off, or a direct call, which has no IO manager to sink to)."""

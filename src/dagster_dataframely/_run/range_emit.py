@@ -24,10 +24,9 @@ from dagster_dataframely.errors import ValidationFailedError
 from .emit import Emission, Returned, prepare
 from .outcome import Outcome
 from .partition_range import PartitionRange
+from .valid_rows import ValidRows
 
-RangeYield = Iterator[
-    dg.MaterializeResult[pl.DataFrame] | dg.AssetCheckEvaluation | dg.Output[None]
-]
+RangeYield = Iterator[dg.MaterializeResult[ValidRows] | dg.AssetCheckEvaluation | dg.Output[None]]
 """What a step over a partition range yields: per output its one materialization, then each
 check's output and its evaluation in every partition."""
 
@@ -55,7 +54,7 @@ def emit_range(
 
 def _table(
     span: PartitionRange, partitions: list[Emission]
-) -> dg.MaterializeResult[pl.DataFrame] | None:
+) -> dg.MaterializeResult[ValidRows] | None:
     """One output's materialization of the range, each partition's metadata put on its event.
 
     Every partition of an output has a table, or none does (the step writes no table).
@@ -70,9 +69,16 @@ def _table(
             partition_key=emission.outcome.run.partition_key,
         )
     first = tables[0]
+    values = [t.value for t in tables]
+    frames = [v for v in values if isinstance(v, pl.DataFrame)]
+    rows: ValidRows = (
+        pl.concat(frames, how="vertical", rechunk=False)
+        if len(frames) == len(values)
+        else pl.concat([v.lazy() for v in values if v is not None], how="vertical")
+    )
     return dg.MaterializeResult(
         asset_key=first.asset_key,
-        value=pl.concat([t.value for t in tables], how="vertical", rechunk=False),
+        value=rows,
         tags=first.tags,
         data_version=first.data_version,
     )

@@ -12,20 +12,20 @@ from collections.abc import Mapping
 from typing import Any
 
 import dagster as dg
-import polars as pl
 
 from dagster_dataframely._model import names
 from dagster_dataframely._model.settings import Settings
 
 from .failures import Failures
 from .tables import records_value, table_value
+from .valid_rows import ValidRows, first_rows, row_count
 
 RULE_SET_LIMIT = 20
 """The most rows `invalid_by_rules` has: with more rule sets, the last row sums the smallest."""
 
 
 def materialization_metadata(
-    valid: pl.DataFrame,
+    valid: ValidRows,
     failures: Failures,
     settings: Settings,
     quarantine_address: str | None,
@@ -43,15 +43,16 @@ def materialization_metadata(
     partitioned table's row count is also Dagster's `dagster/partition_row_count`; the
     undeclared columns are listed when the quality policy asks for them.
     """
-    metadata: dict[str, Any] = {names.ROW_COUNT: valid.height}
+    count = row_count(valid)
+    metadata: dict[str, Any] = {names.ROW_COUNT: count}
     if partitioned:
-        metadata[names.PARTITION_ROW_COUNT] = valid.height
-    metadata.update(fractions(valid.height, failures.invalid_count, warning_count))
+        metadata[names.PARTITION_ROW_COUNT] = count
+    metadata.update(fractions(count, failures.invalid_count, warning_count))
     if undeclared is not None:
         metadata[names.UNDECLARED_COLUMNS] = dg.MetadataValue.json(list(undeclared))
-    if settings.row_sample and valid.height:
+    if settings.row_sample and count:
         metadata[names.VALID_SAMPLE] = table_value(
-            valid.head(settings.row_sample), failures.info.sensitive
+            first_rows(valid, settings.row_sample), failures.info.sensitive
         )
     metadata.update({names.statistics_key(g): t for g, t in statistics.items()})
     if warning_count:

@@ -19,6 +19,7 @@ from dagster_dataframely._model.schema import SchemaInfo
 from dagster_dataframely._upstream import evaluated_rules
 
 from .failures import Failures
+from .valid_rows import ValidRows
 
 Frame = pl.DataFrame | pl.LazyFrame
 
@@ -75,14 +76,28 @@ def split_rows(info: SchemaInfo, frame: Frame) -> FilterResult[Any]:
     return FilterResult(cast(dy.DataFrame[Any], valid), FailureInfo(invalid.lazy(), rules))
 
 
+_NO_SUBPLAN_ELIMINATION = pl.QueryOptFlags(comm_subplan_elim=False)
+"""The query set without Polars' common-subplan elimination; explicit caches still hold."""
+
+
 def collect_once(frames: Mapping[str, Frame]) -> dict[str, pl.DataFrame]:
     """Every frame's rows, each lazy plan run once, all of them in one streaming query set.
 
     Run together, plans that share a source (a Collection's members, a range's outputs) read
-    it once.
+    it once. Polars 1.x panics while planning a cache over a random filter (a `shuffle` or
+    `sample` in a predicate) that two plans read (`cse/cache_states.rs`, "entered unreachable
+    code"); polars 2.1 plans it. The panic comes before anything is read, and the query set is
+    planned again without common-subplan elimination, where every `.cache()`, the shared
+    inputs' included, is still evaluated once.
     """
     lazy = {name: frame for name, frame in frames.items() if isinstance(frame, pl.LazyFrame)}
-    collected = dict(zip(lazy, pl.collect_all(lazy.values(), engine="streaming"), strict=True))
+    try:
+        rows = pl.collect_all(lazy.values(), engine="streaming")
+    except pl.exceptions.PanicException:
+        rows = pl.collect_all(
+            lazy.values(), engine="streaming", optimizations=_NO_SUBPLAN_ELIMINATION
+        )
+    collected = dict(zip(lazy, rows, strict=True))
     return {
         name: frame if isinstance(frame, pl.DataFrame) else collected[name]
         for name, frame in frames.items()
@@ -90,8 +105,8 @@ def collect_once(frames: Mapping[str, Frame]) -> dict[str, pl.DataFrame]:
 
 
 def keep_warning_only_rows(
-    valid: pl.DataFrame, failures: Failures, warning_rules: frozenset[str]
-) -> tuple[pl.DataFrame, Failures]:
+    valid: ValidRows, failures: Failures, warning_rules: frozenset[str]
+) -> tuple[ValidRows, Failures]:
     """The rows to write and the failures to quarantine, once warning rules no longer block.
 
     A row is quarantined when a rule that is not a warning failed it, or could not decide it
@@ -109,8 +124,12 @@ def keep_warning_only_rows(
         else pl.repeat(False, pl.len())
     )
     mask = failures.outcomes.select(quarantined).to_series()
-    kept = failures.outcomes.filter(~mask).select(*valid.columns)
-    written = pl.concat([valid, kept], how="vertical", rechunk=False) if kept.height else valid
+    kept = failures.outcomes.filter(~mask).select(*failures.info.columns)
+    written: ValidRows = valid
+    if kept.height and isinstance(valid, pl.LazyFrame):
+        written = pl.concat([valid, kept.lazy()], how="vertical")
+    elif kept.height and isinstance(valid, pl.DataFrame):
+        written = pl.concat([valid, kept], how="vertical", rechunk=False)
     return written, Failures(
         info=failures.info,
         outcomes=failures.outcomes.filter(mask),

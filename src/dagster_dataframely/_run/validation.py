@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Iterable, Iterator, Sequence
+from typing import cast
 
 import dagster as dg
 import dataframely as dy
@@ -174,6 +175,7 @@ def validation_results(
         statistics=statistics,
         row_sample=row_sample,
         quality_policy=quality_policy,
+        streaming=False,  # a hand-wired asset has no staging; its frame is collected
     ).resolve(info)
     if not (frame is None or isinstance(frame, Frame)):
         # The spec names Dagster's own class for this one.
@@ -199,10 +201,11 @@ def _emitted(run: OutputRun, frame: Frame | None) -> AssetYield:
     """Decide and emit in the generator, so nothing runs before the first result is asked for.
 
     The history the quality policy compares with is the running step's asset's, read here.
+    The run has no staging and no streaming output, so every table is a `DataFrame`.
     """
     output = run.output
     history = read_history(None, output.key, run.partition_key, output.settings.policy)
-    yield from emit([decide(dataclasses.replace(run, history=history), frame)])
+    yield from cast(AssetYield, emit([decide(dataclasses.replace(run, history=history), frame)]))
 
 
 def check_results(

@@ -38,6 +38,9 @@ from .quarantine_writer import QuarantineWriter
 from .step_storage import table_output
 from .storage_slots import check_quarantine_storage
 
+QUARANTINE_FRAME = dg.PythonObjectDagsterType(pl.DataFrame, name="QuarantineFrame")
+"""The type a quarantine write reports to the IO manager: the invalid rows, in memory."""
+
 
 def delegating_writer(
     context: dg.AssetExecutionContext,
@@ -108,7 +111,9 @@ def delegating_writer(
     check_no_concurrent_run(context.instance, context.run.run_id, key, step.step.key, table_context)
 
     def write(frame: pl.DataFrame) -> str:
-        output = output_context_for(handle, target)  # only the asset key differs from the table's
+        # The asset key differs from the table's, and the type: the rows are a DataFrame, which
+        # a manager that sinks a streamed table must write, not sink.
+        output = output_context_for(handle, target, dagster_type=QUARANTINE_FRAME)
         io_manager = output_io_manager(handle)
         # A DuckDB quarantine's slice is replaced in one transaction, in a table grown to fit.
         writer = (

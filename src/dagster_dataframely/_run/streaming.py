@@ -1,0 +1,231 @@
+"""The streamed split: a `LazyFrame` validated without holding its rows in memory.
+
+With `streaming=True`, a returned `LazyFrame` is run once, on the streaming engine, into a local
+staging file, so the user's sources are read once and every later pass reads that file. Each
+rule is then evaluated as Dataframely does (`expr.fill_null(True)`), in one of two ways:
+
+- a rule that works row by row (its expression holds only columns, scalars and element-wise
+  functions) is evaluated in the streaming pass that splits the rows;
+- any other rule (the primary key, a `.over()` rule, an aggregate) needs the whole frame: it is
+  evaluated first over the columns it reads and nothing else, and only the positions of the rows
+  it fails are kept. The primary key is found by hashing the key (duplicates hash equal), and
+  only rows whose hash repeats are compared exactly, so it holds 8 bytes per row, not the key.
+
+The streaming pass then sinks the valid rows to one staging file and the invalid rows, with one
+outcome per rule, to another, both in the frame's order. The valid rows stay on disk: the IO
+manager receives a scan of them and sinks it. The invalid rows are read back into memory for
+the quarantine and the reports, so memory grows with the invalid rows, not the table.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import tempfile
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Final
+
+import polars as pl
+
+from dagster_dataframely._model.schema import PRIMARY_KEY_RULE, SchemaInfo
+
+from .failures import Failures
+
+_POSITION = "dy_row"
+"""The row-position column of the staged frame; `dy_` is reserved, so no schema column has it."""
+
+_STAGED_COMPRESSION: Final = "lz4"
+"""Staging files are local and short-lived: fast to write and read back beats small."""
+
+_ELEMENTWISE: Mapping[str, frozenset[str]] = {
+    "": frozenset({"Abs", "Negate"}),
+    "Boolean": frozenset(
+        {
+            "IsNull",
+            "IsNotNull",
+            "Not",
+            "IsNan",
+            "IsNotNan",
+            "IsInfinite",
+            "IsFinite",
+            "IsIn",
+            "IsBetween",
+            "AllHorizontal",
+            "AnyHorizontal",
+        }
+    ),
+    "StringExpr": frozenset(
+        {
+            "Contains",
+            "LenBytes",
+            "LenChars",
+            "StartsWith",
+            "EndsWith",
+            "Lowercase",
+            "Uppercase",
+            "CountMatches",
+        }
+    ),
+}
+"""Polars functions known to give each row's value from that row alone, by namespace.
+
+Only what is listed counts: a function missing here sends its rule to the whole-frame pass,
+which costs memory and never changes a result.
+"""
+
+
+def is_elementwise(expr: pl.Expr) -> bool:
+    """Whether `expr` gives each row's value from that row alone, read from its plan.
+
+    Polars' serialized form of an expression is not a stable format, so anything not
+    recognized counts as not element-wise: the rule is then evaluated over the whole frame.
+    """
+    try:
+        tree = json.loads(expr.meta.serialize(format="json"))
+    except (pl.exceptions.PolarsError, ValueError):
+        return False
+    return _elementwise(tree)
+
+
+def _elementwise(node: object) -> bool:
+    """One node of a serialized expression, and everything under it, works row by row."""
+    if not isinstance(node, dict) or len(node) != 1:
+        return False
+    ((kind, body),) = node.items()
+    if kind == "Column":
+        return isinstance(body, str)
+    if kind == "Literal":
+        return isinstance(body, dict) and set(body) <= {"Scalar", "Dyn"}
+    if kind == "BinaryExpr":
+        return _elementwise(body.get("left")) and _elementwise(body.get("right"))
+    if kind == "Cast":
+        return _elementwise(body.get("expr"))
+    if kind == "Ternary":
+        return all(_elementwise(body.get(part)) for part in ("predicate", "truthy", "falsy"))
+    if kind == "Alias":
+        return isinstance(body, list) and bool(body) and _elementwise(body[0])
+    if kind == "Function":
+        return _elementwise_function(body)
+    return False
+
+
+def _elementwise_function(body: Any) -> bool:
+    """A function node: a listed function over element-wise inputs, `is_in` over a literal."""
+    if not isinstance(body, dict) or not isinstance(body.get("input"), list):
+        return False
+    function, inputs = body.get("function"), body["input"]
+    if isinstance(function, str):
+        namespace, name = "", function
+    elif isinstance(function, dict) and len(function) == 1:
+        ((namespace, inner),) = function.items()
+        name = inner if isinstance(inner, str) else next(iter(inner), "") if inner else ""
+    else:
+        return False
+    if name not in _ELEMENTWISE.get(namespace, frozenset()):
+        return False
+    if name == "IsIn" and not (len(inputs) == 2 and "Literal" in inputs[1]):
+        return False  # membership in another column is not a row's own value
+    return all(_elementwise(i) for i in inputs)
+
+
+@dataclass(eq=False)
+class Staging:
+    """A local directory for one step's staged rows, made when first used, removed at the end.
+
+    The step removes it once everything it yielded is written: the IO manager sinks the valid
+    rows from here when Dagster handles the materialization, before the step resumes.
+    """
+
+    directory: Path | None = None
+    _count: int = field(default=0, repr=False)
+
+    def file(self, stem: str) -> Path:
+        """A new file name in the directory, made on the first call."""
+        if self.directory is None:
+            self.directory = Path(tempfile.mkdtemp(prefix="dagster-dataframely-"))
+        self._count += 1
+        return self.directory / f"{self._count:03d}-{stem}.parquet"
+
+    def remove(self) -> None:
+        """Delete every staged file; the step has written what it read from them."""
+        if self.directory is not None:
+            shutil.rmtree(self.directory, ignore_errors=True)
+            self.directory = None
+
+
+def streamed_split(
+    info: SchemaInfo, frame: pl.LazyFrame, staging: Staging
+) -> tuple[pl.LazyFrame, Failures]:
+    """The valid rows (a scan of a staging file) and the failures, reading `frame` once.
+
+    The same split as `Schema.filter(frame, cast=False)`: the same rule outcomes, the valid rows
+    and the invalid rows each in the frame's order, the schema's columns only.
+    """
+    source_file = staging.file("returned")
+    frame.sink_parquet(source_file, compression=_STAGED_COMPRESSION, engine="streaming")
+    rules = {r.name: r.rule.expr for r in info.rules if r.rule is not None}
+    columns = list(info.columns)
+    rows = pl.scan_parquet(source_file).with_row_index(_POSITION)
+    outcomes: dict[str, pl.Expr] = {}
+    for name, expr in rules.items():
+        if is_elementwise(expr):
+            outcomes[name] = expr.fill_null(True)
+        else:
+            failed = _failed_positions(info, name, expr, source_file)
+            outcomes[name] = ~pl.col(_POSITION).is_in(failed.implode())
+    valid_file, invalid_file = staging.file("valid"), staging.file("invalid")
+    passed = pl.all_horizontal(list(outcomes.values())) if outcomes else pl.lit(True)
+    rows.filter(passed).select(columns).sink_parquet(
+        valid_file, compression=_STAGED_COMPRESSION, engine="streaming"
+    )
+    rows.filter(~passed).select(*columns, **outcomes).sink_parquet(
+        invalid_file, compression=_STAGED_COMPRESSION, engine="streaming"
+    )
+    invalid = pl.read_parquet(invalid_file)
+    counts = _counts(invalid, list(rules))
+    if not rules:
+        invalid = invalid.select(columns)
+    return pl.scan_parquet(valid_file), Failures(info=info, outcomes=invalid, counts=counts)
+
+
+def _failed_positions(info: SchemaInfo, name: str, expr: pl.Expr, source: Path) -> pl.Series:
+    """The positions of the rows a whole-frame rule fails, reading only the columns it needs."""
+    rows = pl.scan_parquet(source)
+    if name == PRIMARY_KEY_RULE and info.primary_key:
+        return _repeated_keys(rows, list(info.primary_key), expr)
+    outcome = rows.select(expr.fill_null(True)).collect(engine="streaming").to_series()
+    return outcome.not_().arg_true().cast(pl.UInt32)
+
+
+def _repeated_keys(rows: pl.LazyFrame, key: list[str], expr: pl.Expr) -> pl.Series:
+    """The positions of rows whose primary key another row has, exactly, from key hashes.
+
+    Equal keys hash equal, so every row of a repeated key is among the rows whose hash repeats;
+    those few rows' keys are then compared by Dataframely's own rule. Sorting the hashes finds
+    the repeats in 16 bytes per row, where grouping by the key would hold the key itself.
+    """
+    hashes = rows.select(pl.struct(key).hash()).collect(engine="streaming").to_series()
+    ordered = hashes.sort()
+    repeated = ordered.filter(ordered == ordered.shift(1)).unique()
+    del ordered
+    candidates = hashes.is_in(repeated.implode()).arg_true().cast(pl.UInt32)
+    del hashes
+    if candidates.is_empty():
+        return candidates
+    picked = (
+        rows.with_row_index(_POSITION)
+        .filter(pl.col(_POSITION).is_in(candidates.implode()))
+        .select(_POSITION, *key)
+        .collect(engine="streaming")
+    )
+    return picked.filter(~expr.fill_null(True)).get_column(_POSITION)
+
+
+def _counts(invalid: pl.DataFrame, rules: list[str]) -> dict[str, int]:
+    """How many rows failed each rule, for the rules that failed any: `FailureInfo.counts()`."""
+    if not rules or not invalid.height:
+        return {}
+    totals = invalid.select((~pl.col(rules)).sum()).row(0, named=True)
+    return {rule: count for rule, count in totals.items() if count}

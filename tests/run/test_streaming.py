@@ -1,0 +1,76 @@
+"""Which rules the streamed split evaluates batch by batch, and which over the whole frame.
+
+A rule evaluated batch by batch must give each row's outcome from that row alone; counting one
+that does not as such (an aggregate, a window, membership in another column) would change its
+outcome with the batch boundaries. The other way round only costs memory. The rows themselves
+are compared with Dataframely's split in `test_no_row_lost.py`. Where no IO manager sinks a
+`LazyFrame`, a `streaming=True` asset validates in memory, as without it.
+"""
+
+from __future__ import annotations
+
+import dagster as dg
+import dataframely as dy
+import polars as pl
+import pytest
+from polars.testing import assert_frame_equal
+
+import dagster_dataframely as dd
+from dagster_dataframely._run.streaming import is_elementwise
+
+
+@pytest.mark.parametrize(
+    "expr",
+    [
+        pl.col("amount") >= 0,
+        (pl.col("status") != "paid") | (pl.col("amount") > 0),
+        (pl.col("amount") - pl.col("quantity").cast(pl.Float64) * 2.5).abs() < 0.005,
+        pl.col("sku").str.len_chars() <= 32,
+        pl.col("email").str.contains(r"^[^@]+@[^@]+$"),
+        pl.col("channel").is_in(["web", "app"]),
+        pl.col("quantity").is_between(1, 1_000),
+        pl.col("ship_by").is_null() | pl.col("ship_by").is_not_null(),
+        pl.when(pl.col("a") > 0).then(pl.col("b")).otherwise(pl.lit(True)),
+    ],
+    ids=str,
+)
+def test_a_row_by_row_rule_is_evaluated_in_the_streaming_pass(expr: pl.Expr) -> None:
+    assert is_elementwise(expr)
+
+
+@pytest.mark.parametrize(
+    "expr",
+    [
+        pl.col("currency").n_unique().over("order_id") == 1,
+        pl.col("amount") <= pl.col("amount").mean() * 10,
+        pl.col("amount").sum() > 0,
+        pl.col("order_id").is_in(pl.col("parent_id")),
+        pl.col("order_id").is_duplicated().not_(),
+        pl.col("amount").shift(1).is_null(),
+        pl.col("amount").rank() < 10,
+    ],
+    ids=str,
+)
+def test_a_rule_over_other_rows_is_evaluated_over_the_whole_frame(expr: pl.Expr) -> None:
+    assert not is_elementwise(expr)
+
+
+class Keyed(dy.Schema):
+    key = dy.String(primary_key=True)
+    value = dy.Int64(min=0)
+
+
+@dd.asset(Keyed, streaming=True)
+def keyed() -> pl.LazyFrame:
+    return pl.LazyFrame({"key": ["b", "a", "c"], "value": [2, 1, 3]})
+
+
+def test_a_direct_call_validates_the_rows_in_memory() -> None:
+    (table,) = [e for e in keyed() if isinstance(e, dg.MaterializeResult)]
+    assert_frame_equal(table.value, pl.DataFrame({"key": ["b", "a", "c"], "value": [2, 1, 3]}))
+
+
+def test_a_manager_that_cannot_sink_stores_the_rows_validated_in_memory() -> None:
+    result = dg.materialize([keyed])  # the default manager pickles the value
+    stored = result.output_for_node("keyed")
+    assert_frame_equal(stored, pl.DataFrame({"key": ["b", "a", "c"], "value": [2, 1, 3]}))
