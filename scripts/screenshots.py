@@ -338,7 +338,7 @@ SHOTS = [
         "/assets/marketplace_lines_with_policy?view=checks&checkDetail=dy_rule__primary_key",
         "dy_threshold",
         _policy_check,
-        width=1900,
+        width=1850,
         height=1100,
     ),
     Shot(
