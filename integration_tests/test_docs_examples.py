@@ -24,7 +24,6 @@ import sys
 import tempfile
 import textwrap
 import warnings
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -189,31 +188,11 @@ def run_example(example: Example) -> subprocess.CompletedProcess[str]:
             return subprocess.CompletedProcess(command, returncode=-1, stdout="", stderr=message)
 
 
-@pytest.fixture(scope="session")
-def example_runs(request: pytest.FixtureRequest) -> dict[str, subprocess.CompletedProcess[str]]:
-    """Every selected example, run once, one per core at a time.
-
-    Each example is its own interpreter, mostly waiting on imports, so running them side by
-    side halves the wall time on two cores; each test below then reads its own result.
-    """
-    selected = [
-        item.callspec.params["example"]
-        for item in request.session.items
-        if isinstance(item, pytest.Function) and item.originalname == "test_example_runs_on_its_own"
-    ]
-    with ThreadPoolExecutor(max_workers=os.cpu_count() or 2) as pool:
-        runs = pool.map(run_example, selected)
-        return {example.where: run for example, run in zip(selected, runs, strict=True)}
-
-
-# The first test's setup runs every example (the fixture above): its timeout covers them all,
-# while each example keeps its own TIMEOUT_SECONDS.
-@pytest.mark.timeout(TIMEOUT_SECONDS * 10)
+# Each example is its own interpreter; `make test` spreads them over its worker processes
+# (pytest-xdist), as it does every test.
 @pytest.mark.parametrize("example", EXAMPLES_FOUND, ids=lambda example: example.where)
-def test_example_runs_on_its_own(
-    example: Example, example_runs: dict[str, subprocess.CompletedProcess[str]]
-) -> None:
-    completed = example_runs[example.where]
+def test_example_runs_on_its_own(example: Example) -> None:
+    completed = run_example(example)
     assert completed.returncode == 0, (
         f"The example at {example.where} failed when run on its own:\n"
         f"{completed.stderr[-1500:]}\n--- the example ---\n{example.source}"
