@@ -66,6 +66,28 @@ def _rows(frame: pl.DataFrame, columns: set[str]) -> Counter[tuple[Any, ...]]:
     return Counter(filled.select(names).rows())
 
 
+def _manager_writes_empty_frames() -> bool:
+    """Whether the installed DuckDBPolarsIOManager writes an empty frame (0.29.6 does).
+
+    Later releases skip it and create no table. Through the package's transaction (every
+    quarantine write) an empty frame is never handed to the manager, on any release; a bare
+    table write at 0.29.6 keeps that release's own behaviour (docs/compatibility.md).
+    """
+    with tempfile.TemporaryDirectory() as directory:
+        database = Path(directory) / "probe.duckdb"
+        factory = DuckDBPolarsIOManager(database=str(database))
+        with dg.build_init_resource_context() as init:
+            manager = factory.create_io_manager(init)
+        context = dg.build_output_context(
+            asset_key="t", resource_config={"database": str(database), "connection_config": {}}
+        )
+        manager.handle_output(context, pl.DataFrame({"id": []}, schema={"id": pl.Int64}))
+        return _stored(database) is not None
+
+
+WRITES_EMPTY_FRAMES = _manager_writes_empty_frames()
+
+
 @settings(max_examples=25)
 @given(
     sequence=st.lists(writes(), min_size=1, max_size=4),
@@ -74,6 +96,8 @@ def _rows(frame: pl.DataFrame, columns: set[str]) -> Counter[tuple[Any, ...]]:
 def test_every_write_leaves_exactly_the_latest_rows_of_each_slice(
     sequence: list[tuple[str, pl.DataFrame]], transaction: bool
 ) -> None:
+    if WRITES_EMPTY_FRAMES and not transaction:
+        sequence = [(part, frame) for part, frame in sequence if not frame.is_empty()]
     with tempfile.TemporaryDirectory() as directory:
         database = Path(directory) / "w.duckdb"
         factory = DuckDBPolarsIOManager(database=str(database))

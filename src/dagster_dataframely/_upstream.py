@@ -558,17 +558,21 @@ def project_asset_partitions(
         root = tree.find_decl_at_path(context.defs_module_path)
     except Exception:  # Dagster raises a bare Exception for a tree without that folder
         return None
+    # Dagster 1.13.6 names a declaration's place `path` and the caller's `component_path`;
+    # later 1.13 releases name them `loc` and `component_loc`.
+    own = getattr(context, "component_loc", None) or context.component_path
     found: dict[dg.AssetKey, dg.PartitionsDefinition[Any] | None] = {}
     pending = [root]
     while pending:
         decl = pending.pop()
         children = list(decl.iterate_child_component_decls())
-        if decl.loc == context.component_loc or issubclass(decl.component_type, skip):
+        where = getattr(decl, "loc", None) or getattr(decl, "path")  # noqa: B009
+        if where == own or issubclass(decl.component_type, skip):
             continue
         if children and issubclass(decl.component_type, _CONTAINERS):
             pending.extend(children)
             continue
-        for asset in context.build_defs(decl.loc).assets or []:
+        for asset in context.build_defs(where).assets or []:
             if isinstance(asset, dg.AssetsDefinition):
                 found.update(dict.fromkeys(asset.keys, asset.partitions_def))
             elif isinstance(asset, dg.AssetSpec | dg.SourceAsset):
