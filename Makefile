@@ -81,9 +81,7 @@ unit: $(SYNCED)
 # - fault injection (`-m fault_injection`): a write killed half way or a disk filled, which
 #   tests our own staging and renames. The runs on other versions still store through the same
 #   managers and staged writes, so a version that breaks them fails there.
-NOT_PER_VERSION := --ignore=integration_tests/test_docs_examples.py \
-	--ignore=integration_tests/test_docs_table_checks.py --ignore=tests/test_docs_pages.py \
-	-m "not fault_injection"
+NOT_PER_VERSION := --ignore=integration_tests/test_docs_examples.py -m "not fault_injection"
 
 # The unit suite on another interpreter, in an environment of its own built from the same lock:
 #   make unit-on INTERPRETER=/path/to/python3.13
