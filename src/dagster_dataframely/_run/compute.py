@@ -87,11 +87,12 @@ def compute_function(function: Callable[..., object], step: Step) -> Callable[..
         selected = step.outputs if step.single else selected_outputs(context, step.outputs)
         span = PartitionRange.of_run(context, step.partitions_def)
         staging = Staging()
+        # The function's own context if it takes one, else Dagster's for this step.
+        step_context = context if context is not None else current_asset_context()
         try:
-            runs = {o.name: _start(context, o, step, span, staging) for o in selected}
+            runs = {o.name: _start(context, step_context, o, step, span, staging) for o in selected}
             warn_of_unfiltered(
-                context if context is not None else current_asset_context(),
-                [(o.name, o.key.to_user_string(), o.shown_values) for o in selected],
+                step_context, [(o.name, o.key.to_user_string(), o.shown_values) for o in selected]
             )
             tabs = ColumnsTabs.add(selected)
             values = step.unpack(call())
@@ -120,6 +121,7 @@ def compute_function(function: Callable[..., object], step: Step) -> Callable[..
 
 def _start(
     context: Any,
+    step_context: Any,
     output: ValidatedOutput,
     step: Step,
     span: PartitionRange | None,
@@ -139,7 +141,6 @@ def _start(
         writer = writer_for(context, output.key, step.partitions_def)
         initial = initial_writer_for(context, output.key, writer)
     partition = partition_key(context) if step.partitions_def is not None else None
-    step_context = context if context is not None else current_asset_context()
     streams = output.settings.streaming and sinks_lazy_table(step_context, output.key)
     return OutputRun(
         output,

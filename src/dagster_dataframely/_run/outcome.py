@@ -171,11 +171,13 @@ def classify(
     written, quarantined = keep_warning_only_rows(
         valid, failures, run.output.settings.warning_rules
     )
-    written_count = row_count(written)  # a scan of staged rows, free for a DataFrame
+    valid_count = row_count(valid)  # a staged file's footer, free for a DataFrame
+    # Without a warning-only row to move back, the table is the valid rows themselves.
+    written_count = valid_count if written is valid else row_count(written)
     evaluation = evaluate(
         run.output.settings.policy,
         failures.counts,
-        rows=row_count(valid) + failures.invalid_count,
+        rows=valid_count + failures.invalid_count,
         written=written_count,
         history=run.history,
         undeclared=undeclared,
