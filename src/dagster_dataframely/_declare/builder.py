@@ -17,13 +17,8 @@ import dagster as dg
 
 from dagster_dataframely._model.collection import CollectionInfo
 from dagster_dataframely._run.collection_split import decide_members, share_input
-from dagster_dataframely._run.compute import (
-    PrepareInput,
-    Split,
-    Step,
-    compute_function,
-    decide_each,
-)
+from dagster_dataframely._run.compute import PrepareInput, Step, compute_function
+from dagster_dataframely._run.outcome import Split, decide_each
 from dagster_dataframely._run.returned import collection_members, one_output, output_mapping
 
 from .output import STREAMED_TABLE, Declaration

@@ -10,7 +10,7 @@ partition range decides and emits each partition on its own (`partition_range`, 
 from __future__ import annotations
 
 import functools
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -27,7 +27,7 @@ from .columns_tab import ColumnsTabs
 from .context import partition_key, selected_outputs
 from .emit import AssetYield, emit
 from .history import read_history
-from .outcome import Outcome, decide
+from .outcome import Split, decide_each
 from .output import OutputRun, ValidatedOutput
 from .partition_range import PartitionRange
 from .range_emit import RangeYield, emit_range
@@ -36,23 +36,8 @@ from .signature import ComputeSignature
 from .split import Frame
 from .streaming import Staging
 
-Split = Callable[[Mapping[str, Frame | None], Mapping[str, OutputRun]], Mapping[str, Outcome]]
-"""Decide every selected output's outcome from its frame (None to skip); write nothing.
-
-Both mappings are keyed by the selected outputs' names. The default decides each output on
-its own; a Collection splits its members jointly with one `Collection.filter`.
-"""
-
-
 PrepareInput = Callable[[object], object]
 """What one of the user's inputs becomes before the function receives it."""
-
-
-def decide_each(
-    frames: Mapping[str, Frame | None], runs: Mapping[str, OutputRun]
-) -> dict[str, Outcome]:
-    """The default `Split`: each output against its own schema."""
-    return {name: decide(run, frames[name]) for name, run in runs.items()}
 
 
 @dataclass(frozen=True, slots=True)

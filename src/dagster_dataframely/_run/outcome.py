@@ -9,7 +9,7 @@ what a run writes, yields and raises.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import ClassVar, TypeAlias
 
@@ -146,6 +146,23 @@ def decide(run: OutputRun, frame: Frame | None) -> Outcome:
         return classify(run, *streamed_split(info, frame, run.staging), undeclared)
     split = split_rows(info, frame)
     return classify(run, split.result, Failures.from_failure_info(info, split.failure), undeclared)
+
+
+Split: TypeAlias = Callable[
+    [Mapping[str, Frame | None], Mapping[str, OutputRun]], Mapping[str, Outcome]
+]
+"""Decide every selected output's outcome from its frame (None to skip); write nothing.
+
+Both mappings are keyed by the selected outputs' names. The default decides each output on
+its own; a Collection splits its members jointly with one `Collection.filter`.
+"""
+
+
+def decide_each(
+    frames: Mapping[str, Frame | None], runs: Mapping[str, OutputRun]
+) -> dict[str, Outcome]:
+    """The default `Split`: each output against its own schema."""
+    return {name: decide(run, frames[name]) for name, run in runs.items()}
 
 
 def undeclared_for(run: OutputRun, frame: Frame) -> tuple[str, ...] | None:

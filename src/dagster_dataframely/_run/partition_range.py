@@ -16,7 +16,7 @@ import dataclasses
 import datetime as dt
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import dagster as dg
 import polars as pl
@@ -33,12 +33,9 @@ from dagster_dataframely._upstream import (
 )
 from dagster_dataframely.errors import PartitionRangeError
 
-from .outcome import Classified, Outcome
+from .outcome import Classified, Outcome, Split
 from .output import OutputRun, ValidatedOutput
 from .split import Frame, collect_once, column_problems
-
-if TYPE_CHECKING:
-    from .compute import Split
 
 PARTITION_EXPR = "partition_expr"
 """The definition metadata a database IO manager stores partitions by, and rows are read by."""
