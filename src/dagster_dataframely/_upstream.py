@@ -427,6 +427,10 @@ def upath_base(manager: dg.UPathIOManager) -> UPath:
     return base
 
 
+_tuple_new: Callable[..., Any] = tuple.__new__
+"""`tuple.__new__`, typed loosely: Dagster's records are tuples at run time, not to mypy."""
+
+
 def table_record_of_cells(data: dict[str, str | int | float | bool | None]) -> dg.TableRecord:
     """`dg.TableRecord(data)` without Dagster's check of every entry, for cells already checked.
 
@@ -435,7 +439,7 @@ def table_record_of_cells(data: dict[str, str | int | float | bool | None]) -> d
     a `NamedTuple` record (`dagster_shared.record`) whose one field is `data`, so
     `tuple.__new__` builds the record the checked constructor would. Since Dagster 1.13.6.
     """
-    record: dg.TableRecord = tuple.__new__(dg.TableRecord, (data,))
+    record: dg.TableRecord = _tuple_new(dg.TableRecord, (data,))
     return record
 
 
@@ -449,7 +453,7 @@ def table_of_records(
     Relies on `TableMetadataValue` being a `NamedTuple` record whose fields are `records`,
     then `schema`. Since Dagster 1.13.6.
     """
-    table: dg.TableMetadataValue = tuple.__new__(dg.TableMetadataValue, (records, schema))
+    table: dg.TableMetadataValue = _tuple_new(dg.TableMetadataValue, (records, schema))
     return table
 
 
