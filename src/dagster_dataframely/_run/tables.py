@@ -62,8 +62,8 @@ def table_records(
 def _records(shown: pl.DataFrame) -> list[dg.TableRecord]:
     """The rows of a frame of cells as table records, converted to Python a column at a time.
 
-    A column's `to_list` is far cheaper than a dict per row from Polars, and only a float
-    column holding a non-finite value is touched again. The cells are a Dagster cell type by
+    A column's `to_list` costs less than Polars' dict per row (`iter_rows(named=True)`), and
+    only a float column holding a non-finite value is read again. The cells are a Dagster cell type by
     their dtype, so the records skip Dagster's check of every entry; a frame with any other
     dtype gets it.
     """
