@@ -63,9 +63,9 @@ def _records(shown: pl.DataFrame) -> list[dg.TableRecord]:
     """The rows of a frame of cells as table records, converted to Python a column at a time.
 
     A column's `to_list` costs less than Polars' dict per row (`iter_rows(named=True)`), and
-    only a float column holding a non-finite value is read again. The cells are a Dagster cell type by
-    their dtype, so the records skip Dagster's check of every entry; a frame with any other
-    dtype gets it.
+    only a float column holding a non-finite value is read again. The cells are a Dagster cell
+    type by their dtype, so the records skip Dagster's check of every entry; a frame with any
+    other dtype gets it.
     """
     names = shown.columns
     floats = [position for position, dtype in enumerate(shown.dtypes) if dtype.is_float()]
