@@ -22,6 +22,7 @@ import dagster as dg
 import dataframely as dy
 import polars as pl
 import pytest
+from dagster._serdes import deserialize_value, serialize_value
 from polars.testing import assert_frame_equal
 from pydantic import PrivateAttr
 from typing_extensions import TypeAliasType
@@ -51,6 +52,8 @@ from dagster_dataframely._upstream import (
     source_graph_has,
     source_graph_materializable_keys,
     step_output,
+    table_of_records,
+    table_record_of_cells,
     upath_base,
     upath_output_locations,
     validation_rules,
@@ -507,6 +510,28 @@ def test_upath_output_locations_are_where_handle_output_writes(
     assert Path(location.path) == expected, f"UPathIOManager would write {location}"
     assert expected.is_file()
     assert Path(upath_base(manager).path) == tmp_path
+
+
+def test_unchecked_table_records_and_tables_are_what_dagsters_checked_constructors_build() -> None:
+    """`tuple.__new__` on `dg.TableRecord` (field `data`) and `dg.TableMetadataValue`."""
+    cells: dict[str, str | int | float | bool | None] = {"a": "x", "b": 1, "c": 1.5, "d": None}
+    record = table_record_of_cells(cells)
+    checked = dg.TableRecord(dict(cells))
+    message = "dg.TableRecord is no longer a NamedTuple record whose one field is data."
+    assert type(record) is dg.TableRecord, message
+    assert record.data is cells, message
+    assert record == checked
+    schema = dg.TableSchema(columns=[dg.TableColumn(name, "t") for name in cells])
+    table = table_of_records([record, record], schema)
+    built = dg.MetadataValue.table(records=[checked, checked], schema=schema)
+    assert type(table) is dg.TableMetadataValue, "dg.TableMetadataValue is no longer a record."
+    assert (table.records, table.schema) == ([record, record], schema), (
+        "dg.TableMetadataValue's fields are no longer records, then schema."
+    )
+    assert table == built
+    # What the event log stores: the same bytes, read back as the checked value.
+    assert serialize_value(table) == serialize_value(built)
+    assert deserialize_value(serialize_value(table), dg.TableMetadataValue) == built
 
 
 # --- Dataframely -----------------------------------------------------------------------------

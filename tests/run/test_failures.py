@@ -12,6 +12,8 @@ import dagster as dg
 import dataframely as dy
 import polars as pl
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from polars.testing import assert_frame_equal
 
 import dagster_dataframely as dd
@@ -156,3 +158,35 @@ def test_a_run_records_the_reason_first(materialize: Materialize, warehouse: Pat
     assert _columns(by_rules) == ["rows", "rules"]
     stored = pl.read_parquet(warehouse / "orders_quarantine.parquet")
     assert "dy_failed_rules" not in stored.columns
+
+
+class Bounded(dy.Schema):
+    """Two rules on one nullable column, so each rule column can hold any outcome."""
+
+    amount = dy.Int64(nullable=True, min=0, max=9)
+
+
+OUTCOMES = st.lists(st.sampled_from([True, False, None]), min_size=3, max_size=3)
+"""One rule's outcome on each of three rows: True passed, False failed, None unknown."""
+PASSED = st.just([True, True, True])
+"""A rule every row passed, the quarantine's commonest column in a wide schema."""
+
+
+@settings(max_examples=60, deadline=None)
+@given(PASSED | OUTCOMES, PASSED | OUTCOMES)
+def test_each_rule_column_spells_each_rows_outcome(
+    at_least: list[bool | None], at_most: list[bool | None]
+) -> None:
+    """Word for word, whether a rule failed some rows, left some unknown, or passed them all."""
+    outcomes = pl.DataFrame(
+        {"amount": [-1, 5, 12], "amount|min": at_least, "amount|max": at_most},
+        schema={"amount": pl.Int64, "amount|min": pl.Boolean, "amount|max": pl.Boolean},
+    )
+    failure = dy.FailureInfo(outcomes.lazy(), ["amount|min", "amount|max"])
+    frame = wiring.quarantine_frame(Bounded, failure)
+    words = {True: "valid", False: "invalid", None: "unknown"}
+    assert frame.schema == pl.Schema(
+        {"amount": pl.Int64, "dy_rule__amount__min": pl.String, "dy_rule__amount__max": pl.String}
+    )
+    assert frame.get_column("dy_rule__amount__min").to_list() == [words[o] for o in at_least]
+    assert frame.get_column("dy_rule__amount__max").to_list() == [words[o] for o in at_most]

@@ -12,13 +12,14 @@ from decimal import Decimal
 import dagster as dg
 import polars as pl
 import pytest
+from dagster._check import CheckError
 from dagster._serdes import deserialize_value, serialize_value
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from polars.testing.parametric import dataframes
 
 from dagster_dataframely._model.shown_values import CELL_LIMIT, MASK, cut_text
-from dagster_dataframely._run.tables import table_value
+from dagster_dataframely._run.tables import _records, table_value
 
 
 def _cells(frame: pl.DataFrame) -> list[dict[str, object]]:
@@ -242,6 +243,18 @@ def test_any_frame_serializes(frame: pl.DataFrame) -> None:
     assert deserialize_value(serialize_value(value), dg.TableMetadataValue) == value
     for record in value.records:
         json.dumps(record.data, allow_nan=False)
+    # The records skip Dagster's checks: its checked constructors accept them and build the same.
+    checked = dg.MetadataValue.table(
+        records=[dg.TableRecord(dict(record.data)) for record in value.records],
+        schema=value.schema,
+    )
+    assert checked == value
+
+
+def test_a_cell_of_another_type_is_refused_as_dagster_refuses_it() -> None:
+    """The unchecked records are only for dtypes whose values are cells; any other is checked."""
+    with pytest.raises(CheckError, match="key day"):
+        _records(pl.DataFrame({"day": [dt.date(2024, 1, 1)]}))
 
 
 # Bounded cells: every text is cut to `CELL_LIMIT` characters, with a marker saying how long the

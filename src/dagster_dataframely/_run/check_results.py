@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
 import dagster as dg
@@ -14,12 +14,13 @@ from dagster_dataframely._model.collection import CollectionInfo
 from dagster_dataframely._model.quality_policy import ResolvedPolicy
 from dagster_dataframely._model.schema import SchemaInfo
 from dagster_dataframely._model.settings import Settings
+from dagster_dataframely._upstream import table_of_records
 from dagster_dataframely.errors import ColumnSchemaError
 
 from .collection_split import split_collection
-from .failures import Failures
+from .failures import Failures, Samples
 from .split import Frame, column_problems
-from .tables import records_value, table_value
+from .tables import records_value, table_records, table_value
 from .thresholds import RuleVerdict, rule_verdicts
 
 
@@ -46,13 +47,8 @@ def check_results_for(
     yield column_schema_result(asset_key, extra_metadata=extra)
     samples = failures.samples(max_failure_samples)
     tables = _sample_tables(
-        {
-            rule.name: samples[rule.name]
-            for group in groups
-            if not group.collapsed
-            for rule in group.rules
-            if rule.name in samples
-        },
+        samples,
+        [rule.name for group in groups if not group.collapsed for rule in group.rules],
         failures.info.sensitive,
     )
     for group in groups:
@@ -144,31 +140,30 @@ def _threshold_metadata(group: CheckGroup, verdicts: Mapping[str, RuleVerdict]) 
 
 
 def _sample_tables(
-    samples: Mapping[str, pl.DataFrame], masked: frozenset[str]
+    samples: Samples, rules: Sequence[str], masked: frozenset[str]
 ) -> dict[str, dg.TableMetadataValue]:
-    """Each rule's failure sample as a table value, all converted in one `table_value`.
+    """The failure sample of each of `rules` that has one, as table values from one conversion.
 
-    The samples are rows of one quarantine, so they share its columns: one conversion of all of
-    them, cut back into each rule's rows, gives each rule the value it would get alone, without
-    a conversion and a table schema per rule, which a wide schema with many failing rules (a
-    sample of every column for every rule) would pay once per rule.
+    The samples are rows of one quarantine: their rows are converted once (a row that several
+    rules show, once), and each rule's table holds its own rows' records and the one shared
+    schema, the value it would get alone, without a conversion and a table schema per rule,
+    which a wide schema with many failing rules (every column, for every rule) would pay once
+    per rule.
     """
-    if not samples:
+    shown = [rule for rule in rules if rule in samples.positions]
+    if not shown:
         return {}
-    whole = table_value(pl.concat(samples.values(), how="vertical"), masked)
-    tables: dict[str, dg.TableMetadataValue] = {}
-    start = 0
-    for name, sample in samples.items():
-        records = whole.records[start : start + sample.height]
-        tables[name] = dg.MetadataValue.table(records=records, schema=whole.schema)
-        start += sample.height
-    return tables
+    records, schema = table_records(samples.rows, masked)
+    return {
+        rule: table_of_records([records[p] for p in samples.positions[rule]], schema)
+        for rule in shown
+    }
 
 
 def _group_metadata(
     group: CheckGroup,
     counts: Mapping[str, int],
-    samples: Mapping[str, pl.DataFrame],
+    samples: Samples,
     tables: Mapping[str, dg.TableMetadataValue],
     masked: frozenset[str],
 ) -> dict[str, Any]:
@@ -187,9 +182,9 @@ def _group_metadata(
             {"rule": "string", "failed_count": "int", "expr": "string"},
         )
         sampled = [
-            samples[r.name].select(pl.lit(r.name).alias(names.RULE), pl.all())
+            samples.of(r.name).select(pl.lit(r.name).alias(names.RULE), pl.all())
             for r in group.rules
-            if r.name in samples
+            if r.name in samples.positions
         ]
         if sampled:
             metadata[names.FAILED_SAMPLE] = table_value(pl.concat(sampled), masked)

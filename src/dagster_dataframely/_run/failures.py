@@ -75,28 +75,45 @@ class Failures:
         )
 
     def _quarantine_columns(self) -> list[pl.Expr]:
-        """The schema's columns, then each rule's outcome as text, named by its check."""
+        """The schema's columns, then each rule's outcome as text, named by its check.
+
+        A rule every invalid row passed is the text `valid` on each row, without a lookup per
+        row: in a wide schema most rules pass on the rows that failed another one.
+        """
         return [
             *(pl.col(name) for name in self.info.columns),
-            *(_outcome_text(pl.col(r.name)).alias(r.check_name) for r in self.info.rules),
+            *(
+                (_VALID if self._passed_by_all(r.name) else _outcome_text(pl.col(r.name))).alias(
+                    r.check_name
+                )
+                for r in self.info.rules
+            ),
         ]
 
-    def samples(self, limit: int) -> dict[str, pl.DataFrame]:
+    def _passed_by_all(self, rule: str) -> bool:
+        """Whether every invalid row passed `rule`: no row failed it and none left it unknown."""
+        outcome = self.outcomes.get_column(rule)
+        return outcome.null_count() == 0 and bool(outcome.all())
+
+    def samples(self, limit: int) -> Samples:
         """The first `limit` rows that failed each failing rule, in one pass over the rule columns.
 
         One `select` finds every rule's first failing row positions and one `gather` fetches
-        them, so a wide schema with many failing rules costs no pass over the rows per rule.
+        each of those rows once, however many rules show it, so a wide schema with many failing
+        rules costs no pass over the rows, and no copy of them, per rule.
         """
+        columns = self.outcomes.select(*self.info.columns)
         failing = [r.name for r in self.info.rules if r.name in self.counts]
         if limit <= 0 or not failing:
-            return {}
+            return Samples(columns.clear(), {})
         positions = self.outcomes.select(
             _failed(name).arg_true().head(limit).implode().alias(name) for name in failing
         ).row(0, named=True)
         wanted = sorted({p for rows in positions.values() for p in rows})
-        rows = self.outcomes.select(*self.info.columns)[wanted]
         at = {position: index for index, position in enumerate(wanted)}
-        return {name: rows[[at[p] for p in positions[name]]] for name in failing}
+        return Samples(
+            columns[wanted], {name: [at[p] for p in positions[name]] for name in failing}
+        )
 
     def rule_sets(self) -> list[tuple[tuple[str, ...], int]]:
         """Each set of rules that rows failed together, largest group first.
@@ -118,6 +135,20 @@ class Failures:
         return [(tuple(rules[i] for i in failed), count) for failed, count in ranked]
 
 
+@dataclass(frozen=True, eq=False)
+class Samples:
+    """Each failing rule's first invalid rows, every row held once however many rules show it."""
+
+    rows: pl.DataFrame
+    """The schema's columns of every sampled row, once each, in the order of the invalid rows."""
+    positions: dict[str, list[int]]
+    """By failing rule, the positions in `rows` of the rows it shows, first failing row first."""
+
+    def of(self, rule: str) -> pl.DataFrame:
+        """The rows `rule` shows, in the schema's columns."""
+        return self.rows[self.positions[rule]]
+
+
 def _failed(rule: str) -> pl.Expr:
     """True where the rule failed; an unknown outcome is not a failure."""
     return pl.col(rule).eq_missing(False)
@@ -125,6 +156,10 @@ def _failed(rule: str) -> pl.Expr:
 
 _OUTCOME_TEXTS = pl.Series(["invalid", "valid", "unknown"], dtype=pl.String)
 """A rule's outcome texts at the index of its `Boolean` as an integer: False 0, True 1, null 2."""
+
+
+_VALID = pl.lit(_OUTCOME_TEXTS[1], pl.String)
+"""The outcome text of a rule that passed, as a column of every row when selected alone."""
 
 
 def _outcome_text(outcome: pl.Expr) -> pl.Expr:

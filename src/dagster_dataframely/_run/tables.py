@@ -16,6 +16,7 @@ import polars as pl
 from polars.datatypes import DataTypeClass
 
 from dagster_dataframely._model.shown_values import CELL_LIMIT, CUT, MASK
+from dagster_dataframely._upstream import table_of_records, table_record_of_cells
 
 Cell = str | int | float | bool | None
 
@@ -31,6 +32,19 @@ def table_value(frame: pl.DataFrame, masked: Collection[str] = ()) -> dg.TableMe
     `masked` shows `MASK` for each value (a null stays null). An empty frame gives a table with
     no records; callers decide whether to emit it.
     """
+    records, schema = table_records(frame, masked)
+    return table_of_records(records, schema)
+
+
+def table_records(
+    frame: pl.DataFrame, masked: Collection[str] = ()
+) -> tuple[list[dg.TableRecord], dg.TableSchema]:
+    """`frame`'s rows as the records of `table_value` and its columns as that value's schema.
+
+    For a caller that shows the rows of one frame in several tables: each table takes its
+    records from one conversion, and every table shares the schema. Records of one conversion
+    have the same keys, so `table_of_records` builds each table without Dagster's checks.
+    """
     # One chunk per column: Polars 1.x panics on `when` over a struct split into several chunks.
     shown = frame.rechunk().select(
         # `pl.nth`, not `pl.col`: a column named `*` or `^a.*$` would select other columns.
@@ -39,8 +53,42 @@ def table_value(frame: pl.DataFrame, masked: Collection[str] = ()) -> dg.TableMe
         ).alias(name)
         for position, (name, dtype) in enumerate(frame.schema.items())
     )
-    types = {name: str(dtype) for name, dtype in frame.schema.items()}
-    return records_value(shown.iter_rows(named=True), types)
+    schema = dg.TableSchema(
+        columns=[dg.TableColumn(name, str(dtype)) for name, dtype in frame.schema.items()]
+    )
+    return _records(shown), schema
+
+
+def _records(shown: pl.DataFrame) -> list[dg.TableRecord]:
+    """The rows of a frame of cells as table records, converted to Python a column at a time.
+
+    A column's `to_list` costs less than Polars' dict per row (`iter_rows(named=True)`), and
+    only a float column holding a non-finite value is read again. The cells are a Dagster cell
+    type by their dtype, so the records skip Dagster's check of every entry; a frame with any
+    other dtype gets it.
+    """
+    names = shown.columns
+    floats = [position for position, dtype in enumerate(shown.dtypes) if dtype.is_float()]
+    # One select for every float column: True where it holds no NaN or infinity.
+    finite = shown.select(pl.nth(p).is_finite().all() for p in floats).row(0) if floats else ()
+    non_finite = {p for p, whole in zip(floats, finite, strict=True) if not whole}
+    columns = [
+        [_finite(value) for value in series.to_list()] if p in non_finite else series.to_list()
+        for p, series in enumerate(shown.get_columns())
+    ]
+    rows = zip(*columns, strict=True) if columns else [()] * shown.height
+    cells_by_dtype = all(_is_cell_dtype(dtype) for dtype in shown.dtypes)
+    make = table_record_of_cells if cells_by_dtype else dg.TableRecord
+    return [make(dict(zip(names, row, strict=True))) for row in rows]
+
+
+def _is_cell_dtype(dtype: pl.DataType) -> bool:
+    """Whether every value of a column of `dtype` is a `Cell` in Python."""
+    return (
+        dtype.is_integer()
+        or dtype.is_float()
+        or isinstance(dtype, pl.String | pl.Boolean | pl.Null)
+    )
 
 
 def records_value(
