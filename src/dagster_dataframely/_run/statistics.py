@@ -101,7 +101,7 @@ def statistics_tables(
         return {}
     exprs = {key: expr for column in columns for key, expr in column.exprs().items()}
     counts = [q for c in columns if c.counting and (q := c.counting.query(frame)) is not None]
-    # One query set: the partitioned counts run beside the statistics, on the other core.
+    # One query set, so Polars can run the partitioned counts beside the statistics query.
     done = pl.collect_all([frame.lazy().select(**exprs), *counts])
     result: dict[str, Any] = {}
     for collected in done:
