@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import datetime as dt
 import math
+import statistics
 from decimal import Decimal
 from typing import Any
 
@@ -15,6 +16,8 @@ from hypothesis import strategies as st
 from polars.testing.parametric import dataframes
 
 from dagster_dataframely._model.shown_values import MASK
+from dagster_dataframely._run import distinct
+from dagster_dataframely._run.distinct import DistinctCount
 from dagster_dataframely._run.statistics import statistics_tables
 
 COLUMNS = {
@@ -232,7 +235,7 @@ def test_n_unique_is_exact_whatever_the_layout(
 
 
 def test_n_unique_of_many_values_is_exact_grouped_and_shuffled() -> None:
-    """Large enough to take every counting path: sorted, runs proven, runs refuted, plain exact."""
+    """Large enough to take every counting path: known, sorted, partitioned, plain exact."""
     ids = pl.Series("id", [f"ORD-{i // 3:07d}" for i in range(30_000)])
     nulls = pl.Series("id", [None] * 100, dtype=pl.String)
     distinct = ids.unique(maintain_order=True)
@@ -249,6 +252,79 @@ def test_n_unique_of_many_values_is_exact_grouped_and_shuffled() -> None:
     for name, series in variants.items():
         expected = series.drop_nulls().n_unique()
         assert _row(series, "string")["n_unique"] == expected, name
+
+
+def _strategies(frame: pl.DataFrame) -> list[str]:
+    return [
+        DistinctCount.plan(frame, position, "k", known=False).strategy
+        for position in range(frame.width)
+    ]
+
+
+@pytest.mark.parametrize("parts", [1, 2, 64])
+@pytest.mark.parametrize("dtype", [pl.String, pl.Binary])
+def test_a_count_by_parts_is_exact_when_parts_hold_many_values(
+    monkeypatch: pytest.MonkeyPatch, parts: int, dtype: pl.DataType
+) -> None:
+    """The hash only says where a value is counted: values sharing a part are still told apart.
+
+    One part puts every value with every other (as if all of them shared a hash); the values
+    include the empty string, a trailing NUL, a prefix of another and a value that repeats far
+    away, with nulls anywhere.
+    """
+    monkeypatch.setattr(distinct, "PARTITIONS", parts)
+    ids = [f"ORD-{i:05d}" for i in range(3_000)]
+    values = [*ids, "", "ORD-00001\x00", "ORD-0000", "\u00e9", ids[7], None, ids[0], None]
+    series = pl.Series("s", values, dtype=pl.String).cast(dtype).shuffle(seed=parts)
+    frame = series.to_frame()
+    assert _strategies(frame) == ["partitioned"]
+    assert _row(series, "string")["n_unique"] == 3_004 == series.drop_nulls().n_unique()
+    part = (pl.col("s").hash() % parts).alias("part")
+    by_hash = frame.group_by(part).agg(pl.col("s").n_unique())
+    assert by_hash.get_column("s").max() > 1  # some part holds several different values
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    values=st.lists(st.one_of(st.none(), st.text(max_size=3)), min_size=2, max_size=60),
+    parts=st.sampled_from([1, 3, 64]),
+)
+def test_a_count_by_parts_is_polars_exact_count(values: list[str | None], parts: int) -> None:
+    """Any values the sample finds nearly all different: the parts add up to `n_unique`."""
+    series = pl.Series("s", values, dtype=pl.String)
+    plan = DistinctCount.plan(series.to_frame(), 0, "k", known=False)
+    if plan.strategy != "partitioned":
+        return
+    original = distinct.PARTITIONS
+    distinct.PARTITIONS = parts
+    try:
+        assert _row(series, "string")["n_unique"] == series.drop_nulls().n_unique()
+    finally:
+        distinct.PARTITIONS = original
+
+
+def test_sorted_grouped_and_shuffled_ids_take_their_cheapest_count() -> None:
+    """Sorted: its runs; grouped or shuffled with nearly all values different: by parts."""
+    ids = pl.Series("s", [f"ORD-{i // 2:07d}" for i in range(20_000)])
+    grouped = pl.concat([ids.tail(2), ids.head(19_998)])
+    others = pl.Series("s", [f"ID-{i:07d}" for i in range(19_900)])
+    shuffled = pl.concat([others, others.head(100)]).shuffle(seed=3)
+    frame = pl.DataFrame({"sorted": ids, "grouped": grouped, "shuffled": shuffled})
+    assert _strategies(frame) == ["sorted", "partitioned", "partitioned"]
+    assert [row["n_unique"] for row in _rows(frame, "string")] == [10_000, 10_000, 19_900]
+
+
+@pytest.mark.parametrize(("precision", "digits"), [(10, 10), (15, 15), (38, 15)])
+def test_a_decimal_median_is_exact_at_the_widest_values(precision: int, digits: int) -> None:
+    """Up to 15 digits the median is selected among `Int64`s, above among Polars' `Int128`s:
+    both give the exact median of values with 15 digits, the most a `Float64` holds exactly."""
+    scale = 2
+    top = Decimal(10**digits - 1).scaleb(-scale)
+    values = [top, -top, top, top - Decimal("0.01"), Decimal("0.01"), -top, top]
+    for sample in (values, values[:-1], [top, top - Decimal("0.01")]):
+        series = pl.Series("d", [*sample, None], dtype=pl.Decimal(precision, scale))
+        expected = round(float(statistics.median(sample)), 4)
+        assert _row(series, "numeric")["p50"] == expected
 
 
 def test_no_string_value_appears_in_the_table() -> None:
@@ -411,8 +487,8 @@ def test_all_statistics_come_from_one_query(monkeypatch: pytest.MonkeyPatch) -> 
     assert len(queries) == 1
 
 
-def test_grouped_ids_are_counted_in_the_one_query(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Ids whose repeats sit together need no exact count of their own."""
+def test_sorted_ids_are_counted_in_the_one_query(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Sorted ids (either way) are counted by their runs; few distinct values by `n_unique`."""
     queries = _count_queries(monkeypatch)
     ids = [f"ORD-{i // 2:07d}" for i in range(20_000)]
     frame = pl.DataFrame({"grouped": ids, "reversed": ids[::-1], "all_different": ids[::2] * 2})
@@ -421,13 +497,15 @@ def test_grouped_ids_are_counted_in_the_one_query(monkeypatch: pytest.MonkeyPatc
     assert len(queries) == 1
 
 
-def test_only_unproven_columns_take_a_second_query(monkeypatch: pytest.MonkeyPatch) -> None:
-    """A value repeated far from its first place refutes the runs; only that column is recounted."""
+def test_only_unsorted_many_valued_columns_take_a_second_query(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Many distinct values out of order: that column alone is counted by parts, beside."""
     queries = _count_queries(monkeypatch)
     ids = [f"ORD-{i:07d}" for i in range(20_000)]
     frame = pl.DataFrame({"repeated": [*ids, ids[0]], "grouped": [*ids, ids[-1]]})
     assert [row["n_unique"] for row in _rows(frame, "string")] == [20_000, 20_000]
-    assert len(queries) == 2  # the statistics, then a count of `repeated` alone
+    assert len(queries) == 2  # the statistics, and a count of `repeated` alone
     assert 'PROJECT["repeated"] 1/2 COLUMNS' in queries[1].explain()
 
 

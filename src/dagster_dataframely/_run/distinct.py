@@ -2,18 +2,19 @@
 
 Counting the distinct values of a text column with many of them is the most expensive
 statistic by far: Polars' exact `n_unique` on millions of order ids costs more than every
-other statistic together. Hashing is several times
-cheaper but can merge two values, so on its own it is not exact. The runs of a column (maximal
-stretches of one repeated value) give the missing half of an exact count:
+other statistic together, because its hash table outgrows the CPU's caches and nearly every
+value is a cache miss. Two cheaper exact counts:
 
-- every distinct value starts at least one run, so `distinct <= runs`;
-- equal values hash equal, so `hashes <= distinct`.
+- a column sorted either way needs no table at all: its runs (maximal stretches of one
+  repeated value) are its distinct values;
+- any other column is cut by its hash into `PARTITIONS` parts and each part counted exactly
+  by `n_unique`, and the counts are added up. Equal values hash equal, so every distinct
+  value lies in exactly one part, and the sum is exact. Two different values that share a
+  hash, or a part, are still told apart by that part's exact count: the hash only decides
+  where a value is counted, never whether two values are the same. Each part's table is
+  small enough to stay in the cache (`benchmarks/validation.py --order random`).
 
-When `hashes == runs`, both bounds meet and the count is exact, with no value compared twice.
-That happens whenever each value sits in one stretch: a column sorted either way, lines
-grouped by their order, or values that are all different. Otherwise the column is counted
-exactly by a second query over that column alone (see `exact_counts`). A column known to
-be sorted needs no hashing at all: its runs are its distinct values.
+A column with few distinct values keeps `n_unique`, whose table is small already.
 """
 
 from __future__ import annotations
@@ -26,22 +27,26 @@ import polars as pl
 
 _SAMPLE_SIZE = 4096
 _MANY_DISTINCT = 0.9
-"""Share of distinct values in a sample above which a column is worth the runs check.
+"""Share of distinct values in a sample above which a column is worth the cheaper counts.
 
-With fewer distinct values Polars' exact count is cheap already, and values that repeat in an
-unsorted column make the check fail anyway, so it would only add its own cost.
+With fewer distinct values Polars' `n_unique` keeps a small table and is the cheapest exact
+count; cutting such a column into parts only adds the cost of the cut.
 """
 
-Strategy = Literal["known", "sorted", "runs", "exact"]
+PARTITIONS = 64
+"""How many parts a column is cut into by its hash: a few tens of thousands of values each
+at 5M rows. Measured at 5M shuffled order ids: 64 parts cost 0.4 s of CPU, `n_unique` 1.0 s."""
+
+Strategy = Literal["known", "sorted", "partitioned", "exact"]
 
 
 @dataclass(frozen=True)
 class DistinctCount:
     """How one column's count of distinct non-null values is obtained, and from which results.
 
-    `exprs` join the statistics query, under keys unique to this column; `resolve` turns
-    their values into the count, or None when the runs did not prove it and `exact_counts`
-    (a query of its own) must answer.
+    `exprs` join the statistics query, under keys unique to this column; a partitioned count
+    also runs `query`, its own query over that column alone, beside the statistics query.
+    `resolve` turns both results into the count.
     """
 
     column: pl.Expr
@@ -60,54 +65,41 @@ class DistinctCount:
         series = frame.to_series(position)
         if not isinstance(series.dtype, pl.String | pl.Binary) or not _many_distinct(series):
             return cls(pl.nth(position), key, "exact")
-        return cls(pl.nth(position), key, "sorted" if _is_sorted(series) else "runs")
+        return cls(pl.nth(position), key, "sorted" if _is_sorted(series) else "partitioned")
 
     @property
     def exprs(self) -> dict[str, pl.Expr]:
         if self.strategy == "known":
             return {self.key: self.column.count()}
         if self.strategy == "exact":
-            return {self.key: self.exact}
-        # `rle_id` counts a stretch of nulls as one run and `hash` maps every null to one
-        # value, so both bounds include null as one more value when there are nulls.
-        exprs = {
-            f"{self.key}:runs": self.column.rle_id().max().fill_null(-1) + 1,
-            f"{self.key}:nulls": self.column.has_nulls(),
-        }
-        if self.strategy == "runs":
-            exprs[f"{self.key}:hashes"] = self.column.hash().n_unique()
-        return exprs
+            return {self.key: self.column.n_unique() - self.column.has_nulls().cast(pl.UInt32)}
+        # A stretch of nulls is one run and every null hashes alike, so both counts include
+        # null as one more value when there are nulls.
+        nulls = {f"{self.key}:nulls": self.column.has_nulls()}
+        if self.strategy == "sorted":
+            return nulls | {f"{self.key}:runs": self.column.rle_id().max().fill_null(-1) + 1}
+        return nulls
 
-    @property
-    def exact(self) -> pl.Expr:
-        """Polars' exact count; `n_unique` counts null as a value, so it is taken off again."""
-        return self.column.n_unique() - self.column.has_nulls().cast(pl.UInt32)
+    def query(self, frame: pl.DataFrame) -> pl.LazyFrame | None:
+        """The partitioned count's own query: each part's exact count, summed; else None."""
+        if self.strategy != "partitioned":
+            return None
+        value = pl.col("value")
+        part = (value.hash() % PARTITIONS).alias("part")
+        return (
+            frame.lazy()
+            .select(value=self.column)
+            .group_by(part)
+            .agg(value.n_unique())
+            .select(pl.col("value").sum().alias(self.key))
+        )
 
-    def resolve(self, results: Mapping[str, object]) -> int | None:
+    def resolve(self, results: Mapping[str, object]) -> int:
+        """The count, from the statistics query's results and this column's own query's."""
         if self.strategy in ("known", "exact"):
             return _as_int(results[self.key])
-        runs = _as_int(results[f"{self.key}:runs"])
-        if self.strategy == "runs" and runs != _as_int(results[f"{self.key}:hashes"]):
-            return None
-        return runs - bool(results[f"{self.key}:nulls"])
-
-
-def exact_counts(frame: pl.DataFrame, pending: list[DistinctCount]) -> dict[str, int]:
-    """The counts the runs check could not prove, in one `collect_all` over `frame`.
-
-    These columns have many distinct values in no order, where the `n_unique` expression is at
-    its slowest and a frame-level `unique` over the one column, on the streaming engine, is
-    several times cheaper (`benchmarks/validation.py --breakdown`). Null is one of the unique
-    rows when there are nulls.
-    """
-    if not pending:
-        return {}
-    queries = [frame.lazy().select(plan.column).unique().select(pl.len()) for plan in pending]
-    counted = pl.collect_all(queries, engine="streaming")
-    return {
-        plan.key: _as_int(count.item()) - frame.select(plan.column).to_series().has_nulls()
-        for plan, count in zip(pending, counted, strict=True)
-    }
+        counted = results[f"{self.key}:runs" if self.strategy == "sorted" else self.key]
+        return _as_int(counted or 0) - bool(results[f"{self.key}:nulls"])
 
 
 def _many_distinct(series: pl.Series) -> bool:

@@ -1,9 +1,9 @@
 """Summary statistics of the written rows, as one Dagster table per dtype group.
 
 Every statistic of every column comes from a single lazy `select`, so a materialization pays for
-one query over the frame, not one per column or per statistic (a second query counts distinct
-values exactly, only for text columns whose layout could not prove the count). The string group
-shows counts and byte lengths only: a statistic that shows a value would copy real data into the
+one query over the frame, not one per column or per statistic (a text column with many distinct
+values in no order has its count in a query of its own, run beside it). The string group shows
+counts and byte lengths only: a statistic that shows a value would copy real data into the
 event log. A sensitive column shows its counts of values and nulls only, every other statistic
 `MASK`, and none of them is computed.
 """
@@ -20,7 +20,7 @@ import polars as pl
 from dagster_dataframely._model.shown_values import MASK
 
 from . import tables
-from .distinct import DistinctCount, exact_counts
+from .distinct import DistinctCount
 
 _Statistics = Callable[[pl.Expr, pl.DataType], dict[str, pl.Expr]]
 
@@ -78,8 +78,8 @@ def statistics_tables(
 
     `distinct` names columns whose non-null values are known to be all different (a single-column
     primary key, a `unique=True` column of rows that passed validation): their `n_unique` is their
-    `count`. Other text columns are counted as cheaply as their layout allows (see `_distinct`),
-    which can take a second query, over those columns only.
+    `count`. Other text columns are counted as cheaply as their layout allows (see `distinct`),
+    which can take a query of its own per column, run beside the statistics query.
 
     `masked` names the sensitive columns: their row has `count` and `null_count`, and `MASK` in
     every other statistic, which could show a value or give one away on a few rows.
@@ -100,13 +100,16 @@ def statistics_tables(
     if not columns:
         return {}
     exprs = {key: expr for column in columns for key, expr in column.exprs().items()}
-    result = frame.lazy().select(**exprs).collect().row(0, named=True)
-    counts = {c.counting.key: c.counting.resolve(result) for c in columns if c.counting}
-    unproven = [c.counting for c in columns if c.counting and counts[c.counting.key] is None]
-    counts.update(exact_counts(frame, unproven))
+    counts = [q for c in columns if c.counting and (q := c.counting.query(frame)) is not None]
+    # One query set, so Polars can run the partitioned counts beside the statistics query.
+    done = pl.collect_all([frame.lazy().select(**exprs), *counts])
+    result: dict[str, Any] = {}
+    for collected in done:
+        result |= collected.row(0, named=True)
+    result |= {c.counting.key: c.counting.resolve(result) for c in columns if c.counting}
     rows: dict[str, list[dict[str, tables.Cell]]] = {}
     for column in columns:
-        rows.setdefault(column.group, []).append(column.row(result | counts))
+        rows.setdefault(column.group, []).append(column.row(result))
     return {
         group: tables.records_value(rows[group], {"column": "string"} | types)
         for group, types in _TYPES.items()
@@ -205,9 +208,26 @@ def _decimal(column: pl.Expr, dtype: pl.Decimal) -> dict[str, pl.Expr]:
         "mean": _rounded(units.mean() / scale),
         "std": _rounded(units.std() / scale),
         "min": column.min().cast(pl.Float64),
-        "p50": _rounded(units.median() / scale),
+        "p50": _rounded(_median_units(units, dtype) / scale),
         "max": column.max().cast(pl.Float64),
     }
+
+
+_EXACT_IN_FLOAT = 15
+"""Digits every integer below 10**15 has exactly as a `Float64` (2**53 is about 9.007e15)."""
+
+
+def _median_units(units: pl.Expr, dtype: pl.Decimal) -> pl.Expr:
+    """The median of a `Decimal`'s integers, selected among `Int64`s where they all fit.
+
+    Polars stores a `Decimal` as `Int128`, whose selection is several times slower than an
+    `Int64`'s (0.2 s against 0.04 s of CPU at 5M rows). With at most 15 digits every value,
+    and the sum of the two middle ones, is exact in an `Int64` and in a `Float64`, so both
+    give the same median.
+    """
+    if dtype.precision is not None and dtype.precision <= _EXACT_IN_FLOAT:
+        return units.cast(pl.Int64).median()
+    return units.median()
 
 
 def _temporal(column: pl.Expr, dtype: pl.DataType) -> dict[str, pl.Expr]:
