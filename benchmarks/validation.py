@@ -8,13 +8,14 @@ so that is the floor every variant is measured against:
   (statistics, a 5-row sample of valid and invalid rows, 5 failure samples per rule);
 - lean: the same with `statistics=False, row_sample=0, max_failure_samples=0`.
 
-The schema is the demo's `Orders` (13 columns, 29 rules including a composite primary key and a
-`.over()` rule) and the frame the demo's `order_lines(rows, seed=0, invalid_share=0.014)`, about
-1.4% of rows invalid; the quarantine writer only returns an address. Each size is given as a
-`DataFrame` in memory and as a `pl.scan_parquet` of a file written first to a temporary
-directory. The three variants run interleaved in one process (floor, default, lean, floor, ...),
-so machine noise hits all of them alike; the table shows the median wall time of each and the
-ratios to the floor. Targets: default <= 1.15x floor, lean <= 1.0x floor.
+The schema is the demo's `Orders` with `customer_email` not marked sensitive (13 columns, 29
+rules including a composite primary key and a `.over()` rule) and the frame the demo's
+`order_lines(rows, seed=0, invalid_share=0.014)`, about 1.4% of rows invalid; the quarantine
+writer only returns an address. Each size is given as a `DataFrame` in memory and as a
+`pl.scan_parquet` of a file written first to a temporary directory. The three variants run
+interleaved in one process (floor, default, lean, floor, ...), so machine noise hits all of them
+alike; the table shows the median wall time of each and the ratios to the floor. Targets:
+default <= 1.15x floor, lean <= 1.0x floor.
 
 Peak memory (at the largest size only, unless `--memory-all`): each variant then runs again in
 `--memory-repeat` (3) fresh interpreters, interleaved, and the median is shown. Each interpreter
@@ -66,12 +67,25 @@ if str(ROOT / "examples") not in sys.path:  # the demo package is not installed,
     sys.path.insert(0, str(ROOT / "examples"))
 
 import dagster as dg  # noqa: E402
+import dataframely as dy  # noqa: E402
 import polars as pl  # noqa: E402
 
 import dagster_dataframely as dd  # noqa: E402
 from dagster_dataframely import wiring  # noqa: E402
 from dagster_dataframely_demo._data import order_lines  # noqa: E402
-from dagster_dataframely_demo.schema import Orders  # noqa: E402
+from dagster_dataframely_demo.schema import Orders as DemoOrders  # noqa: E402
+
+
+class Orders(DemoOrders):
+    """The demo's schema with `customer_email` not marked sensitive (`pii`).
+
+    A sensitive column's statistics are never computed, so the demo's schema would leave its
+    costliest text count out of the default; the workload this measures has no such column.
+    Redefined here, the column comes last in the schema's order; every variant shares it.
+    """
+
+    customer_email = dy.String(max_length=254, regex=r"^[^@\s]+@[^@\s]+\.[a-z]+$")
+
 
 KEY = dg.AssetKey("orders")
 INVALID_SHARE = 0.014
