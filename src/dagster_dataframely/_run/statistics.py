@@ -100,9 +100,11 @@ def statistics_tables(
     if not columns:
         return {}
     exprs = {key: expr for column in columns for key, expr in column.exprs().items()}
-    counts = [q for c in columns if c.counting and (q := c.counting.query(frame)) is not None]
+    count_queries = [
+        q for c in columns if c.counting and (q := c.counting.query(frame)) is not None
+    ]
     # One query set, so Polars can run the partitioned counts beside the statistics query.
-    done = pl.collect_all([frame.lazy().select(**exprs), *counts])
+    done = pl.collect_all([frame.lazy().select(**exprs), *count_queries])
     result: dict[str, Any] = {}
     for collected in done:
         result |= collected.row(0, named=True)
