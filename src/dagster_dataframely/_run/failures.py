@@ -14,7 +14,7 @@ import polars as pl
 from dataframely import FailureInfo
 
 from dagster_dataframely._model import names
-from dagster_dataframely._model.schema import SchemaInfo, read_schema
+from dagster_dataframely._model.schema import RuleInfo, SchemaInfo, read_schema
 from dagster_dataframely._upstream import failure_outcomes
 
 
@@ -82,13 +82,14 @@ class Failures:
         """
         return [
             *(pl.col(name) for name in self.info.columns),
-            *(
-                (_VALID if self._passed_by_all(r.name) else _outcome_text(pl.col(r.name))).alias(
-                    r.check_name
-                )
-                for r in self.info.rules
-            ),
+            *(self._outcome_column(rule) for rule in self.info.rules),
         ]
+
+    def _outcome_column(self, rule: RuleInfo) -> pl.Expr:
+        """One rule's outcome as text, named by its check."""
+        if self._passed_by_all(rule.name):
+            return _VALID.alias(rule.check_name)
+        return _outcome_text(pl.col(rule.name)).alias(rule.check_name)
 
     def _passed_by_all(self, rule: str) -> bool:
         """Whether every invalid row passed `rule`: no row failed it and none left it unknown."""
