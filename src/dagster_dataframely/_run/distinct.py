@@ -56,6 +56,7 @@ def parts_for(values: int) -> int:
     wanted = max(1.0, values / ROWS_PER_PART)
     return min(MAX_PARTS, 1 << round(math.log2(wanted)))
 
+
 Strategy = Literal["known", "sorted", "partitioned", "exact"]
 
 
