@@ -272,7 +272,7 @@ def test_a_count_by_parts_is_exact_when_parts_hold_many_values(
     include the empty string, a trailing NUL, a prefix of another and a value that repeats far
     away, with nulls anywhere.
     """
-    monkeypatch.setattr(distinct, "PARTITIONS", parts)
+    monkeypatch.setattr(distinct, "parts_for", lambda values: parts)
     ids = [f"ORD-{i:05d}" for i in range(3_000)]
     values = [*ids, "", "ORD-00001\x00", "ORD-0000", "\u00e9", ids[7], None, ids[0], None]
     series = pl.Series("s", values, dtype=pl.String).cast(dtype).shuffle(seed=parts)
@@ -282,6 +282,20 @@ def test_a_count_by_parts_is_exact_when_parts_hold_many_values(
     part = (pl.col("s").hash() % parts).alias("part")
     by_hash = frame.group_by(part).agg(pl.col("s").n_unique())
     assert by_hash.get_column("s").max() > 1  # some part holds several different values
+
+
+def test_a_larger_column_is_cut_into_more_parts_and_still_counted_exactly() -> None:
+    """The part count follows the column's size (with nulls not counted); every sum is exact."""
+    seen = []
+    for size in (20_000, 70_000, 140_000):
+        ids = pl.Series("s", [f"ORD-{i // 2:07d}" for i in range(size)])
+        series = pl.concat([ids, pl.Series("s", [None] * 50_000, dtype=pl.String)])
+        series = series.shuffle(seed=size)
+        plan = DistinctCount.plan(series.to_frame(), 0, "k", known=False)
+        assert plan.strategy == "partitioned"
+        seen.append(plan.parts)
+        assert _row(series, "string")["n_unique"] == size // 2
+    assert seen == [1, 2, 4]
 
 
 @settings(max_examples=60, deadline=None)
@@ -295,12 +309,9 @@ def test_a_count_by_parts_is_polars_exact_count(values: list[str | None], parts:
     plan = DistinctCount.plan(series.to_frame(), 0, "k", known=False)
     if plan.strategy != "partitioned":
         return
-    original = distinct.PARTITIONS
-    distinct.PARTITIONS = parts
-    try:
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(distinct, "parts_for", lambda values: parts)
         assert _row(series, "string")["n_unique"] == series.drop_nulls().n_unique()
-    finally:
-        distinct.PARTITIONS = original
 
 
 def test_sorted_grouped_and_shuffled_ids_take_their_cheapest_count() -> None:
