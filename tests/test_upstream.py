@@ -14,6 +14,7 @@ import inspect
 import pkgutil
 import sys
 import tomllib
+import warnings
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Annotated, Any, Literal, Self
@@ -30,6 +31,7 @@ from upath import UPath
 
 import dagster_dataframely as dd
 from dagster_dataframely._upstream import (
+    sibling_check_spec,
     DagsterInvalidPropertyError,
     NestedResourceFactory,
     Rule,
@@ -532,6 +534,52 @@ def test_unchecked_table_records_and_tables_are_what_dagsters_checked_constructo
     # What the event log stores: the same bytes, read back as the checked value.
     assert serialize_value(table) == serialize_value(built)
     assert deserialize_value(serialize_value(table), dg.TableMetadataValue) == built
+
+
+@pytest.mark.parametrize("partitioned", [False, True], ids=["unpartitioned", "partitioned"])
+def test_sibling_check_specs_are_what_dagsters_checked_constructor_builds(
+    partitioned: bool,
+) -> None:
+    """`tuple.__new__` on `dg.AssetCheckSpec`, its fields in the order `sibling_check_spec` uses."""
+    partitions = dg.StaticPartitionsDefinition(["a", "b"]) if partitioned else None
+    key = dg.AssetKey(["sales", "orders"])
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", dg.PreviewWarning)
+        template = dg.AssetCheckSpec(
+            "dy_schema__columns",
+            asset=key,
+            description="x",
+            blocking=True,
+            partitions_def=partitions,
+        )
+        checked = dg.AssetCheckSpec(
+            "dy_rule__amount__min",
+            asset=key,
+            description="amount >= 0",
+            blocking=False,
+            partitions_def=partitions,
+        )
+    sibling = sibling_check_spec(
+        template, name="dy_rule__amount__min", description="amount >= 0", blocking=False
+    )
+    assert dg.AssetCheckSpec._fields == (
+        "name",
+        "asset_key",
+        "description",
+        "additional_deps",
+        "blocking",
+        "metadata",
+        "automation_condition",
+        "partitions_def",
+    ), "dg.AssetCheckSpec's fields are no longer those sibling_check_spec fills, in its order."
+    assert type(sibling) is dg.AssetCheckSpec
+    assert sibling == checked
+    assert (sibling.key, sibling.partitions_def) == (checked.key, partitions)
+    # Dagster accepts it where a user's spec goes, and keeps it as given.
+    asset = dg.asset(key=key, check_specs=[template, sibling], partitions_def=partitions)(
+        lambda: None
+    )
+    assert asset.get_spec_for_check_key(checked.key) == checked
 
 
 # --- Dataframely -----------------------------------------------------------------------------
