@@ -31,6 +31,7 @@ from upath import UPath
 
 import dagster_dataframely as dd
 from dagster_dataframely._upstream import (
+    with_sibling_checks,
     sibling_check_spec,
     DagsterInvalidPropertyError,
     NestedResourceFactory,
@@ -580,6 +581,112 @@ def test_sibling_check_specs_are_what_dagsters_checked_constructor_builds(
         lambda: None
     )
     assert asset.get_spec_for_check_key(checked.key) == checked
+
+
+def _checked_asset(
+    check_specs: list[dg.AssetCheckSpec],
+    partitions: dg.PartitionsDefinition[str] | None,
+    reported: list[dg.AssetCheckSpec],
+) -> dg.AssetsDefinition:
+    """An asset like `dd.asset`'s: checks, an input, partitions, its own IO manager key.
+
+    Its function reports the checks of `reported`, which may be more than it declares.
+    """
+
+    def orders(upstream: int) -> Iterator[dg.Output[int] | dg.AssetCheckResult]:
+        yield dg.Output(upstream, "result")
+        for spec in reported:
+            yield dg.AssetCheckResult(check_name=spec.name, passed=spec.name != "dy_rule__b")
+
+    return dg.asset(
+        orders,
+        key=["sales", "orders"],
+        ins={"upstream": dg.AssetIn(key="upstream")},
+        check_specs=check_specs,
+        code_version="v1",
+        io_manager_key="orders_io",
+        partitions_def=partitions,
+        output_required=False,
+    )
+
+
+@pytest.mark.parametrize("partitioned", [False, True], ids=["unpartitioned", "partitioned"])
+def test_an_asset_with_sibling_checks_is_the_one_dagster_builds_from_every_spec(
+    partitioned: bool,
+) -> None:
+    """Copies of the first check's output under Dagster's names, and the asset rebuilt."""
+    partitions = dg.StaticPartitionsDefinition(["p1", "p2"]) if partitioned else None
+    key = dg.AssetKey(["sales", "orders"])
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", dg.PreviewWarning)
+        specs = [
+            dg.AssetCheckSpec(
+                name,
+                asset=key,
+                description=name,
+                blocking=name == "dy_schema__columns",
+                partitions_def=partitions,
+            )
+            for name in ("dy_schema__columns", "dy_rule__a", "dy_rule__b", "dy_rule__c")
+        ]
+        dagsters = _checked_asset(specs, partitions, specs)
+        ours = with_sibling_checks(_checked_asset(specs[:1], partitions, specs), specs[1:])
+    assert ours is not None
+
+    def outputs(asset: dg.AssetsDefinition) -> list[dict[str, Any]]:
+        return [vars(output) for output in asset.op.output_defs]
+
+    assert outputs(ours) == outputs(dagsters), (
+        "@dg.asset no longer gives every check the same OutputDefinition but for _name, named "
+        "spec.get_python_identifier(), after the asset's own output."
+    )
+    assert ours.op.output_dict.keys() == dagsters.op.output_dict.keys()
+    assert ours.check_specs_by_output_name == dagsters.check_specs_by_output_name
+    assert ours.check_keys == dagsters.check_keys
+    assert list(ours.check_specs) == list(dagsters.check_specs)
+    assert list(ours.specs) == list(dagsters.specs)
+    assert ours.keys_by_input_name == dagsters.keys_by_input_name
+    assert ours.partitions_def == dagsters.partitions_def
+    assert ours.op.name == dagsters.op.name
+    assert ours.get_resource_requirements() is not None
+    assert {r.key for r in ours.get_resource_requirements()} == {
+        r.key for r in dagsters.get_resource_requirements()
+    }
+    # A run reports every check, the copies included, as Dagster's own definition does.
+    upstream = dg.AssetSpec("upstream", partitions_def=partitions)
+    for asset in (ours, dagsters):
+        result = dg.materialize(
+            [asset, upstream],
+            selection=[asset],
+            partition_key="p1" if partitioned else None,
+            resources={"orders_io": dg.InMemoryIOManager(), "io_manager": _FixedInput(7)},
+        )
+        evaluations = {e.check_name: e.passed for e in result.get_asset_check_evaluations()}
+        assert evaluations == {
+            "dy_schema__columns": True,
+            "dy_rule__a": True,
+            "dy_rule__b": False,
+            "dy_rule__c": True,
+        }
+
+
+def test_sibling_checks_whose_output_names_collide_are_left_to_dagster() -> None:
+    key = dg.AssetKey(["sales", "orders"])
+    spec = dg.AssetCheckSpec("dy_schema__columns", asset=key)
+    assert with_sibling_checks(_checked_asset([spec], None, [spec]), [spec]) is None
+
+
+class _FixedInput(dg.IOManager):
+    """Loads `value` for every input; the upstream asset is a spec, never materialized."""
+
+    def __init__(self, value: int) -> None:
+        self.value = value
+
+    def handle_output(self, context: dg.OutputContext, obj: object) -> None:
+        raise AssertionError("only the upstream input is loaded")
+
+    def load_input(self, context: dg.InputContext) -> int:
+        return self.value
 
 
 # --- Dataframely -----------------------------------------------------------------------------

@@ -9,7 +9,6 @@ import dagster as dg
 import dataframely as dy
 
 from dagster_dataframely._model import names
-from dagster_dataframely._upstream import sibling_check_spec
 from dagster_dataframely._model.check_groups import (
     CheckGroup,
     check_groups,
@@ -25,6 +24,7 @@ from dagster_dataframely._model.settings import (
     resolve_check_naming,
 )
 from dagster_dataframely._model.warning_rules import resolve_warning_rules
+from dagster_dataframely._upstream import sibling_check_spec
 
 PARTITIONED_CHECKS_WARNING = "Specifying a partitions_def on an AssetCheckSpec"
 """The start of the preview warning Dagster gives for a check spec with partitions."""
