@@ -31,8 +31,6 @@ from upath import UPath
 
 import dagster_dataframely as dd
 from dagster_dataframely._upstream import (
-    with_sibling_checks,
-    sibling_check_spec,
     DagsterInvalidPropertyError,
     NestedResourceFactory,
     Rule,
@@ -52,6 +50,7 @@ from dagster_dataframely._upstream import (
     resource_config_of,
     rule_function,
     running_step,
+    sibling_check_spec,
     source_graph_has,
     source_graph_materializable_keys,
     step_output,
@@ -60,6 +59,7 @@ from dagster_dataframely._upstream import (
     upath_base,
     upath_output_locations,
     validation_rules,
+    with_sibling_checks,
 )
 
 from .schemas import EveryDtype, OrderBook, OrderLines, Orders
