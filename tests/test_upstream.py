@@ -537,29 +537,40 @@ def test_unchecked_table_records_and_tables_are_what_dagsters_checked_constructo
     assert deserialize_value(serialize_value(table), dg.TableMetadataValue) == built
 
 
-@pytest.mark.parametrize("partitioned", [False, True], ids=["unpartitioned", "partitioned"])
+ORDERS_KEY = dg.AssetKey(["sales", "orders"])
+
+
+@pytest.fixture(params=[False, True], ids=["unpartitioned", "partitioned"])
+def partitions(request: pytest.FixtureRequest) -> dg.PartitionsDefinition[str] | None:
+    """No partitions, then two static ones: check specs and their outputs carry them."""
+    return dg.StaticPartitionsDefinition(["p1", "p2"]) if request.param else None
+
+
+def _check_spec(
+    name: str,
+    partitions: dg.PartitionsDefinition[str] | None,
+    *,
+    description: str,
+    blocking: bool = False,
+) -> dg.AssetCheckSpec:
+    """A check spec on the orders asset, built by Dagster's checked constructor."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", dg.PreviewWarning)  # partitioned checks: a preview
+        return dg.AssetCheckSpec(
+            name,
+            asset=ORDERS_KEY,
+            description=description,
+            blocking=blocking,
+            partitions_def=partitions,
+        )
+
+
 def test_sibling_check_specs_are_what_dagsters_checked_constructor_builds(
-    partitioned: bool,
+    partitions: dg.PartitionsDefinition[str] | None,
 ) -> None:
     """`tuple.__new__` on `dg.AssetCheckSpec`, its fields in the order `sibling_check_spec` uses."""
-    partitions = dg.StaticPartitionsDefinition(["a", "b"]) if partitioned else None
-    key = dg.AssetKey(["sales", "orders"])
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", dg.PreviewWarning)
-        template = dg.AssetCheckSpec(
-            "dy_schema__columns",
-            asset=key,
-            description="x",
-            blocking=True,
-            partitions_def=partitions,
-        )
-        checked = dg.AssetCheckSpec(
-            "dy_rule__amount__min",
-            asset=key,
-            description="amount >= 0",
-            blocking=False,
-            partitions_def=partitions,
-        )
+    template = _check_spec("dy_schema__columns", partitions, description="x", blocking=True)
+    checked = _check_spec("dy_rule__amount__min", partitions, description="amount >= 0")
     sibling = sibling_check_spec(
         template, name="dy_rule__amount__min", description="amount >= 0", blocking=False
     )
@@ -577,7 +588,7 @@ def test_sibling_check_specs_are_what_dagsters_checked_constructor_builds(
     assert sibling == checked
     assert (sibling.key, sibling.partitions_def) == (checked.key, partitions)
     # Dagster accepts it where a user's spec goes, and keeps it as given.
-    asset = dg.asset(key=key, check_specs=[template, sibling], partitions_def=partitions)(
+    asset = dg.asset(key=ORDERS_KEY, check_specs=[template, sibling], partitions_def=partitions)(
         lambda: None
     )
     assert asset.get_spec_for_check_key(checked.key) == checked
@@ -600,7 +611,7 @@ def _checked_asset(
 
     return dg.asset(
         orders,
-        key=["sales", "orders"],
+        key=ORDERS_KEY,
         ins={"upstream": dg.AssetIn(key="upstream")},
         check_specs=check_specs,
         code_version="v1",
@@ -610,27 +621,16 @@ def _checked_asset(
     )
 
 
-@pytest.mark.parametrize("partitioned", [False, True], ids=["unpartitioned", "partitioned"])
 def test_an_asset_with_sibling_checks_is_the_one_dagster_builds_from_every_spec(
-    partitioned: bool,
+    partitions: dg.PartitionsDefinition[str] | None,
 ) -> None:
     """Copies of the first check's output under Dagster's names, and the asset rebuilt."""
-    partitions = dg.StaticPartitionsDefinition(["p1", "p2"]) if partitioned else None
-    key = dg.AssetKey(["sales", "orders"])
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", dg.PreviewWarning)
-        specs = [
-            dg.AssetCheckSpec(
-                name,
-                asset=key,
-                description=name,
-                blocking=name == "dy_schema__columns",
-                partitions_def=partitions,
-            )
-            for name in ("dy_schema__columns", "dy_rule__a", "dy_rule__b", "dy_rule__c")
-        ]
-        dagsters = _checked_asset(specs, partitions, specs)
-        ours = with_sibling_checks(_checked_asset(specs[:1], partitions, specs), specs[1:])
+    specs = [
+        _check_spec(name, partitions, description=name, blocking=name == "dy_schema__columns")
+        for name in ("dy_schema__columns", "dy_rule__a", "dy_rule__b", "dy_rule__c")
+    ]
+    dagsters = _checked_asset(specs, partitions, specs)
+    ours = with_sibling_checks(_checked_asset(specs[:1], partitions, specs), specs[1:])
     assert ours is not None
 
     def outputs(asset: dg.AssetsDefinition) -> list[dict[str, Any]]:
@@ -658,7 +658,7 @@ def test_an_asset_with_sibling_checks_is_the_one_dagster_builds_from_every_spec(
         result = dg.materialize(
             [asset, upstream],
             selection=[asset],
-            partition_key="p1" if partitioned else None,
+            partition_key="p1" if partitions else None,
             resources={"orders_io": dg.InMemoryIOManager(), "io_manager": _FixedInput(7)},
         )
         evaluations = {e.check_name: e.passed for e in result.get_asset_check_evaluations()}
@@ -671,8 +671,8 @@ def test_an_asset_with_sibling_checks_is_the_one_dagster_builds_from_every_spec(
 
 
 def test_sibling_checks_whose_output_names_collide_are_left_to_dagster() -> None:
-    key = dg.AssetKey(["sales", "orders"])
-    spec = dg.AssetCheckSpec("dy_schema__columns", asset=key)
+    """A spec given twice: None, so `@dg.asset` refuses the duplicate in its own words."""
+    spec = _check_spec("dy_schema__columns", None, description="x")
     assert with_sibling_checks(_checked_asset([spec], None, [spec]), [spec]) is None
 
 
