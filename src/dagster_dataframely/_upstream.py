@@ -507,6 +507,8 @@ def with_sibling_checks(
     built here; and on `AssetsDefinition.dagster_internal_init(**get_attributes_dict())`
     rebuilding an asset, as `AssetsDefinition.with_attributes` does. Since Dagster 1.13.6.
     """
+    if not siblings:
+        return asset
     op = asset.op
     ((template_name, template_spec),) = asset.check_specs_by_output_name.items()
     template = op.output_dict[template_name]
