@@ -14,6 +14,7 @@ import inspect
 import pkgutil
 import sys
 import tomllib
+import warnings
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Annotated, Any, Literal, Self
@@ -49,6 +50,7 @@ from dagster_dataframely._upstream import (
     resource_config_of,
     rule_function,
     running_step,
+    sibling_check_spec,
     source_graph_has,
     source_graph_materializable_keys,
     step_output,
@@ -57,6 +59,7 @@ from dagster_dataframely._upstream import (
     upath_base,
     upath_output_locations,
     validation_rules,
+    with_sibling_checks,
 )
 
 from .schemas import EveryDtype, OrderBook, OrderLines, Orders
@@ -532,6 +535,158 @@ def test_unchecked_table_records_and_tables_are_what_dagsters_checked_constructo
     # What the event log stores: the same bytes, read back as the checked value.
     assert serialize_value(table) == serialize_value(built)
     assert deserialize_value(serialize_value(table), dg.TableMetadataValue) == built
+
+
+ORDERS_KEY = dg.AssetKey(["sales", "orders"])
+
+
+@pytest.fixture(params=[False, True], ids=["unpartitioned", "partitioned"])
+def partitions(request: pytest.FixtureRequest) -> dg.PartitionsDefinition[str] | None:
+    """No partitions, then two static ones: check specs and their outputs carry them."""
+    return dg.StaticPartitionsDefinition(["p1", "p2"]) if request.param else None
+
+
+def _check_spec(
+    name: str,
+    partitions: dg.PartitionsDefinition[str] | None,
+    *,
+    description: str,
+    blocking: bool = False,
+) -> dg.AssetCheckSpec:
+    """A check spec on the orders asset, built by Dagster's checked constructor."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", dg.PreviewWarning)  # partitioned checks: a preview
+        return dg.AssetCheckSpec(
+            name,
+            asset=ORDERS_KEY,
+            description=description,
+            blocking=blocking,
+            partitions_def=partitions,
+        )
+
+
+def test_sibling_check_specs_are_what_dagsters_checked_constructor_builds(
+    partitions: dg.PartitionsDefinition[str] | None,
+) -> None:
+    """`tuple.__new__` on `dg.AssetCheckSpec`, its fields in the order `sibling_check_spec` uses."""
+    template = _check_spec("dy_schema__columns", partitions, description="x", blocking=True)
+    checked = _check_spec("dy_rule__amount__min", partitions, description="amount >= 0")
+    sibling = sibling_check_spec(
+        template, name="dy_rule__amount__min", description="amount >= 0", blocking=False
+    )
+    assert dg.AssetCheckSpec._fields == (
+        "name",
+        "asset_key",
+        "description",
+        "additional_deps",
+        "blocking",
+        "metadata",
+        "automation_condition",
+        "partitions_def",
+    ), "dg.AssetCheckSpec's fields are no longer those sibling_check_spec fills, in its order."
+    assert type(sibling) is dg.AssetCheckSpec
+    assert sibling == checked
+    assert (sibling.key, sibling.partitions_def) == (checked.key, partitions)
+    # Dagster accepts it where a user's spec goes, and keeps it as given.
+    asset = dg.asset(key=ORDERS_KEY, check_specs=[template, sibling], partitions_def=partitions)(
+        lambda: None
+    )
+    assert asset.get_spec_for_check_key(checked.key) == checked
+
+
+def _checked_asset(
+    check_specs: list[dg.AssetCheckSpec],
+    partitions: dg.PartitionsDefinition[str] | None,
+    reported: list[dg.AssetCheckSpec],
+) -> dg.AssetsDefinition:
+    """An asset like `dd.asset`'s: checks, an input, partitions, its own IO manager key.
+
+    Its function reports the checks of `reported`, which may be more than it declares.
+    """
+
+    def orders(upstream: int) -> Iterator[dg.Output[int] | dg.AssetCheckResult]:
+        yield dg.Output(upstream, "result")
+        for spec in reported:
+            yield dg.AssetCheckResult(check_name=spec.name, passed=spec.name != "dy_rule__b")
+
+    return dg.asset(
+        orders,
+        key=ORDERS_KEY,
+        ins={"upstream": dg.AssetIn(key="upstream")},
+        check_specs=check_specs,
+        code_version="v1",
+        io_manager_key="orders_io",
+        partitions_def=partitions,
+        output_required=False,
+    )
+
+
+def test_an_asset_with_sibling_checks_is_the_one_dagster_builds_from_every_spec(
+    partitions: dg.PartitionsDefinition[str] | None,
+) -> None:
+    """Copies of the first check's output under Dagster's names, and the asset rebuilt."""
+    specs = [
+        _check_spec(name, partitions, description=name, blocking=name == "dy_schema__columns")
+        for name in ("dy_schema__columns", "dy_rule__a", "dy_rule__b", "dy_rule__c")
+    ]
+    dagsters = _checked_asset(specs, partitions, specs)
+    ours = with_sibling_checks(_checked_asset(specs[:1], partitions, specs), specs[1:])
+    assert ours is not None
+
+    def outputs(asset: dg.AssetsDefinition) -> list[dict[str, Any]]:
+        return [vars(output) for output in asset.op.output_defs]
+
+    assert outputs(ours) == outputs(dagsters), (
+        "@dg.asset no longer gives every check the same OutputDefinition but for _name, named "
+        "spec.get_python_identifier(), after the asset's own output."
+    )
+    assert ours.op.output_dict.keys() == dagsters.op.output_dict.keys()
+    assert ours.check_specs_by_output_name == dagsters.check_specs_by_output_name
+    assert ours.check_keys == dagsters.check_keys
+    assert list(ours.check_specs) == list(dagsters.check_specs)
+    assert list(ours.specs) == list(dagsters.specs)
+    assert ours.keys_by_input_name == dagsters.keys_by_input_name
+    assert ours.partitions_def == dagsters.partitions_def
+    assert ours.op.name == dagsters.op.name
+    assert ours.get_resource_requirements() is not None
+    assert {r.key for r in ours.get_resource_requirements()} == {
+        r.key for r in dagsters.get_resource_requirements()
+    }
+    # A run reports every check, the copies included, as Dagster's own definition does.
+    upstream = dg.AssetSpec("upstream", partitions_def=partitions)
+    for asset in (ours, dagsters):
+        result = dg.materialize(
+            [asset, upstream],
+            selection=[asset],
+            partition_key="p1" if partitions else None,
+            resources={"orders_io": dg.InMemoryIOManager(), "io_manager": _FixedInput(7)},
+        )
+        evaluations = {e.check_name: e.passed for e in result.get_asset_check_evaluations()}
+        assert evaluations == {
+            "dy_schema__columns": True,
+            "dy_rule__a": True,
+            "dy_rule__b": False,
+            "dy_rule__c": True,
+        }
+
+
+def test_sibling_checks_whose_output_names_collide_are_left_to_dagster() -> None:
+    """A spec given twice: None, so `@dg.asset` refuses the duplicate in its own words."""
+    spec = _check_spec("dy_schema__columns", None, description="x")
+    assert with_sibling_checks(_checked_asset([spec], None, [spec]), [spec]) is None
+
+
+class _FixedInput(dg.IOManager):
+    """Loads `value` for every input; the upstream asset is a spec, never materialized."""
+
+    def __init__(self, value: int) -> None:
+        self.value = value
+
+    def handle_output(self, context: dg.OutputContext, obj: object) -> None:
+        raise AssertionError("only the upstream input is loaded")
+
+    def load_input(self, context: dg.InputContext) -> int:
+        return self.value
 
 
 # --- Dataframely -----------------------------------------------------------------------------

@@ -20,7 +20,7 @@ other modules need (`Rule`, `DagsterInvalidPropertyError`) are re-exported from 
 from __future__ import annotations
 
 import copy
-from collections.abc import Callable, Container, Mapping, Set
+from collections.abc import Callable, Container, Mapping, Sequence, Set
 from dataclasses import dataclass
 from typing import Any, Self, TypeVar
 
@@ -72,6 +72,7 @@ __all__ = [
     "resource_config_of",
     "rule_function",
     "running_step",
+    "sibling_check_spec",
     "source_graph_has",
     "source_graph_materializable_keys",
     "step_output",
@@ -80,6 +81,7 @@ __all__ = [
     "upath_base",
     "upath_output_locations",
     "validation_rules",
+    "with_sibling_checks",
 ]
 
 # `DagsterInvalidPropertyError` (`dagster._core.errors`, not exported by `dagster`) is what a
@@ -455,6 +457,81 @@ def table_of_records(
     """
     table: dg.TableMetadataValue = _tuple_new(dg.TableMetadataValue, (records, schema))
     return table
+
+
+def sibling_check_spec(
+    template: dg.AssetCheckSpec, *, name: str, description: str, blocking: bool
+) -> dg.AssetCheckSpec:
+    """A check spec on `template`'s asset and partitions, with its own name, text and blocking.
+
+    `dg.AssetCheckSpec` coerces the asset key, checks the additional dependencies and builds
+    a check key for each spec, which costs more than a `dd.asset` spends on anything else of
+    its own; an asset of a hundred rules declares a hundred specs that differ only in these
+    three fields. The template's empty `additional_deps` and `metadata` are shared, as nothing
+    changes them in place. Relies on `AssetCheckSpec` being a `NamedTuple` record whose fields
+    are `name, asset_key, description, additional_deps, blocking, metadata,
+    automation_condition, partitions_def`, in that order. Since Dagster 1.13.6.
+    """
+    spec: dg.AssetCheckSpec = _tuple_new(
+        dg.AssetCheckSpec,
+        (
+            name,
+            template.asset_key,
+            description,
+            template.additional_deps,
+            blocking,
+            template.metadata,
+            template.automation_condition,
+            template.partitions_def,
+        ),
+    )
+    return spec
+
+
+def with_sibling_checks(
+    asset: dg.AssetsDefinition, siblings: Sequence[dg.AssetCheckSpec]
+) -> dg.AssetsDefinition | None:
+    """`asset`, built by `@dg.asset` with one check spec, with `siblings` added after it.
+
+    The same definition `@dg.asset` builds from all the specs, for a fraction of its cost:
+    Dagster resolves an `Out` and then an `OutputDefinition` for every check, twice the cost of
+    everything else an asset of a hundred rules declares, though every check's output is the
+    same but for its name. So the one check's output, built and validated by Dagster, is copied
+    for each sibling under the name Dagster would give it. None when two specs would share an
+    output name: the caller then lets `@dg.asset` build (and refuse) them all.
+
+    Relies on `@dg.asset` naming a check's output `spec.get_python_identifier()`, giving each
+    check an `OutputDefinition` that differs from another check's only in `_name`, after the
+    asset's own output in the order of the specs; on `NodeDefinition` keeping its outputs in
+    `_output_defs` and `_output_dict`, read by nothing at declaration but the asset definition
+    built here; and on `AssetsDefinition.dagster_internal_init(**get_attributes_dict())`
+    rebuilding an asset, as `AssetsDefinition.with_attributes` does. Since Dagster 1.13.6.
+    """
+    if not siblings:
+        return asset
+    op = asset.op
+    ((template_name, template_spec),) = asset.check_specs_by_output_name.items()
+    template = op.output_dict[template_name]
+    specs = {template_name: template_spec}
+    outputs = {}
+    for spec in siblings:
+        name = spec.get_python_identifier()
+        if name in specs or name in op.output_dict:
+            return None
+        specs[name] = spec
+        outputs[name] = output = copy.copy(template)
+        output._name = name
+    with_checks = copy.copy(op)
+    with_checks._output_defs = [*op.output_defs, *outputs.values()]
+    with_checks._output_dict = {**op.output_dict, **outputs}
+    return dg.AssetsDefinition.dagster_internal_init(
+        **{
+            **asset.get_attributes_dict(),
+            "node_def": with_checks,
+            "check_specs_by_output_name": specs,
+            "selected_asset_check_keys": None,
+        }
+    )
 
 
 # --- Dataframely -----------------------------------------------------------------------------

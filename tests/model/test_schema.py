@@ -103,6 +103,21 @@ def test_schema_info_is_cached_per_class() -> None:
     assert read_schema(OrderLines) is read_schema(OrderLines)
 
 
+def test_a_rules_expression_is_its_schemas_own_after_many_other_schemas_were_read() -> None:
+    """The rules are not kept per schema: read again once others pushed them out, unchanged."""
+    info = read_schema(OrderLines)
+    before = {rule.name: rule.expression() for rule in info.rules}
+    others = [type(f"Other{i}", (dy.Schema,), {"a": dy.Int64(min=i)}) for i in range(100)]
+    for other in others:
+        (rule,) = [r for r in read_schema(other).rules if r.name == "a|min"]
+        assert rule.expression() == str(pl.col("a") >= others.index(other))
+    assert {rule.name: rule.expression() for rule in info.rules} == before
+    assert before["line_no|min"] == str(pl.col("line_no") >= 1)
+    assert before.keys() == {
+        name for name, _ in OrderLines._validation_rules(with_cast=False).items()
+    }
+
+
 def test_own_docstring_ignores_inherited_ones() -> None:
     class Child(Orders):
         pass

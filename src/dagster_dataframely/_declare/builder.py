@@ -20,6 +20,7 @@ from dagster_dataframely._run.collection_split import decide_members, share_inpu
 from dagster_dataframely._run.compute import PrepareInput, Step, compute_function
 from dagster_dataframely._run.outcome import Split, decide_each
 from dagster_dataframely._run.returned import collection_members, one_output, output_mapping
+from dagster_dataframely._upstream import with_sibling_checks
 
 from .output import STREAMED_TABLE, Declaration
 
@@ -40,14 +41,23 @@ def build_asset(
         partitions_def=op.get("partitions_def"),
         single=True,
     )
-    return dg.asset(
-        compute_function(function, step),
-        **_asset_attributes(declaration.out),
-        check_specs=list(declaration.check_specs),
-        output_required=False,
-        dagster_type=STREAMED_TABLE if output.settings.streaming else None,
-        **_set(op),
-    )
+    compute = compute_function(function, step)
+
+    def build(check_specs: Sequence[dg.AssetCheckSpec]) -> dg.AssetsDefinition:
+        return dg.asset(
+            compute,
+            **_asset_attributes(declaration.out),
+            check_specs=list(check_specs),
+            output_required=False,
+            dagster_type=STREAMED_TABLE if output.settings.streaming else None,
+            **_set(op),
+        )
+
+    # Dagster builds the asset with its first check; the others are copies of that check's
+    # output (`_upstream.with_sibling_checks`), the same definition for far less.
+    first, *siblings = declaration.check_specs
+    built = with_sibling_checks(build([first]), siblings)
+    return built if built is not None else build(declaration.check_specs)
 
 
 def build_multi_asset(

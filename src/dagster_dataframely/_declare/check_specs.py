@@ -24,6 +24,7 @@ from dagster_dataframely._model.settings import (
     resolve_check_naming,
 )
 from dagster_dataframely._model.warning_rules import resolve_warning_rules
+from dagster_dataframely._upstream import sibling_check_spec
 
 PARTITIONED_CHECKS_WARNING = "Specifying a partitions_def on an AssetCheckSpec"
 """The start of the preview warning Dagster gives for a check spec with partitions."""
@@ -164,32 +165,30 @@ def _specs(
     A Collection member's `info` ends with its filters, so its specs end with them too; the
     quality policy's own checks, when it has them, come last.
     """
-    specs = [
-        dg.AssetCheckSpec(
-            names.COLUMN_SCHEMA_CHECK,
-            asset=asset,
-            description=column_schema_description(info.name),
-            blocking=True,
-            partitions_def=partitions_def,
-        )
-    ]
+    column_schema = dg.AssetCheckSpec(
+        names.COLUMN_SCHEMA_CHECK,
+        asset=asset,
+        description=column_schema_description(info.name),
+        blocking=True,
+        partitions_def=partitions_def,
+    )
+    # Every other spec differs from the column-schema check's only in these three fields.
+    specs = [column_schema]
     specs += [
-        dg.AssetCheckSpec(
-            group.name,
-            asset=asset,
+        sibling_check_spec(
+            column_schema,
+            name=group.name,
             description=_described(group, policy),
-            partitions_def=partitions_def,
             blocking=policy is not None and any(r.name in policy.blocking for r in group.rules),
         )
         for group in check_groups(info, granularity, schema_rules, warning_rules)
     ]
     if policy is not None:
         specs += [
-            dg.AssetCheckSpec(
-                name,
-                asset=asset,
+            sibling_check_spec(
+                column_schema,
+                name=name,
                 description=description,
-                partitions_def=partitions_def,
                 blocking=policy.blocks_own_checks,
             )
             for name, description in policy_checks(policy)

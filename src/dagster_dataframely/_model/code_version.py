@@ -98,13 +98,13 @@ def _rule_text(rule: RuleInfo) -> str:
     declaration; until it is fixed, its version stands for "this rule cannot be built", and
     fixing it changes the version.
     """
-    if rule.rule is None:  # a Collection's filter: its query over empty members
+    if rule.is_filter:  # a Collection's filter: its query over empty members
         try:
             return _query_text(rule.query) if rule.query is not None else rule.expression()
         except Exception as error:  # the filter reports its own error when it runs
             return f"unbuildable: {type(error).__name__}"
     try:
-        expression = rule.rule.expr
+        expression = rule.expr()
     except Exception as error:  # the rule reports its own error when it runs
         return f"unbuildable: {type(error).__name__}"
     try:

@@ -137,7 +137,7 @@ def _filter_rules(collection: type[dy.Collection], key: tuple[str, ...]) -> tupl
                     f"Keeps the rows whose ({keys}) the filter {filter_name} of {name} returns, "
                     f"in every member it constrains."
                 ),
-                rule=None,
+                schema=None,
                 plan=_plan(query),
                 query=query,
             )
@@ -156,7 +156,7 @@ def _filter_rules(collection: type[dy.Collection], key: tuple[str, ...]) -> tupl
                     check_name=names.filter_check_name(rule_name),
                     label=f"failure propagation from {member_name} in {name}",
                     description=text,
-                    rule=None,
+                    schema=None,
                     plan=functools.partial(str, text),
                 )
             )

@@ -7,6 +7,7 @@ change in Dataframely fails one of our tests instead of a user's assets.
 
 from __future__ import annotations
 
+import functools
 import inspect
 import weakref
 from collections.abc import Callable, Mapping
@@ -48,8 +49,9 @@ class RuleInfo:
     """The rule as a short line of text, e.g. `amount >= 0.0`; the rule name when unrenderable."""
     description: str
     """The check description: the rule's docstring, else `label`."""
-    rule: _upstream.Rule | None
-    """Dataframely's rule; its expression is read only at run time (a `@dy.rule` may raise).
+    schema: type[dy.Schema] | None
+    """The schema whose Dataframely rule this is, looked up by `name` in `schema_rules` when
+    its expression is read (only at run time and for the code version: a `@dy.rule` may raise).
 
     None for a Collection's filter, which is a query over several members, not an expression.
     """
@@ -62,15 +64,23 @@ class RuleInfo:
     @property
     def is_filter(self) -> bool:
         """Whether this is a Collection's filter (`dy_filter__<name>`), not a schema's rule."""
-        return self.rule is None
+        return self.schema is None
+
+    def expr(self) -> pl.Expr:
+        """The schema rule's Polars expression (True where a row passes); not for a filter.
+
+        Raises what building the rule raises: a broken `@dy.rule` fails where it is read.
+        """
+        assert self.schema is not None, "a Collection's filter has no expression"
+        return schema_rules(self.schema)[self.name].expr
 
     def expression(self) -> str:
         """What the rule checks, as text: its Polars expression, or a filter's query plan.
 
         Raises what building the rule raises: a broken `@dy.rule` fails where it is read.
         """
-        if self.rule is not None:
-            return str(self.rule.expr)
+        if not self.is_filter:
+            return str(self.expr())
         return self.plan() if self.plan is not None else self.label
 
 
@@ -119,6 +129,19 @@ class SchemaInfo:
 _CACHE: weakref.WeakKeyDictionary[type, SchemaInfo] = weakref.WeakKeyDictionary()
 
 
+@functools.lru_cache(maxsize=32)
+def schema_rules(schema: type[dy.Schema]) -> Mapping[str, _upstream.Rule]:
+    """Dataframely's rules of `schema` by name, kept for the last few schemas read.
+
+    Not kept in every `SchemaInfo`: a code location of hundreds of schemas would hold a `Rule`
+    and a `pl.Expr` per rule, which Python's cycle collector walks on each full collection
+    while the location loads. Declaring reads them twice in a row (names, then the code
+    version), a run once; building them again for a schema read long ago costs under a
+    millisecond.
+    """
+    return _upstream.validation_rules(schema)
+
+
 def read_schema(schema: object) -> SchemaInfo:
     """Read and validate `schema`, raising this package's errors for names it cannot use.
 
@@ -155,8 +178,7 @@ def _read(schema: type[dy.Schema]) -> SchemaInfo:
     sensitive = sensitive_columns(name, columns)
     primary_key = tuple(schema.primary_key())
     rules = tuple(
-        _rule_info(schema, columns, primary_key, rule_name, rule)
-        for rule_name, rule in _upstream.validation_rules(schema).items()
+        _rule_info(schema, columns, primary_key, rule_name) for rule_name in schema_rules(schema)
     )
     validate_rule_names(name, rules)
     kinds_by_column: dict[str, list[str]] = {}
@@ -281,7 +303,6 @@ def _rule_info(
     columns: Mapping[str, dy.Column],
     primary_key: tuple[str, ...],
     name: str,
-    rule: _upstream.Rule,
 ) -> RuleInfo:
     """One rule with every name and text the package shows for it, from the column it is on."""
     column_name, separator, kind = name.partition(names.COLUMN_RULE_SEPARATOR)
@@ -302,7 +323,7 @@ def _rule_info(
         check_name=names.check_name(name),
         label=label,
         description=docstring or label,
-        rule=rule,
+        schema=schema,
     )
 
 

@@ -165,7 +165,7 @@ def streamed_split(
     """
     source_file = staging.file("returned")
     frame.sink_parquet(source_file, compression=_STAGED_COMPRESSION, engine="streaming")
-    rules = {r.name: r.rule.expr for r in info.rules if r.rule is not None}
+    rules = {r.name: r.expr() for r in info.rules if not r.is_filter}
     columns = list(info.columns)
     rows = pl.scan_parquet(source_file).with_row_index(_POSITION)
     outcomes: dict[str, pl.Expr] = {}
