@@ -23,6 +23,7 @@ import dagster as dg
 import dataframely as dy
 import polars as pl
 import pytest
+from dagster._core.remote_representation.external_data import RepositorySnap
 from dagster._serdes import deserialize_value, serialize_value
 from polars.testing import assert_frame_equal
 from pydantic import PrivateAttr
@@ -652,8 +653,11 @@ def test_an_asset_with_sibling_checks_is_the_one_dagster_builds_from_every_spec(
     assert {r.key for r in ours.get_resource_requirements()} == {
         r.key for r in dagsters.get_resource_requirements()
     }
-    # A run reports every check, the copies included, as Dagster's own definition does.
     upstream = dg.AssetSpec("upstream", partitions_def=partitions)
+    assert _repository_snapshot(ours, upstream) == _repository_snapshot(dagsters, upstream), (
+        "The webserver and the daemon no longer see the same code location for the two builds."
+    )
+    # A run reports every check, the copies included, as Dagster's own definition does.
     for asset in (ours, dagsters):
         result = dg.materialize(
             [asset, upstream],
@@ -668,6 +672,12 @@ def test_an_asset_with_sibling_checks_is_the_one_dagster_builds_from_every_spec(
             "dy_rule__b": False,
             "dy_rule__c": True,
         }
+
+
+def _repository_snapshot(*assets: dg.AssetsDefinition | dg.AssetSpec) -> str:
+    """What a code location serves the webserver and the daemon for `assets`, serialized."""
+    defs = dg.Definitions(assets=assets, resources={"orders_io": dg.InMemoryIOManager()})
+    return serialize_value(RepositorySnap.from_def(defs.get_repository_def()))
 
 
 def test_sibling_checks_whose_output_names_collide_are_left_to_dagster() -> None:
