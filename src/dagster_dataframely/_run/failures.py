@@ -110,9 +110,9 @@ class Failures:
         failing = [r.name for r in self.info.rules if r.name in self.counts]
         if limit <= 0 or not failing:
             return Samples(columns.clear(), {})
-        positions = self.outcomes.select(
-            _failed(name).arg_true().head(limit).implode().alias(name) for name in failing
-        ).row(0, named=True)
+        positions = self.outcomes.select(_first_failing(name, limit) for name in failing).row(
+            0, named=True
+        )
         wanted = sorted({p for rows in positions.values() for p in rows})
         at = {position: index for index, position in enumerate(wanted)}
         return Samples(
@@ -183,6 +183,12 @@ def _outcome_text_of(rule: str, check_name: str) -> pl.Expr:
 def _failed(rule: str) -> pl.Expr:
     """True where the rule failed; an unknown outcome is not a failure. Built once per rule."""
     return pl.col(rule).eq_missing(False)
+
+
+@functools.lru_cache(maxsize=_EXPRESSIONS_KEPT)
+def _first_failing(rule: str, limit: int) -> pl.Expr:
+    """The positions of the first `limit` rows that failed `rule`, as one list. Built once."""
+    return _failed(rule).arg_true().head(limit).implode().alias(rule)
 
 
 def _outcome_text(outcome: pl.Expr) -> pl.Expr:
