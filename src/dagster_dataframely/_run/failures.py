@@ -67,8 +67,8 @@ class Failures:
         """
         head = self.outcomes.head(limit)
         rules = self.info.rules
-        # In Python: a few rows of a Boolean per rule, where a list expression over every rule
-        # cost more to build than to run.
+        # In Python: a list expression over every rule cost more to build than to run, and a
+        # sample's rule columns become Python cells in its table anyway, at the same cost.
         outcomes = [head.get_column(rule.name).to_list() for rule in rules]
         failed = [
             ", ".join(rule.check_name for rule, ok in zip(rules, row, strict=True) if ok is False)

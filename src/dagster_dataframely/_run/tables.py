@@ -3,7 +3,8 @@
 A Dagster table cell holds only a str, int, float, bool or None. Every other dtype becomes text in
 one Polars `select`, column by column, because this runs on every materialization. In the same
 `select`, every text is cut to `CELL_LIMIT` characters and a sensitive column's values become
-`MASK`, so neither a huge value nor a sensitive one reaches the event log.
+`MASK`, so neither a huge value nor a sensitive one reaches the event log; a column that needs
+none of it (numbers, short texts) is left out of the `select`.
 """
 
 from __future__ import annotations
