@@ -5,6 +5,7 @@ in the UI; the sample's leading `dy_failed_rules` names it first, and `invalid_b
 its count before its (wide) rule list. The quarantine itself keeps the spec's columns.
 """
 
+from collections import Counter
 from pathlib import Path
 from typing import Any
 
@@ -18,6 +19,8 @@ from polars.testing import assert_frame_equal
 
 import dagster_dataframely as dd
 from dagster_dataframely import wiring
+from dagster_dataframely._model.schema import read_schema
+from dagster_dataframely._run.failures import Failures
 from tests.asset_support import Materialize, SmallOrders, run_tables
 
 pytestmark = pytest.mark.usefixtures("clean_environment")
@@ -190,3 +193,46 @@ def test_each_rule_column_spells_each_rows_outcome(
     )
     assert frame.get_column("dy_rule__amount__min").to_list() == [words[o] for o in at_least]
     assert frame.get_column("dy_rule__amount__max").to_list() == [words[o] for o in at_most]
+
+
+class Ranged(dy.Schema):
+    """Three rules on two nullable columns: rows can fail any set of them, or none for sure."""
+
+    amount = dy.Int64(nullable=True, min=0, max=9)
+    code = dy.String(nullable=True, max_length=3)
+
+
+RANGED_RULES = ["amount|min", "amount|max", "code|max_length"]
+ROW_OUTCOMES = st.lists(st.sampled_from([True, False, None]), min_size=3, max_size=3)
+"""One row's outcome of each rule of `Ranged`; a row of only True and None is quarantined too."""
+
+
+@settings(max_examples=80, deadline=None)
+@given(st.lists(ROW_OUTCOMES, min_size=1, max_size=8), st.integers(0, 9))
+def test_failed_rules_and_rule_sets_are_each_rows_false_outcomes(
+    rows: list[list[bool | None]], limit: int
+) -> None:
+    """Every failed rule of a row, in schema order; a rule no row failed, or one a row left
+    unknown, is in no row's set (`rule_sets` groups on the rules some row failed only)."""
+    info = read_schema(Ranged)
+    columns = {"amount": [None] * len(rows), "code": [None] * len(rows)}
+    by_rule = dict(zip(RANGED_RULES, map(list, zip(*rows, strict=True)), strict=True))
+    outcomes = pl.DataFrame(
+        {**columns, **by_rule},
+        schema={"amount": pl.Int64, "code": pl.String, **dict.fromkeys(RANGED_RULES, pl.Boolean)},
+    )
+    failures = Failures.from_failure_info(info, dy.FailureInfo(outcomes.lazy(), RANGED_RULES))
+    failed = [
+        tuple(r for r, ok in zip(RANGED_RULES, row, strict=True) if ok is False) for row in rows
+    ]
+    checks = {r.name: r.check_name for r in info.rules}
+
+    sample = failures.sample(limit)
+    assert sample.get_column("dy_failed_rules").to_list() == [
+        ", ".join(checks[r] for r in rules) for rules in failed[:limit]
+    ]
+    order = {name: i for i, name in enumerate(RANGED_RULES)}
+    expected = sorted(
+        Counter(failed).items(), key=lambda item: (-item[1], [order[r] for r in item[0]])
+    )
+    assert failures.rule_sets() == expected

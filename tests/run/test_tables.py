@@ -19,7 +19,7 @@ from hypothesis import strategies as st
 from polars.testing.parametric import dataframes
 
 from dagster_dataframely._model.shown_values import CELL_LIMIT, MASK, cut_text
-from dagster_dataframely._run.tables import _records, table_value
+from dagster_dataframely._run.tables import _records, _shown_cell, table_value
 
 
 def _cells(frame: pl.DataFrame) -> list[dict[str, object]]:
@@ -361,3 +361,20 @@ def test_a_masked_column_shows_the_mask_for_every_value_and_keeps_its_nulls(
         {name: record.data[name] for name in unmasked}
         for record in table_value(frame.select(unmasked)).records
     ]
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    dataframes(max_cols=5, max_size=5, excluded_dtypes=[pl.Object]),
+    st.lists(TEXTS | st.none(), min_size=5, max_size=5),
+)
+def test_a_column_kept_as_it_is_shows_what_every_cell_expression_would(
+    frame: pl.DataFrame, texts: list[str | None]
+) -> None:
+    """Numbers and texts of at most `CELL_LIMIT` bytes skip the cell expressions: same cells."""
+    frame = frame.with_columns(pl.Series("t", texts[: frame.height], dtype=pl.String))
+    everything = frame.rechunk().select(
+        _shown_cell(pl.nth(p), dtype).alias(name)
+        for p, (name, dtype) in enumerate(frame.schema.items())
+    )
+    assert [r.data for r in table_value(frame).records] == [r.data for r in _records(everything)]

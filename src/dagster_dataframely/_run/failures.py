@@ -66,13 +66,16 @@ class Failures:
         name, in the schema's order), so the reason is the first thing a reader sees.
         """
         head = self.outcomes.head(limit)
-        failed = pl.concat_list(
-            pl.when(_failed(r.name)).then(pl.lit(r.check_name)) for r in self.info.rules
-        )
-        return head.select(
-            failed.list.drop_nulls().list.join(", ").alias(names.FAILED_RULES),
-            *self._quarantine_columns(),
-        )
+        rules = self.info.rules
+        # In Python: a list expression over every rule cost more to build than to run, and a
+        # sample's rule columns become Python cells in its table anyway, at the same cost.
+        outcomes = [head.get_column(rule.name).to_list() for rule in rules]
+        failed = [
+            ", ".join(rule.check_name for rule, ok in zip(rules, row, strict=True) if ok is False)
+            for row in zip(*outcomes, strict=True)
+        ]
+        sample = head.select(*self._quarantine_columns())
+        return sample.insert_column(0, pl.Series(names.FAILED_RULES, failed, dtype=pl.String))
 
     def _quarantine_columns(self) -> list[pl.Expr]:
         """The schema's columns, then each rule's outcome as text, named by its check.
@@ -89,7 +92,7 @@ class Failures:
         """One rule's outcome as text, named by its check."""
         if self._passed_by_all(rule.name):
             return _VALID.alias(rule.check_name)
-        return _outcome_text(pl.col(rule.name)).alias(rule.check_name)
+        return _outcome_text_of(rule.name, rule.check_name)
 
     def _passed_by_all(self, rule: str) -> bool:
         """Whether every invalid row passed `rule`: no row failed it and none left it unknown."""
@@ -107,9 +110,9 @@ class Failures:
         failing = [r.name for r in self.info.rules if r.name in self.counts]
         if limit <= 0 or not failing:
             return Samples(columns.clear(), {})
-        positions = self.outcomes.select(
-            _failed(name).arg_true().head(limit).implode().alias(name) for name in failing
-        ).row(0, named=True)
+        positions = self.outcomes.select(_first_failing(name, limit) for name in failing).row(
+            0, named=True
+        )
         wanted = sorted({p for rows in positions.values() for p in rows})
         at = {position: index for index, position in enumerate(wanted)}
         return Samples(
@@ -122,9 +125,13 @@ class Failures:
         Every invalid row counts once, under the set of rules it failed; ties keep the order of
         the rules in the schema, so the table is stable from run to run.
         """
-        rules = [r.name for r in self.info.rules]
-        if not self.invalid_count or not rules:
+        if not self.invalid_count or not self.info.rules:
             return []
+        # Only the rules some row failed can tell two sets apart; in a wide schema most failed
+        # no row, and a rule no row failed is in no set.
+        rules = [r.name for r in self.info.rules if self.outcomes.get_column(r.name).not_().any()]
+        if not rules:  # rows quarantined for unknown outcomes only
+            return [((), self.invalid_count)]
         # Group on one boolean per rule (cheap, unlike a list column), then read each group's
         # failed rules off its row.
         grouped = self.outcomes.group_by(_failed(name).alias(name) for name in rules).len()
@@ -150,17 +157,38 @@ class Samples:
         return self.rows[self.positions[rule]]
 
 
-def _failed(rule: str) -> pl.Expr:
-    """True where the rule failed; an unknown outcome is not a failure."""
-    return pl.col(rule).eq_missing(False)
-
-
 _OUTCOME_TEXTS = pl.Series(["invalid", "valid", "unknown"], dtype=pl.String)
 """A rule's outcome texts at the index of its `Boolean` as an integer: False 0, True 1, null 2."""
 
 
 _VALID = pl.lit(_OUTCOME_TEXTS[1], pl.String)
 """The outcome text of a rule that passed, as a column of every row when selected alone."""
+
+
+_EXPRESSIONS_KEPT = 16_384
+"""Rule expressions kept built, by rule: a few wide schemas' worth, a few MB at most."""
+
+
+@functools.lru_cache(maxsize=_EXPRESSIONS_KEPT)
+def _outcome_text_of(rule: str, check_name: str) -> pl.Expr:
+    """The outcome text column of the rule named `rule`, named by its check, built once.
+
+    A wide schema's quarantine has a column per rule, and building a Polars expression takes
+    longer than evaluating it; an expression is immutable, so every run can share it.
+    """
+    return _outcome_text(pl.col(rule)).alias(check_name)
+
+
+@functools.lru_cache(maxsize=_EXPRESSIONS_KEPT)
+def _failed(rule: str) -> pl.Expr:
+    """True where the rule failed; an unknown outcome is not a failure. Built once per rule."""
+    return pl.col(rule).eq_missing(False)
+
+
+@functools.lru_cache(maxsize=_EXPRESSIONS_KEPT)
+def _first_failing(rule: str, limit: int) -> pl.Expr:
+    """The positions of the first `limit` rows that failed `rule`, as one list. Built once."""
+    return _failed(rule).arg_true().head(limit).implode().alias(rule)
 
 
 def _outcome_text(outcome: pl.Expr) -> pl.Expr:
