@@ -50,7 +50,7 @@ class RuleInfo:
     description: str
     """The check description: the rule's docstring, else `label`."""
     schema: type[dy.Schema] | None
-    """The schema whose Dataframely rule this is, looked up by `name` in `schema_rules` when
+    """The schema whose Dataframely rule this is, looked up by `name` in `dataframely_rules` when
     its expression is read (only at run time and for the code version: a `@dy.rule` may raise).
 
     None for a Collection's filter, which is a query over several members, not an expression.
@@ -72,7 +72,7 @@ class RuleInfo:
         Raises what building the rule raises: a broken `@dy.rule` fails where it is read.
         """
         assert self.schema is not None, "a Collection's filter has no expression"
-        return schema_rules(self.schema)[self.name].expr
+        return dataframely_rules(self.schema)[self.name].expr
 
     def expression(self) -> str:
         """What the rule checks, as text: its Polars expression, or a filter's query plan.
@@ -130,7 +130,7 @@ _CACHE: weakref.WeakKeyDictionary[type, SchemaInfo] = weakref.WeakKeyDictionary(
 
 
 @functools.lru_cache(maxsize=32)
-def schema_rules(schema: type[dy.Schema]) -> Mapping[str, _upstream.Rule]:
+def dataframely_rules(schema: type[dy.Schema]) -> Mapping[str, _upstream.Rule]:
     """Dataframely's rules of `schema` by name, kept for the last few schemas read.
 
     Not kept in every `SchemaInfo`: a code location of hundreds of schemas would hold a `Rule`
@@ -178,7 +178,8 @@ def _read(schema: type[dy.Schema]) -> SchemaInfo:
     sensitive = sensitive_columns(name, columns)
     primary_key = tuple(schema.primary_key())
     rules = tuple(
-        _rule_info(schema, columns, primary_key, rule_name) for rule_name in schema_rules(schema)
+        _rule_info(schema, columns, primary_key, rule_name)
+        for rule_name in dataframely_rules(schema)
     )
     validate_rule_names(name, rules)
     kinds_by_column: dict[str, list[str]] = {}

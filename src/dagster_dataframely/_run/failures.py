@@ -171,12 +171,15 @@ _EXPRESSIONS_KEPT = 16_384
 
 @functools.lru_cache(maxsize=_EXPRESSIONS_KEPT)
 def _outcome_text_of(rule: str, check_name: str) -> pl.Expr:
-    """The outcome text column of the rule named `rule`, named by its check, built once.
+    """The rule's outcome as the quarantine's text (`valid`, `invalid`, `unknown`), built once.
 
-    A wide schema's quarantine has a column per rule, and building a Polars expression takes
-    longer than evaluating it; an expression is immutable, so every run can share it.
+    A lookup by index (False 0, True 1, null 2), not a `when` chain: a wide schema has a text
+    column per rule over every invalid row, and the lookup builds it about three times faster.
+    Building a Polars expression takes longer than evaluating it, and an expression is
+    immutable, so every run shares it.
     """
-    return _outcome_text(pl.col(rule)).alias(check_name)
+    outcome = pl.col(rule).cast(pl.UInt32).fill_null(2)
+    return pl.lit(_OUTCOME_TEXTS).gather(outcome).alias(check_name)
 
 
 @functools.lru_cache(maxsize=_EXPRESSIONS_KEPT)
@@ -189,15 +192,6 @@ def _failed(rule: str) -> pl.Expr:
 def _first_failing(rule: str, limit: int) -> pl.Expr:
     """The positions of the first `limit` rows that failed `rule`, as one list. Built once."""
     return _failed(rule).arg_true().head(limit).implode().alias(rule)
-
-
-def _outcome_text(outcome: pl.Expr) -> pl.Expr:
-    """A rule's outcome as the quarantine's text: `valid`, `invalid` or `unknown`.
-
-    A lookup by index (False 0, True 1, null 2), not a `when` chain: a wide schema has a text
-    column per rule over every invalid row, and the lookup builds it about three times faster.
-    """
-    return pl.lit(_OUTCOME_TEXTS).gather(outcome.cast(pl.UInt32).fill_null(2))
 
 
 def rule_outcomes(info: SchemaInfo, failure: dy.FailureInfo) -> pl.DataFrame:
