@@ -17,6 +17,7 @@ import math
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
+from unittest import mock
 
 import dagster as dg
 import dataframely as dy
@@ -31,6 +32,7 @@ import dagster_dataframely as dd
 from dagster_dataframely import errors, wiring
 from dagster_dataframely._model.schema import read_schema
 from dagster_dataframely._model.shown_values import MASK
+from dagster_dataframely._run import streaming
 from dagster_dataframely._run.failures import Failures
 from dagster_dataframely._run.streaming import Staging, streamed_split
 from tests.changing_source import ChangingSource
@@ -446,10 +448,15 @@ LAZY_PLANS = [
 Dataframely's split of the input itself."""
 
 
+@pytest.mark.parametrize(
+    "window_part_rows",
+    [streaming.ROWS_PER_WINDOW_PART, 2],
+    ids=["the window rule over all rows", "the window rule over hash parts of 2 rows"],
+)
 @settings(max_examples=100, deadline=None)
 @given(frame=FRAMES, plan=st.sampled_from(LAZY_PLANS))
 def test_the_streamed_split_is_dataframelys_split_row_for_row(
-    frame: pl.DataFrame, plan: Plan
+    window_part_rows: int, frame: pl.DataFrame, plan: Plan
 ) -> None:
     built = plan.build(frame)
     lazy = built.scan() if isinstance(built, ChangingSource) else built
@@ -457,7 +464,8 @@ def test_the_streamed_split_is_dataframelys_split_row_for_row(
     info = read_schema(Mixed)
     staging = Staging()
     try:
-        valid, failures = streamed_split(info, lazy, staging)
+        with mock.patch.object(streaming, "ROWS_PER_WINDOW_PART", window_part_rows):
+            valid, failures = streamed_split(info, lazy, staging)
         valid_rows = valid.collect()
     finally:
         staging.remove()

@@ -16,7 +16,7 @@ import pytest
 from polars.testing import assert_frame_equal
 
 import dagster_dataframely as dd
-from dagster_dataframely._run.streaming import is_elementwise
+from dagster_dataframely._run.streaming import is_elementwise, window_keys
 
 
 @pytest.mark.parametrize(
@@ -53,6 +53,45 @@ def test_a_row_by_row_rule_is_evaluated_in_the_streaming_pass(expr: pl.Expr) -> 
 )
 def test_a_rule_over_other_rows_is_evaluated_over_the_whole_frame(expr: pl.Expr) -> None:
     assert not is_elementwise(expr)
+
+
+@pytest.mark.parametrize(
+    ("expr", "keys"),
+    [
+        (pl.col("currency").n_unique().over("order_id") == 1, ("order_id",)),
+        (pl.col("amount").sum().over("order_id", "line_no") > 0, ("line_no", "order_id")),
+        (
+            (pl.col("a").max().over("k", "j") > 0) & (pl.col("b").min().over("k") < pl.col("c")),
+            ("k",),
+        ),
+        (pl.col("a").cum_sum().over("k", order_by="t") < 10, ("k",)),
+        ((pl.col("a") - pl.col("a").mean()).abs().over("k") < 3, ("k",)),
+    ],
+    ids=str,
+)
+def test_a_rule_of_windows_sharing_key_columns_can_be_evaluated_a_part_of_the_keys_at_a_time(
+    expr: pl.Expr, keys: tuple[str, ...]
+) -> None:
+    assert window_keys(expr) == set(keys)
+
+
+@pytest.mark.parametrize(
+    "expr",
+    [
+        pl.col("amount") >= 0,  # no window: evaluated row by row instead
+        pl.col("amount") <= pl.col("amount").mean() * 10,
+        (pl.col("a").max().over("k") > 0) & (pl.col("b").max().over("j") > 0),  # no shared key
+        pl.col("a").max().over("k") > pl.col("a").mean(),  # an aggregate outside the window
+        pl.col("a").max().over(pl.col("k") // 2) > 0,  # partitioned by an expression
+        pl.col("a").max().over("k", mapping_strategy="join").list.len() > 0,
+        (pl.col("a") - pl.col("a").max().over("j")).max().over("k") > 0,  # a window in a window
+        pl.col("a").is_in(pl.lit(pl.Series([1, 2]))).any().over("k"),  # a literal series
+        pl.col("a").max().over("k").shift(1) > 0,  # a row's value from another group's row
+    ],
+    ids=str,
+)
+def test_a_rule_reaching_past_its_group_is_evaluated_over_the_whole_frame(expr: pl.Expr) -> None:
+    assert window_keys(expr) is None
 
 
 class Keyed(dy.Schema):

@@ -10,6 +10,9 @@ rule is then evaluated as Dataframely does (`expr.fill_null(True)`), in one of t
   evaluated first over the columns it reads and nothing else, and only the positions of the rows
   it fails are kept. The primary key is found by hashing the key (duplicates hash equal), and
   only rows whose hash repeats are compared exactly, so it holds 8 bytes per row, not the key.
+  A rule that is row by row but for `.over()` windows sharing key columns gives each row its
+  value from the row's own group: it is evaluated over hash parts of those columns, a part at a
+  time, every group whole in one part (`window_keys`).
 
 The streaming pass then sinks the valid rows to one staging file and the invalid rows, with one
 outcome per rule, to another, both in the frame's order. The valid rows stay on disk: the IO
@@ -20,12 +23,13 @@ the quarantine and the reports, so memory grows with the invalid rows, not the t
 from __future__ import annotations
 
 import json
+import math
 import shutil
 import tempfile
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Final
+from typing import Any, Final, cast
 
 import polars as pl
 
@@ -35,6 +39,9 @@ from .failures import Failures
 
 _POSITION = "dy_row"
 """The row-position column of the staged frame; `dy_` is reserved, so no schema column has it."""
+
+_PART = "dy_part"
+"""The column of each row's hash part for a window rule (`window_keys`), never written."""
 
 _STAGED_COMPRESSION: Final = "lz4"
 """Staging files are local and short-lived: fast to write and read back beats small."""
@@ -89,29 +96,93 @@ def is_elementwise(expr: pl.Expr) -> bool:
     return _elementwise(tree)
 
 
-def _elementwise(node: object) -> bool:
-    """One node of a serialized expression, and everything under it, works row by row."""
+def window_keys(expr: pl.Expr) -> frozenset[str] | None:
+    """The columns every `.over()` window of `expr` is partitioned by, if only windows stop it
+    being row by row; else None.
+
+    Such a rule gives each row its value from the rows of its own group: the rows that share
+    its values in those columns. So it can be evaluated over any split of the rows that keeps
+    each group whole, such as hash parts of those columns. None when the expression has no
+    window, a window is partitioned by anything but columns, maps its groups other than back
+    to their rows, holds another window or a literal series, or the windows share no column.
+    """
+    try:
+        tree = json.loads(expr.meta.serialize(format="json"))
+    except (pl.exceptions.PolarsError, ValueError):
+        return None
+    windows: list[frozenset[str]] = []
+    if not _elementwise(tree, windows) or not windows:
+        return None
+    shared = frozenset.intersection(*windows)
+    return shared or None
+
+
+def _elementwise(node: object, windows: list[frozenset[str]] | None = None) -> bool:
+    """One node of a serialized expression, and everything under it, works row by row.
+
+    With `windows`, a `.over()` window that keeps its groups whole (see `window_keys`) counts
+    as row by row too, and its partition columns are appended to `windows`.
+    """
     if not isinstance(node, dict) or len(node) != 1:
         return False
     ((kind, body),) = node.items()
+    if kind == "Over" and windows is not None:
+        keys = _window_partition(body)
+        if keys is not None:
+            windows.append(keys)
+        return keys is not None
     if kind == "Column":
         return isinstance(body, str)
     if kind == "Literal":
         return isinstance(body, dict) and set(body) <= {"Scalar", "Dyn"}
     if kind == "BinaryExpr":
-        return _elementwise(body.get("left")) and _elementwise(body.get("right"))
+        return _elementwise(body.get("left"), windows) and _elementwise(body.get("right"), windows)
     if kind == "Cast":
-        return _elementwise(body.get("expr"))
+        return _elementwise(body.get("expr"), windows)
     if kind == "Ternary":
-        return all(_elementwise(body.get(part)) for part in ("predicate", "truthy", "falsy"))
+        parts = ("predicate", "truthy", "falsy")
+        return all(_elementwise(body.get(part), windows) for part in parts)
     if kind == "Alias":
-        return isinstance(body, list) and bool(body) and _elementwise(body[0])
+        return isinstance(body, list) and bool(body) and _elementwise(body[0], windows)
     if kind == "Function":
-        return _elementwise_function(body)
+        return _elementwise_function(body, windows)
     return False
 
 
-def _elementwise_function(body: Any) -> bool:
+def _window_partition(body: Any) -> frozenset[str] | None:
+    """A window's partition columns, if it maps each group back to the group's own rows."""
+    if not isinstance(body, dict) or body.get("mapping") != "GroupsToRows":
+        return None
+    partition = body.get("partition_by")
+    if not isinstance(partition, list) or not partition:
+        return None
+    columns = [key.get("Column") if isinstance(key, dict) else None for key in partition]
+    if not all(isinstance(column, str) for column in columns):
+        return None
+    inner = (body.get("function"), body.get("order_by"))
+    if any(_holds(part, _is_window_or_series) for part in inner):
+        return None
+    return frozenset(cast(list[str], columns))
+
+
+def _is_window_or_series(kind: str, body: object) -> bool:
+    """A node that could reach past its group: another window, or a literal of many values."""
+    literal_of_one = isinstance(body, dict) and set(body) <= {"Scalar", "Dyn"}
+    return kind == "Over" or (kind == "Literal" and not literal_of_one)
+
+
+def _holds(node: object, found: Callable[[str, object], bool]) -> bool:
+    """Whether `found` is true of any node of a serialized expression, `node` included."""
+    if isinstance(node, dict):
+        if any(found(kind, body) for kind, body in node.items()):
+            return True
+        return any(_holds(value, found) for value in node.values())
+    if isinstance(node, list):
+        return any(_holds(item, found) for item in node)
+    return False
+
+
+def _elementwise_function(body: Any, windows: list[frozenset[str]] | None = None) -> bool:
     """A function node: a listed function over element-wise inputs, `is_in` over a literal."""
     if not isinstance(body, dict) or not isinstance(body.get("input"), list):
         return False
@@ -127,7 +198,7 @@ def _elementwise_function(body: Any) -> bool:
         return False
     if name == "IsIn" and not (len(inputs) == 2 and "Literal" in inputs[1]):
         return False  # membership in another column is not a row's own value
-    return all(_elementwise(i) for i in inputs)
+    return all(_elementwise(i, windows) for i in inputs)
 
 
 @dataclass(eq=False)
@@ -195,8 +266,45 @@ def _failed_positions(info: SchemaInfo, name: str, expr: pl.Expr, source: Path) 
     rows = pl.scan_parquet(source)
     if name == PRIMARY_KEY_RULE and info.primary_key:
         return _repeated_keys(rows, list(info.primary_key), expr)
+    keys = window_keys(expr)
+    parts = _window_parts(rows) if keys else 1
+    if keys and parts > 1:
+        return _failed_by_parts(rows, sorted(keys), expr, parts)
     outcome = rows.select(expr.fill_null(True)).collect(engine="streaming").to_series()
     return outcome.not_().arg_true().cast(pl.UInt32)
+
+
+ROWS_PER_WINDOW_PART = 4_000_000
+"""About how many rows a window rule is evaluated over at once, so that its groups' memory
+stays near what 4M rows need (at 10M rows, 15M orders' windows over all rows peaked 856 MiB)."""
+
+_MAX_WINDOW_PARTS = 16
+"""Each part is one pass over the rule's columns in memory to pick its rows: beyond this, the
+passes cost more than the smaller groups save."""
+
+
+def _window_parts(rows: pl.LazyFrame) -> int:
+    """How many hash parts a window rule over the staged `rows` is evaluated in."""
+    count: int = rows.select(pl.len()).collect().item()
+    return min(_MAX_WINDOW_PARTS, max(1, math.ceil(count / ROWS_PER_WINDOW_PART)))
+
+
+def _failed_by_parts(rows: pl.LazyFrame, keys: list[str], expr: pl.Expr, parts: int) -> pl.Series:
+    """The positions of the rows a window rule fails, over hash parts of its window's `keys`.
+
+    The columns the rule reads are read once, with each row's part; the rule then runs over one
+    part's rows at a time, so only that part's groups are in memory. Equal keys hash equal, so
+    each group's rows all fall in one part, in their own order, and the rule gives each of them
+    what it gives over the whole frame.
+    """
+    part = (pl.struct(keys).hash() % parts).cast(pl.UInt8).alias(_PART)
+    read = rows.select(part, *dict.fromkeys(expr.meta.root_names())).collect(engine="streaming")
+    failed = []
+    for index in range(parts):
+        in_part = read.get_column(_PART) == index
+        outcome = read.filter(in_part).select(expr.fill_null(True)).to_series()
+        failed.append(in_part.arg_true().filter(~outcome))
+    return pl.concat(failed).sort().cast(pl.UInt32)
 
 
 def _repeated_keys(rows: pl.LazyFrame, key: list[str], expr: pl.Expr) -> pl.Series:
