@@ -89,11 +89,8 @@ def is_elementwise(expr: pl.Expr) -> bool:
     Polars' serialized form of an expression is not a stable format, so anything not
     recognized counts as not element-wise: the rule is then evaluated over the whole frame.
     """
-    try:
-        tree = json.loads(expr.meta.serialize(format="json"))
-    except (pl.exceptions.PolarsError, ValueError):
-        return False
-    return _elementwise(tree)
+    tree = _serialized(expr)
+    return tree is not None and _elementwise(tree)
 
 
 def window_keys(expr: pl.Expr) -> frozenset[str] | None:
@@ -106,15 +103,21 @@ def window_keys(expr: pl.Expr) -> frozenset[str] | None:
     window, a window is partitioned by anything but columns, maps its groups other than back
     to their rows, holds another window or a literal series, or the windows share no column.
     """
-    try:
-        tree = json.loads(expr.meta.serialize(format="json"))
-    except (pl.exceptions.PolarsError, ValueError):
-        return None
+    tree = _serialized(expr)
     windows: list[frozenset[str]] = []
-    if not _elementwise(tree, windows) or not windows:
+    if tree is None or not _elementwise(tree, windows) or not windows:
         return None
     shared = frozenset.intersection(*windows)
     return shared or None
+
+
+def _serialized(expr: pl.Expr) -> object | None:
+    """`expr`'s plan as Polars serializes it to JSON; None if Polars cannot."""
+    try:
+        tree: object = json.loads(expr.meta.serialize(format="json"))
+    except (pl.exceptions.PolarsError, ValueError):
+        return None
+    return tree
 
 
 def _elementwise(node: object, windows: list[frozenset[str]] | None = None) -> bool:
@@ -134,7 +137,7 @@ def _elementwise(node: object, windows: list[frozenset[str]] | None = None) -> b
     if kind == "Column":
         return isinstance(body, str)
     if kind == "Literal":
-        return isinstance(body, dict) and set(body) <= {"Scalar", "Dyn"}
+        return _is_one_value(body)
     if kind == "BinaryExpr":
         return _elementwise(body.get("left"), windows) and _elementwise(body.get("right"), windows)
     if kind == "Cast":
@@ -167,8 +170,12 @@ def _window_partition(body: Any) -> frozenset[str] | None:
 
 def _is_window_or_series(kind: str, body: object) -> bool:
     """A node that could reach past its group: another window, or a literal of many values."""
-    literal_of_one = isinstance(body, dict) and set(body) <= {"Scalar", "Dyn"}
-    return kind == "Over" or (kind == "Literal" and not literal_of_one)
+    return kind == "Over" or (kind == "Literal" and not _is_one_value(body))
+
+
+def _is_one_value(literal: object) -> bool:
+    """Whether a literal node's body is a single value (a scalar), not a series."""
+    return isinstance(literal, dict) and set(literal) <= {"Scalar", "Dyn"}
 
 
 def _holds(node: object, found: Callable[[str, object], bool]) -> bool:
@@ -267,8 +274,7 @@ def _failed_positions(info: SchemaInfo, name: str, expr: pl.Expr, source: Path) 
     if name == PRIMARY_KEY_RULE and info.primary_key:
         return _repeated_keys(rows, list(info.primary_key), expr)
     keys = window_keys(expr)
-    parts = _window_parts(rows) if keys else 1
-    if keys and parts > 1:
+    if keys and (parts := _window_parts(rows)) > 1:
         return _failed_by_parts(rows, sorted(keys), expr, parts)
     outcome = rows.select(expr.fill_null(True)).collect(engine="streaming").to_series()
     return outcome.not_().arg_true().cast(pl.UInt32)
