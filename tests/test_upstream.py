@@ -769,7 +769,7 @@ def test_evaluated_rules_is_the_plan_schema_filter_splits_with() -> None:
         {"key": [1, 1, 2, 3, None, 4], "code": [1, 2, 1, None, 1, 5]},
         schema={"key": pl.Int64, "code": pl.Int16},
     )
-    plan, rules, passed = evaluated_rules(Lines, frame.lazy())
+    plan, rules, passed = evaluated_rules(Lines, frame.lazy(), validation_rules(Lines))
     evaluated = plan.collect()
     assert rules == list(validation_rules(Lines)), "evaluated_rules lists other rules."
     assert evaluated.columns == ["key", "code", *rules, passed], (

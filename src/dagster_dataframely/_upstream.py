@@ -560,7 +560,7 @@ def rule_function(schema: type[dy.Schema], name: str) -> Callable[..., Any] | No
 
 
 def evaluated_rules(
-    schema: type[dy.Schema], frame: pl.LazyFrame
+    schema: type[dy.Schema], frame: pl.LazyFrame, rules: Mapping[str, Rule]
 ) -> tuple[pl.LazyFrame, list[str], str]:
     """`frame` with one `Boolean` column per rule, their names, and a column of whether all passed.
 
@@ -570,11 +570,12 @@ def evaluated_rules(
     the engine; having the plan lets the split evaluate it once and filter the rows eagerly.
     Relies on `Schema._with_evaluated_rules(lf, rules)` with the rules of `validation_rules`,
     which adds the rule columns (null filled as True) and the column
-    `dataframely.schema._COLUMN_VALID`. `frame` must hold the schema's columns only, as
+    `dataframely.schema._COLUMN_VALID`. `rules` are `validation_rules(schema)`, passed in so
+    that a run reuses the ones read before: building them again costs a wide schema about a
+    third of its whole filter. `frame` must hold the schema's columns only, as
     `filter(cast=False)` selects them. Since Dataframely 3.1.0.
     """
-    rules = validation_rules(schema)
-    return schema._with_evaluated_rules(frame, rules), list(rules), _COLUMN_VALID
+    return schema._with_evaluated_rules(frame, dict(rules)), list(rules), _COLUMN_VALID
 
 
 def failure_outcomes(failure: dy.FailureInfo) -> pl.DataFrame | None:

@@ -15,7 +15,7 @@ import polars as pl
 from dataframely import FailureInfo
 from dataframely.filter_result import FilterResult
 
-from dagster_dataframely._model.schema import SchemaInfo
+from dagster_dataframely._model.schema import SchemaInfo, dataframely_rules
 from dagster_dataframely._upstream import evaluated_rules
 
 from .failures import Failures
@@ -66,7 +66,9 @@ def split_rows(info: SchemaInfo, frame: Frame) -> FilterResult[Any]:
         frame if isinstance(frame, pl.DataFrame) else contiguous(frame.collect(engine="streaming"))
     )
     columns = rows.select(info.schema.column_names())
-    plan, rules, passed = evaluated_rules(info.schema, columns.lazy())
+    plan, rules, passed = evaluated_rules(
+        info.schema, columns.lazy(), dataframely_rules(info.schema)
+    )
     if not rules:
         # As `filter` answers a rule-less schema: every row valid, a failure frame of no columns.
         return FilterResult(cast(dy.DataFrame[Any], columns), FailureInfo(pl.LazyFrame(), []))
