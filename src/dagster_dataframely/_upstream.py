@@ -571,8 +571,8 @@ def evaluated_rules(
     Relies on `Schema._with_evaluated_rules(lf, rules)` with the rules of `validation_rules`,
     which adds the rule columns (null filled as True) and the column
     `dataframely.schema._COLUMN_VALID`. `rules` are `validation_rules(schema)`, passed in so
-    that a run reuses the ones read before: building them again costs a wide schema about a
-    third of its whole filter. `frame` must hold the schema's columns only, as
+    that a run reuses the ones read before (building them again costs about 10 ms at 500
+    columns). `frame` must hold the schema's columns only, as
     `filter(cast=False)` selects them. Since Dataframely 3.1.0.
     """
     return schema._with_evaluated_rules(frame, dict(rules)), list(rules), _COLUMN_VALID

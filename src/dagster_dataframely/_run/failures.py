@@ -181,6 +181,7 @@ _VALID = pl.lit(_OUTCOME_TEXTS[1], pl.String)
 """The outcome text of a rule that passed, as a column of every row when selected alone."""
 
 _INVALID = pl.lit(_OUTCOME_TEXTS[0], pl.String)
+"""The outcome text of a rule that failed, for a `when` that picks it per row."""
 
 
 _EXPRESSIONS_KEPT = 16_384
