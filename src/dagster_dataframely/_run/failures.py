@@ -154,8 +154,7 @@ class Failures:
             (tuple(i for i, hit in enumerate(row[:-1]) if hit), row[-1])
             for row in grouped.select(*flags.columns, "len").iter_rows()
         ]
-        ranked.sort()
-        ranked.sort(key=lambda item: -item[1])
+        ranked.sort(key=lambda item: (-item[1], item[0]))
         return [(tuple(rules[i] for i in failed), count) for failed, count in ranked]
 
 
