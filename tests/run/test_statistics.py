@@ -314,6 +314,50 @@ def test_a_count_by_parts_is_polars_exact_count(values: list[str | None], parts:
         assert _row(series, "string")["n_unique"] == series.drop_nulls().n_unique()
 
 
+@pytest.mark.parametrize("dtype", [pl.String, pl.Binary])
+def test_a_large_text_column_of_few_values_is_counted_exactly_by_its_groups(
+    monkeypatch: pytest.MonkeyPatch, dtype: pl.DataType
+) -> None:
+    """From `GROUPED_FROM` values, few distinct values shuffled: a grouping of its own, beside.
+
+    The values include the empty string, a trailing NUL and a prefix of another, with nulls
+    anywhere; nulls form a group of their own, which the count leaves out.
+    """
+    queries = _count_queries(monkeypatch)
+    emails = [f"user{i}@example.com" for i in range(5_000)]
+    odd = ["", "user1@example.com\x00", "user1@example.co"]
+    values = [*(emails * (distinct.GROUPED_FROM // 5_000)), *odd, None, None]
+    series = pl.Series("s", values, dtype=pl.String).cast(dtype).shuffle(seed=5)
+    assert _strategies(series.to_frame()) == ["grouped"]
+    assert _row(series, "string")["n_unique"] == 5_003 == len(set(values) - {None})
+    assert len(queries) == 2  # the statistics, and the grouping of `s` alone
+    assert "AGGREGATE" in queries[1].explain()
+
+
+def test_a_smaller_column_of_few_values_stays_in_the_one_query(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    queries = _count_queries(monkeypatch)
+    size = distinct.GROUPED_FROM - 1
+    series = pl.Series("s", [f"v{i % 50}" for i in range(size)]).shuffle(seed=6)
+    assert _strategies(series.to_frame()) == ["exact"]
+    assert _row(series, "string")["n_unique"] == 50
+    assert len(queries) == 1
+
+
+@settings(max_examples=60, deadline=None)
+@given(values=st.lists(st.one_of(st.none(), st.text(max_size=2)), max_size=60))
+def test_a_count_by_groups_is_polars_exact_count(values: list[str | None]) -> None:
+    """Any values the sample finds repeated, grouped from the first value: `n_unique`."""
+    series = pl.Series("s", values, dtype=pl.String)
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(distinct, "GROUPED_FROM", 1)
+        plan = DistinctCount.plan(series.to_frame(), 0, "k", known=False)
+        if plan.strategy != "grouped":
+            return
+        assert _row(series, "string")["n_unique"] == series.drop_nulls().n_unique()
+
+
 def test_sorted_grouped_and_shuffled_ids_take_their_cheapest_count() -> None:
     """Sorted: its runs; grouped or shuffled with nearly all values different: by parts."""
     ids = pl.Series("s", [f"ORD-{i // 2:07d}" for i in range(20_000)])
