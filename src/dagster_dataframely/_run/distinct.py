@@ -52,8 +52,9 @@ GROUPED_FROM = 100_000
 
 The valid rows of `benchmarks/validation.py` at 5M rows shuffled in memory: every statistic
 took 2.0-2.8 s with `n_unique` and 1.6-1.9 s grouped (medians of 7 interleaved runs, two
-sittings); in generator order 1.0-1.2 s either way. On a small column the query of its own
-costs more than the thread it adds saves.
+sittings); in generator order 1.0-1.2 s either way. Below it the query of its own does not
+pay: over 2,000 shuffled emails, the statistics took 5.9 ms grouped against 4.8 ms at 20k
+rows, 16.2 against 15.6 ms at 100k, and 30.8 against 38.4 ms at 200k (medians of 15).
 """
 
 MAX_PARTS = 256
