@@ -103,13 +103,12 @@ class DistinctCount:
         series = frame.to_series(position)
         if not isinstance(series.dtype, pl.String | pl.Binary):
             return cls(pl.nth(position), key, "exact")
+        values = len(series) - series.null_count()
         if not _many_distinct(series):
-            grouped = len(series) - series.null_count() >= GROUPED_FROM
-            return cls(pl.nth(position), key, "grouped" if grouped else "exact")
+            return cls(pl.nth(position), key, "grouped" if values >= GROUPED_FROM else "exact")
         if _is_sorted(series):
             return cls(pl.nth(position), key, "sorted")
-        parts = parts_for(len(series) - series.null_count())
-        return cls(pl.nth(position), key, "partitioned", parts)
+        return cls(pl.nth(position), key, "partitioned", parts_for(values))
 
     @property
     def exprs(self) -> dict[str, pl.Expr]:
@@ -129,17 +128,15 @@ class DistinctCount:
 
         Partitioned: each part's exact count, summed. Grouped: the number of groups.
         """
-        if self.strategy == "grouped":
-            column = frame.lazy().select(value=self.column)
-            return column.group_by("value").agg().select(pl.len().alias(self.key))
-        if self.strategy != "partitioned":
+        if self.strategy not in ("partitioned", "grouped"):
             return None
+        column = frame.lazy().select(value=self.column)
+        if self.strategy == "grouped":
+            return column.group_by("value").agg().select(pl.len().alias(self.key))
         value = pl.col("value")
         part = (value.hash() % self.parts).alias("part")
         return (
-            frame.lazy()
-            .select(value=self.column)
-            .group_by(part)
+            column.group_by(part)
             .agg(value.n_unique())
             .select(pl.col("value").sum().alias(self.key))
         )

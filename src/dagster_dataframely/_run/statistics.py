@@ -3,10 +3,9 @@
 Every statistic of every column comes from a single lazy `select`, so a materialization pays for
 one query over the frame, not one per column or per statistic (a text column with many distinct
 values in no order, or a large one with few, has its count in a query of its own, run beside
-it). The string group shows
-counts and byte lengths only: a statistic that shows a value would copy real data into the
-event log. A sensitive column shows its counts of values and nulls only, every other statistic
-`MASK`, and none of them is computed.
+it). The string group shows counts and byte lengths only: a statistic that shows a value would
+copy real data into the event log. A sensitive column shows its counts of values and nulls
+only, every other statistic `MASK`, and none of them is computed.
 """
 
 from __future__ import annotations
