@@ -188,7 +188,7 @@ def classify(
     written, quarantined = keep_warning_only_rows(
         valid, failures, run.output.settings.warning_rules
     )
-    valid_count = row_count(valid)  # a staged file's footer, free for a DataFrame
+    valid_count = row_count(valid)  # one column of staged rows, free for a DataFrame
     # Without a warning-only row to move back, the table is the valid rows themselves.
     written_count = valid_count if written is valid else row_count(written)
     evaluation = evaluate(

@@ -61,7 +61,9 @@ _TYPES: dict[str, dict[str, str]] = {
 
 
 def statistics_tables(
-    frame: pl.DataFrame, distinct: Collection[str] = (), masked: Collection[str] = ()
+    frame: pl.DataFrame | pl.LazyFrame,
+    distinct: Collection[str] = (),
+    masked: Collection[str] = (),
 ) -> dict[str, dg.TableMetadataValue]:
     """Return a table per dtype group in `frame`, keyed `numeric`, `temporal`, `string`, `boolean`.
 
@@ -83,6 +85,9 @@ def statistics_tables(
 
     `masked` names the sensitive columns: their row has `count` and `null_count`, and `MASK` in
     every other statistic, which could show a value or give one away on a few rows.
+
+    A `LazyFrame` is rows a streamed split staged: its query runs on the streaming engine, and
+    a text column's distinct values are counted in passes over it (see `distinct`).
     """
     columns = [
         _Column.plan(
@@ -94,20 +99,17 @@ def statistics_tables(
             known_distinct=name in distinct,
             masked=name in masked,
         )
-        for position, (name, dtype) in enumerate(frame.schema.items())
+        for position, (name, dtype) in enumerate(frame.collect_schema().items())
         if (group := _group(dtype))
     ]
     if not columns:
         return {}
     exprs = {key: expr for column in columns for key, expr in column.exprs().items()}
-    count_queries = [
-        q for c in columns if c.counting and (q := c.counting.query(frame)) is not None
-    ]
-    # One query set, so Polars can run the partitioned counts beside the statistics query.
-    done = pl.collect_all([frame.lazy().select(**exprs), *count_queries])
-    result: dict[str, Any] = {}
-    for collected in done:
-        result |= collected.row(0, named=True)
+    result = (
+        _staged_results(frame, exprs, columns)
+        if isinstance(frame, pl.LazyFrame)
+        else _results(frame, exprs, columns)
+    )
     result |= {c.counting.key: c.counting.resolve(result) for c in columns if c.counting}
     rows: dict[str, list[dict[str, tables.Cell]]] = {}
     for column in columns:
@@ -117,6 +119,32 @@ def statistics_tables(
         for group, types in _TYPES.items()
         if group in rows
     }
+
+
+def _results(
+    frame: pl.DataFrame, exprs: Mapping[str, pl.Expr], columns: list[_Column]
+) -> dict[str, Any]:
+    """Every statistic of rows in memory, the columns' own count queries beside the main one."""
+    count_queries = [
+        q for c in columns if c.counting and (q := c.counting.query(frame)) is not None
+    ]
+    # One query set, so Polars can run the partitioned counts beside the statistics query.
+    done = pl.collect_all([frame.lazy().select(**exprs), *count_queries])
+    result: dict[str, Any] = {}
+    for collected in done:
+        result |= collected.row(0, named=True)
+    return result
+
+
+def _staged_results(
+    rows: pl.LazyFrame, exprs: Mapping[str, pl.Expr], columns: list[_Column]
+) -> dict[str, Any]:
+    """Every statistic of staged rows, on the streaming engine; the counts in passes after."""
+    result: dict[str, Any] = rows.select(**exprs).collect(engine="streaming").row(0, named=True)
+    for column in columns:
+        if column.counting is not None and column.counting.strategy == "passes":
+            result[column.counting.key] = column.counting.count_in_passes(rows)
+    return result
 
 
 @dataclass(frozen=True)
@@ -134,7 +162,7 @@ class _Column:
     @classmethod
     def plan(
         cls,
-        frame: pl.DataFrame,
+        frame: pl.DataFrame | pl.LazyFrame,
         position: int,
         name: str,
         dtype: pl.DataType,
@@ -166,6 +194,17 @@ class _Column:
             hidden = self.masked and stat not in self.statistics
             cells[stat] = MASK if hidden else results[f"{self.position}:{stat}"]
         return cells
+
+
+def streams_exactly(dtype: pl.DataType) -> bool:
+    """Whether staged rows of `dtype` get their statistics on the streaming engine, unread.
+
+    The string group's statistics are counts and byte lengths, integers the streaming engine
+    gives exactly as the in-memory one does, and its columns are the largest; a float statistic
+    (a mean, a deviation) can differ in its last bits with the order of its sums, so the other
+    groups' columns are read into memory, one at a time, as the in-memory path reads them.
+    """
+    return _group(dtype) == "string"
 
 
 def _group(dtype: pl.DataType) -> str | None:
