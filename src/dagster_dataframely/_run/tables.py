@@ -95,7 +95,7 @@ def _records(shown: pl.DataFrame) -> list[dg.TableRecord]:
 
     A wide sample has a million cells. Each column becomes Python values at once
     (`Series.to_list`), and each row's dict is then made in one step from that row's values:
-    at 2,500 rows of 500 columns this takes about 0.6x the time of filling every row's dict a
+    at 2,500 rows of 500 columns this takes 0.6x to 0.8x the time of filling every row's dict a
     column at a time, which touches all 2,500 dicts once per column (`benchmarks/wide.py`).
     The cells are a Dagster cell type by their dtype, so the records skip Dagster's check of
     every entry; a frame with any other dtype gets it.
