@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Iterator, Mapping
 from typing import Any
 
 import dagster as dg
@@ -34,6 +34,7 @@ def check_results_for(
     extra_metadata: Mapping[str, Any] | None = None,
     policy: ResolvedPolicy | None = None,
     verdicts: Mapping[str, RuleVerdict] | None = None,
+    samples: Mapping[str, dg.TableMetadataValue] | None = None,
 ) -> Iterator[dg.AssetCheckResult]:
     """One result per check, passing the column-schema check, then one per rule group.
 
@@ -42,17 +43,17 @@ def check_results_for(
     whose failing rules are all warning rules reports at `WARN`, whatever `severity` is. With
     a quality `policy`, `verdicts` (by rule) judge the rules that have a threshold: a tolerated
     rule does not fail its check, and its bound and observed fraction are in the metadata.
+    `samples` are `failure_samples` of `failures.samples(max_failure_samples)` when a caller
+    has made them already.
     """
     extra = dict(extra_metadata or {})
     yield column_schema_result(asset_key, extra_metadata=extra)
-    samples = failures.samples(max_failure_samples)
-    tables = _sample_tables(
-        samples,
-        [rule.name for group in groups if not group.collapsed for rule in group.rules],
-        failures.info.sensitive,
-    )
+    if samples is None:
+        samples = failure_samples(
+            groups, failures.samples(max_failure_samples), failures.info.sensitive
+        )
     for group in groups:
-        metadata = _group_metadata(group, failures.counts, samples, tables, failures.info.sensitive)
+        metadata = _group_metadata(group, failures.counts, samples.get(group.name))
         if policy is None:
             passed = not any(rule.name in failures.counts for rule in group.rules)
             level = group.severity(failures.counts, severity)
@@ -66,6 +67,33 @@ def check_results_for(
             severity=level,
             metadata={**metadata, **extra},
         )
+
+
+def failure_samples(
+    groups: tuple[CheckGroup, ...], samples: Samples, masked: frozenset[str]
+) -> dict[str, dg.TableMetadataValue]:
+    """Each check's failure sample as its table value, by check name (none if no row failed it).
+
+    A collapsed check's sample leads each row with the rule it failed; `masked` (the sensitive
+    columns) show `MASK` in every sample. Making these tables turns every sampled cell into a
+    Python value, the costliest part of a wide schema's checks, so a run makes them while the
+    quarantine frame is built.
+    """
+    singles = {
+        group.name: group.rules[0].name
+        for group in groups
+        if not group.collapsed and group.rules[0].name in samples.positions
+    }
+    tables = _single_rule_tables(samples, singles, masked)
+    for group in (group for group in groups if group.collapsed):
+        sampled = [
+            samples.of(r.name).select(pl.lit(r.name).alias(names.RULE), pl.all())
+            for r in group.rules
+            if r.name in samples.positions
+        ]
+        if sampled:
+            tables[group.name] = table_value(pl.concat(sampled), masked)
+    return tables
 
 
 _ERROR = dg.AssetCheckSeverity.ERROR
@@ -139,10 +167,10 @@ def _threshold_metadata(group: CheckGroup, verdicts: Mapping[str, RuleVerdict]) 
     }
 
 
-def _sample_tables(
-    samples: Samples, rules: Sequence[str], masked: frozenset[str]
+def _single_rule_tables(
+    samples: Samples, rules: Mapping[str, str], masked: frozenset[str]
 ) -> dict[str, dg.TableMetadataValue]:
-    """The failure sample of each of `rules` that has one, as table values from one conversion.
+    """The sample of each one-rule check's rule (`rules`: check name to rule) as its table value.
 
     The samples are rows of one quarantine: their rows are converted once (a row that several
     rules show, once), and each rule's table holds its own rows' records and the one shared
@@ -150,28 +178,19 @@ def _sample_tables(
     which a wide schema with many failing rules (every column, for every rule) would pay once
     per rule.
     """
-    shown = [rule for rule in rules if rule in samples.positions]
-    if not shown:
+    if not rules:
         return {}
     records, schema = table_records(samples.rows, masked)
     return {
-        rule: table_of_records([records[p] for p in samples.positions[rule]], schema)
-        for rule in shown
+        check: table_of_records([records[p] for p in samples.positions[rule]], schema)
+        for check, rule in rules.items()
     }
 
 
 def _group_metadata(
-    group: CheckGroup,
-    counts: Mapping[str, int],
-    samples: Samples,
-    tables: Mapping[str, dg.TableMetadataValue],
-    masked: frozenset[str],
+    group: CheckGroup, counts: Mapping[str, int], sample: dg.TableMetadataValue | None
 ) -> dict[str, Any]:
-    """One check's metadata: its rule and expression, or a row per rule, and the samples.
-
-    `tables` holds the samples of the one-rule checks, already table values; a collapsed
-    check's samples show `masked` (the sensitive columns) as `MASK`.
-    """
+    """One check's metadata: its rule and expression, or a row per rule, and its sample."""
     metadata: dict[str, Any] = {}
     if group.collapsed:
         metadata[names.RULES] = records_value(
@@ -181,21 +200,16 @@ def _group_metadata(
             ),
             {"rule": "string", "failed_count": "int", "expr": "string"},
         )
-        sampled = [
-            samples.of(r.name).select(pl.lit(r.name).alias(names.RULE), pl.all())
-            for r in group.rules
-            if r.name in samples.positions
-        ]
-        if sampled:
-            metadata[names.FAILED_SAMPLE] = table_value(pl.concat(sampled), masked)
+        if sample is not None:
+            metadata[names.FAILED_SAMPLE] = sample
         return metadata
     (rule,) = group.rules
     metadata[names.RULE] = rule.name
     metadata[names.RULE_EXPR] = rule.expression()
     if rule.name in counts:
         metadata[names.FAILED_COUNT] = counts[rule.name]
-    if rule.name in tables:
-        metadata[names.FAILED_SAMPLE] = tables[rule.name]
+    if sample is not None:
+        metadata[names.FAILED_SAMPLE] = sample
     return metadata
 
 

@@ -7,7 +7,8 @@ checks still report, the quarantines that have rows are still written, and the f
 is raised. A single asset is the one-output case of the same rule.
 
 The statistics, the costliest report and one that needs only the valid rows, run in a thread
-while the quarantines are written and the checks are built (ADR 0004).
+while the quarantines are written and the checks are built (ADR 0004); each quarantine frame is
+built in another while its checks' samples become Python values (ADR 0006).
 """
 
 from __future__ import annotations
@@ -22,7 +23,7 @@ import polars as pl
 from typing_extensions import TypeAliasType
 
 from dagster_dataframely._model import names
-from dagster_dataframely._model.check_groups import check_groups
+from dagster_dataframely._model.check_groups import CheckGroup, check_groups
 from dagster_dataframely._upstream import document_type_alias
 from dagster_dataframely.errors import (
     ColumnSchemaError,
@@ -31,8 +32,13 @@ from dagster_dataframely.errors import (
     ValidationFailedError,
 )
 
-from .check_results import check_results_for, column_schema_result, partition_metadata
-from .failures import Failures
+from .check_results import (
+    check_results_for,
+    column_schema_result,
+    failure_samples,
+    partition_metadata,
+)
+from .failures import Failures, Samples
 from .outcome import (
     Aborted,
     AllInvalid,
@@ -113,10 +119,16 @@ def prepare(outcomes: Sequence[Outcome], returned: Returned | None = None) -> li
     """
     write_tables = not any(outcome.fails_step for outcome in outcomes)
     tables: list[dg.MaterializeResult[ValidRows] | None] = []
-    with ThreadPoolExecutor(max_workers=1, thread_name_prefix="dagster-dataframely") as pool:
-        statistics = [_start_statistics(pool, o) if write_tables else None for o in outcomes]
+    # One worker each, so that a quarantine to write never waits behind another's statistics.
+    with (
+        ThreadPoolExecutor(1, thread_name_prefix="dagster-dataframely") as statistics_pool,
+        ThreadPoolExecutor(1, thread_name_prefix="dagster-dataframely") as quarantine_pool,
+    ):
+        statistics = [
+            _start_statistics(statistics_pool, o) if write_tables else None for o in outcomes
+        ]
         # Every quarantine is written here, before the first table is yielded.
-        reports = [_report(outcome, write_tables) for outcome in outcomes]
+        reports = [_report(outcome, write_tables, quarantine_pool) for outcome in outcomes]
         for outcome, report, pending in zip(outcomes, reports, statistics, strict=True):
             table = None
             if write_tables and isinstance(outcome, Clean | Partial):
@@ -149,14 +161,15 @@ def _start_statistics(
     return pool.submit(statistics_tables, valid, info.distinct_columns, info.sensitive)
 
 
-def _report(outcome: Outcome, write_tables: bool) -> _Report:
+def _report(outcome: Outcome, write_tables: bool, pool: ThreadPoolExecutor) -> _Report:
     """Write the outcome's quarantine if it has one to write, and build its checks and error.
 
     The invalid rows are written whenever there are any and a quarantine to take them (an
     abort has none); with `clear_quarantine`, so is the empty frame of a clean outcome whose
     table is written, so the quarantine is replaced beside it and not beside a table the step
     leaves as it was. Without it, that empty frame is written only where no quarantine is
-    stored yet, so that the quarantine can be read from the first run on.
+    stored yet, so that the quarantine can be read from the first run on. A quarantine of
+    invalid rows is built in `pool` while the checks are.
     """
     output = outcome.run.output
     in_partition = partition_metadata(outcome.run.partition_key)
@@ -172,24 +185,21 @@ def _report(outcome: Outcome, write_tables: bool) -> _Report:
             return _Report([column_schema_result(output.key, extra_metadata=in_partition)])
         case Skipped():
             # Dagster wants a result for every declared check: every rule passes over zero rows.
-            return _Report(_checks(outcome, Failures.none(output.info), _ERROR))
+            return _Report(_Checks.of(outcome, Failures.none(output.info)).results(_ERROR))
         case Aborted(rows=rows):
             return _Report(
-                _checks(outcome, rows.failures, _ERROR, evaluation=rows.evaluation),
+                _Checks.of(outcome, rows.failures).results(_ERROR, evaluation=rows.evaluation),
                 ValidationAbortError(
                     output.info.name, rows.quarantined.invalid_count, rows.quarantined.counts
                 ),
             )
         case AllInvalid(rows=rows, writer=writer):
-            address = writer(rows.quarantined.quarantine_frame)
+            checks, quarantine = _checks_and_quarantine(outcome, rows, pool)
+            address = writer(quarantine)
             return _Report(
                 # No materialization carries the address, so every check does.
-                _checks(
-                    outcome,
-                    rows.failures,
-                    _ERROR,
-                    {names.QUARANTINE_ADDRESS: address},
-                    evaluation=rows.evaluation,
+                checks.results(
+                    _ERROR, {names.QUARANTINE_ADDRESS: address}, evaluation=rows.evaluation
                 ),
                 NoValidRowsError(
                     output.info.name,
@@ -201,35 +211,54 @@ def _report(outcome: Outcome, write_tables: bool) -> _Report:
             )
         case Exceeded(rows=rows, writer=writer):
             # The policy refuses the table, not the rows: the quarantine still gets its own.
-            quarantined = rows.quarantined
             written = None
-            if writer is not None and quarantined.invalid_count:
-                written = writer(quarantined.quarantine_frame)
+            if writer is not None and rows.quarantined.invalid_count:
+                checks, quarantine = _checks_and_quarantine(outcome, rows, pool)
+                written = writer(quarantine)
+            else:
+                checks = _Checks.of(outcome, rows.failures)
             where = {names.QUARANTINE_ADDRESS: written} if written is not None else {}
             assert rows.evaluation is not None  # only a policy refuses rows this way
             return _Report(
-                _checks(outcome, rows.failures, _ERROR, where, evaluation=rows.evaluation),
+                checks.results(_ERROR, where, evaluation=rows.evaluation),
                 rows.evaluation.error(output.info.name, output.key, written),
                 written,
             )
         case Partial(rows=rows, writer=writer):
-            address = writer(rows.quarantined.quarantine_frame)
-            return _Report(_warned(outcome, rows, address, write_tables), address=address)
+            checks, quarantine = _checks_and_quarantine(outcome, rows, pool)
+            address = writer(quarantine)
+            return _Report(_warned(checks, rows, address, write_tables), address=address)
         case Clean(rows=rows, run=run):
+            checks = _Checks.of(outcome, rows.failures)
             cleared = None
             if write_tables and run.clear_quarantine and run.writer is not None:
                 cleared = run.writer(rows.quarantined.quarantine_frame)
             elif write_tables and run.initial_writer is not None:
                 # The first clean run of a partition stores an empty quarantine to be read.
                 cleared = run.initial_writer(rows.quarantined.quarantine_frame)
-            return _Report(_warned(outcome, rows, cleared, write_tables), address=cleared)
+            return _Report(_warned(checks, rows, cleared, write_tables), address=cleared)
 
 
 _ERROR = dg.AssetCheckSeverity.ERROR
 
 
+def _checks_and_quarantine(
+    outcome: Outcome, rows: Rows, pool: ThreadPoolExecutor
+) -> tuple[_Checks, pl.DataFrame]:
+    """The outcome's checks and its quarantine frame, built at the same time.
+
+    The quarantine frame (a text column per rule over every invalid row) is Polars work, which
+    releases the GIL: it runs in `pool` while the samples' cells become Python values. The
+    samples are taken first, so that their own query does not wait behind it for Polars'
+    threads.
+    """
+    samples = rows.failures.samples(outcome.run.output.settings.max_failure_samples)
+    quarantine = pool.submit(lambda: rows.quarantined.quarantine_frame)
+    return _Checks.of(outcome, rows.failures, samples), quarantine.result()
+
+
 def _warned(
-    outcome: Outcome, rows: Rows, address: str | None, write_tables: bool
+    checks: _Checks, rows: Rows, address: str | None, write_tables: bool
 ) -> list[dg.AssetCheckResult]:
     """The checks of a clean or partial outcome, at `WARN`.
 
@@ -237,42 +266,64 @@ def _warned(
     rows went.
     """
     extra = {names.QUARANTINE_ADDRESS: address} if address is not None and not write_tables else {}
-    return _checks(
-        outcome, rows.failures, dg.AssetCheckSeverity.WARN, extra, evaluation=rows.evaluation
-    )
+    return checks.results(dg.AssetCheckSeverity.WARN, extra, evaluation=rows.evaluation)
 
 
-def _checks(
-    outcome: Outcome,
-    failures: Failures,
-    severity: dg.AssetCheckSeverity,
-    extra: Mapping[str, Any] | None = None,
-    *,
-    evaluation: Evaluation | None = None,
-) -> list[dg.AssetCheckResult]:
-    """One output's check results at `severity`, each naming the partition it ran over.
+@dataclass(frozen=True, slots=True, eq=False)
+class _Checks:
+    """One output's checks and their failure samples, made before its quarantine is written.
 
-    With a quality policy, its thresholds judge the rule checks and its own checks follow.
+    The samples' cells becoming Python values is the costliest part of a wide schema's checks:
+    made first, it runs while a thread builds the quarantine frame. The results, which can
+    name where the quarantine went, follow the write.
     """
-    output = outcome.run.output
-    settings = output.settings
-    groups = check_groups(
-        output.info, settings.check_granularity, settings.schema_rules, settings.warning_rules
-    )
-    metadata = {**(extra or {}), **partition_metadata(outcome.run.partition_key)}
-    results = list(
-        check_results_for(
-            groups,
-            failures,
-            asset_key=output.key,
-            severity=severity,
-            max_failure_samples=settings.max_failure_samples,
-            extra_metadata=metadata,
-            policy=settings.policy,
-            verdicts=evaluation.rules if evaluation is not None else None,
+
+    outcome: Outcome
+    failures: Failures
+    groups: tuple[CheckGroup, ...]
+    samples: Mapping[str, dg.TableMetadataValue]
+
+    @classmethod
+    def of(cls, outcome: Outcome, failures: Failures, samples: Samples | None = None) -> _Checks:
+        """The checks of `failures`, with their `samples` if taken already."""
+        output = outcome.run.output
+        settings = output.settings
+        groups = check_groups(
+            output.info, settings.check_granularity, settings.schema_rules, settings.warning_rules
         )
-    )
-    return results + policy_check_results(settings.policy, evaluation, output.key, metadata)
+        if samples is None:
+            samples = failures.samples(settings.max_failure_samples)
+        tables = failure_samples(groups, samples, failures.info.sensitive)
+        return cls(outcome, failures, groups, tables)
+
+    def results(
+        self,
+        severity: dg.AssetCheckSeverity,
+        extra: Mapping[str, Any] | None = None,
+        *,
+        evaluation: Evaluation | None = None,
+    ) -> list[dg.AssetCheckResult]:
+        """The output's check results at `severity`, each naming the partition it ran over.
+
+        With a quality policy, its thresholds judge the rule checks and its own checks follow.
+        """
+        run = self.outcome.run
+        settings = run.output.settings
+        metadata = {**(extra or {}), **partition_metadata(run.partition_key)}
+        results = list(
+            check_results_for(
+                self.groups,
+                self.failures,
+                asset_key=run.output.key,
+                severity=severity,
+                max_failure_samples=settings.max_failure_samples,
+                extra_metadata=metadata,
+                policy=settings.policy,
+                verdicts=evaluation.rules if evaluation is not None else None,
+                samples=self.samples,
+            )
+        )
+        return results + policy_check_results(settings.policy, evaluation, run.output.key, metadata)
 
 
 def _table(
