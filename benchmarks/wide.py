@@ -19,8 +19,12 @@ interleaved in one process:
   `NoValidRowsError` it raises once every check result is out when no row is valid;
 - lean: the same with `statistics=False, row_sample=0, max_failure_samples=0`.
 
-The table shows, per column count, the median wall time of each variant, the ratios to the
-floor, and each variant's time per column (flat when the cost is linear in the columns).
+The table shows, per column count, the cells the default's failure samples hold, the median
+wall time of each variant, the ratios to the floor, and each variant's time per column (flat
+when the cost is linear in the columns). Each rule shows up to 5 of the rows that failed it,
+with every column, so with a failing rule per column the samples hold about 5 x columns**2
+cells, each made a Python value: the default's time per column grows with the columns where
+the floor's and lean's stay flat.
 Target: default within 2x of the floor at 100 and 500 columns.
 
     .venv/bin/python -m benchmarks.wide [--columns 10 100 500] [--rows 100000] [--repeat 3]
@@ -100,14 +104,30 @@ def _writer(frame: pl.DataFrame) -> str:
     return "mem"
 
 
-def _validated(schema: type[dy.Schema], frame: pl.DataFrame, **settings: Any) -> None:
+def _validated(schema: type[dy.Schema], frame: pl.DataFrame, **settings: Any) -> list[object]:
     """Every event `validation_results` yields, up to the error it raises once all are out."""
+    events: list[object] = []
     with contextlib.suppress(NoValidRowsError):  # every row failed: only the quarantine written
-        list(
+        events.extend(
             wiring.validation_results(
                 schema, frame, valid_key=KEY, quarantine_writer=_writer, **settings
             )
         )
+    return events
+
+
+def _sample_cells(schema: type[dy.Schema], frame: pl.DataFrame) -> int:
+    """How many cells the default's failure samples hold: rows shown times columns, every check."""
+    cells = 0
+    for event in _validated(schema, frame):
+        sample = (
+            event.metadata.get("dy_failed_sample")
+            if isinstance(event, dg.AssetCheckResult)
+            else None
+        )
+        if isinstance(sample, dg.TableMetadataValue):
+            cells += len(sample.records) * len(sample.schema.columns)
+    return cells
 
 
 def _variants(schema: type[dy.Schema]) -> dict[str, Callable[[pl.DataFrame], object]]:
@@ -143,7 +163,7 @@ def _median_times(
 
 def _table_line(cells: list[str]) -> str:
     """One line of the results table, each cell right-aligned in its column."""
-    widths = [7, 8, 9, 9, 9, 13, 13, 14, 14, 14]
+    widths = [7, 8, 12, 9, 9, 9, 13, 13, 14, 14, 14]
     return " ".join(f"{cell:>{width}}" for cell, width in zip(cells, widths, strict=True))
 
 
@@ -155,7 +175,7 @@ def main(column_counts: list[int], rows: int, repeat: int, half_valid: bool = Fa
         f"median of {repeat} interleaved runs, Polars {pl.__version__} with "
         f"{pl.thread_pool_size()} threads.\n"
     )
-    results: list[tuple[int, int, dict[str, float]]] = []
+    results: list[tuple[int, int, int, dict[str, float]]] = []
     for columns in column_counts:
         schema = wide_schema(columns)
         frame = wide_frame(columns, rows, half_valid)
@@ -166,8 +186,9 @@ def main(column_counts: list[int], rows: int, repeat: int, half_valid: bool = Fa
         expected = rows // 2 if half_valid else rows
         if invalid != expected:
             raise RuntimeError(f"{invalid:,} of {rows:,} rows fail a rule, not {expected:,}")
+        sampled = _sample_cells(schema, frame)
         medians = _median_times(run, frame, repeat)
-        results.append((columns, invalid, medians))
+        results.append((columns, invalid, sampled, medians))
         print(
             f"  measured {columns} columns: "
             + ", ".join(f"{v} {medians[v]:.2f}s" for v in VARIANTS),
@@ -181,6 +202,7 @@ def main(column_counts: list[int], rows: int, repeat: int, half_valid: bool = Fa
         [
             "columns",
             "invalid",
+            "sample cells",
             *(f"{v} s" for v in VARIANTS),
             *(f"{v}/floor" for v in VARIANTS[1:]),
             *(f"{v} ms/col" for v in VARIANTS),
@@ -188,10 +210,11 @@ def main(column_counts: list[int], rows: int, repeat: int, half_valid: bool = Fa
     )
     print(header)
     print("-" * len(header))
-    for columns, invalid, medians in results:
+    for columns, invalid, sampled, medians in results:
         cells = [
             str(columns),
             f"{invalid:,}",
+            f"{sampled:,}",
             *(f"{medians[v]:.3f}" for v in VARIANTS),
             *(f"{medians[v] / medians['floor']:.2f}x" for v in VARIANTS[1:]),
             *(f"{medians[v] * 1000 / columns:.2f}" for v in VARIANTS),
