@@ -3,7 +3,8 @@
 The same schema, settings and frame give the same events, metadata, check results, error and
 stored rows whether they are declared with `dd.asset` or as the one output of a
 `dd.multi_asset`, for every outcome of the failure policy, in a run and in a direct call. And
-every entry point computes the statistics while it writes the quarantine.
+every entry point computes the statistics while it writes the quarantine, and builds the
+quarantine frame while it makes the checks' samples.
 """
 
 # No `from __future__ import annotations`: Dataframely reads a Collection's annotations.
@@ -20,6 +21,7 @@ from polars.testing import assert_frame_equal
 
 import dagster_dataframely as dd
 from dagster_dataframely._run import emit as emit_module
+from dagster_dataframely._run.failures import Failures
 
 
 class Orders(dy.Schema):
@@ -357,3 +359,85 @@ def test_every_quarantine_is_still_written_before_the_first_table(
     assert dg.materialize([asset], resources={"io_manager": Recording()}).success
     assert order[:2] == ["orders_quarantine", "lines_quarantine"]
     assert sorted(order[2:]) == ["lines", "orders"]
+
+
+# --- ADR 0006: the quarantine frame is built while the checks' samples become Python values ---
+
+
+class FrameOverlap:
+    """Whether each quarantine frame with rows was built while the checks' samples were made.
+
+    Building the frame and making the samples each wait at one barrier for the other (at most
+    `patience` seconds, so a broken overlap fails instead of hanging): both pass it only if they
+    run at the same time. `met` and `missed` record which side passed or gave up.
+    """
+
+    def __init__(self, monkeypatch: pytest.MonkeyPatch, patience: float = 10.0) -> None:
+        self.barrier = threading.Barrier(2, timeout=patience)
+        self.met: list[str] = []
+        self.missed: list[str] = []
+        build = Failures.__dict__["quarantine_frame"].func
+        samples = emit_module.failure_samples
+
+        def quarantine_frame(failures: Failures) -> pl.DataFrame:
+            if failures.invalid_count:
+                self._meet("frame")
+            return build(failures)
+
+        def failure_samples(*args: Any) -> Any:
+            if args[1].rows.height:  # rows failed, so a quarantine frame with rows is built
+                self._meet("samples")
+            return samples(*args)
+
+        monkeypatch.setattr(Failures, "quarantine_frame", property(quarantine_frame))
+        monkeypatch.setattr(emit_module, "failure_samples", failure_samples)
+
+    def _meet(self, side: str) -> None:
+        try:
+            self.barrier.wait()
+            self.met.append(side)
+        except threading.BrokenBarrierError:
+            self.missed.append(side)
+            if side == "samples":  # the later side: the barrier is ready for the next output
+                self.barrier.reset()
+
+
+@pytest.mark.parametrize("name", [name for name, _ in _entry_points()])
+def test_the_quarantine_frame_is_built_while_the_samples_are_made(
+    name: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    asset = dict(_entry_points())[name]
+    overlap = FrameOverlap(monkeypatch)
+    written: list[pl.DataFrame] = []
+
+    class Recording(KeyedIOManager):
+        def handle_output(self, context: dg.OutputContext, obj: pl.DataFrame) -> None:
+            if context.asset_key.path[-1].endswith("_quarantine"):
+                written.append(obj)
+            super().handle_output(context, obj)
+
+    assert dg.materialize([asset], resources={"io_manager": Recording()}).success
+    assert overlap.met and not overlap.missed, (
+        f"{name}: a quarantine frame was not built while its samples were made: {overlap.missed}"
+    )
+    assert len(written) == len(overlap.met) // 2
+    assert all(frame.height for frame in written), "every quarantine written holds its rows"
+
+
+def test_validation_results_builds_its_quarantine_frame_while_the_samples_are_made(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    overlap = FrameOverlap(monkeypatch)
+    written: list[pl.DataFrame] = []
+
+    def writer(frame: pl.DataFrame) -> str:
+        written.append(frame)
+        return "memory"
+
+    list(
+        dd.wiring.validation_results(
+            Orders, SOME_INVALID, valid_key=dg.AssetKey("orders"), quarantine_writer=writer
+        )
+    )
+    assert sorted(overlap.met) == ["frame", "samples"]
+    assert written[0].get_column("order_id").to_list() == ["b", "c", "c"]
