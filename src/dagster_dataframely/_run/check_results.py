@@ -34,7 +34,7 @@ def check_results_for(
     extra_metadata: Mapping[str, Any] | None = None,
     policy: ResolvedPolicy | None = None,
     verdicts: Mapping[str, RuleVerdict] | None = None,
-    samples: Mapping[str, dg.TableMetadataValue] | None = None,
+    sample_tables: Mapping[str, dg.TableMetadataValue] | None = None,
 ) -> Iterator[dg.AssetCheckResult]:
     """One result per check, passing the column-schema check, then one per rule group.
 
@@ -43,17 +43,17 @@ def check_results_for(
     whose failing rules are all warning rules reports at `WARN`, whatever `severity` is. With
     a quality `policy`, `verdicts` (by rule) judge the rules that have a threshold: a tolerated
     rule does not fail its check, and its bound and observed fraction are in the metadata.
-    `samples` are `failure_samples` of `failures.samples(max_failure_samples)` when a caller
-    has made them already.
+    `sample_tables` are `failure_samples` of `failures.samples(max_failure_samples)` when a
+    caller has made them already.
     """
     extra = dict(extra_metadata or {})
     yield column_schema_result(asset_key, extra_metadata=extra)
-    if samples is None:
-        samples = failure_samples(
+    if sample_tables is None:
+        sample_tables = failure_samples(
             groups, failures.samples(max_failure_samples), failures.info.sensitive
         )
     for group in groups:
-        metadata = _group_metadata(group, failures.counts, samples.get(group.name))
+        metadata = _group_metadata(group, failures.counts, sample_tables.get(group.name))
         if policy is None:
             passed = not any(rule.name in failures.counts for rule in group.rules)
             level = group.severity(failures.counts, severity)

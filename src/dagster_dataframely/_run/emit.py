@@ -24,6 +24,7 @@ from typing_extensions import TypeAliasType
 
 from dagster_dataframely._model import names
 from dagster_dataframely._model.check_groups import CheckGroup, check_groups
+from dagster_dataframely._store.quarantine_writer import QuarantineWriter
 from dagster_dataframely._upstream import document_type_alias
 from dagster_dataframely.errors import (
     ColumnSchemaError,
@@ -194,8 +195,7 @@ def _report(outcome: Outcome, write_tables: bool, pool: ThreadPoolExecutor) -> _
                 ),
             )
         case AllInvalid(rows=rows, writer=writer):
-            checks, quarantine = _checks_and_quarantine(outcome, rows, pool)
-            address = writer(quarantine)
+            checks, address = _write_quarantine(outcome, rows, writer, pool)
             return _Report(
                 # No materialization carries the address, so every check does.
                 checks.results(
@@ -211,10 +211,9 @@ def _report(outcome: Outcome, write_tables: bool, pool: ThreadPoolExecutor) -> _
             )
         case Exceeded(rows=rows, writer=writer):
             # The policy refuses the table, not the rows: the quarantine still gets its own.
-            written = None
+            written: str | None = None
             if writer is not None and rows.quarantined.invalid_count:
-                checks, quarantine = _checks_and_quarantine(outcome, rows, pool)
-                written = writer(quarantine)
+                checks, written = _write_quarantine(outcome, rows, writer, pool)
             else:
                 checks = _Checks.of(outcome, rows.failures)
             where = {names.QUARANTINE_ADDRESS: written} if written is not None else {}
@@ -225,8 +224,7 @@ def _report(outcome: Outcome, write_tables: bool, pool: ThreadPoolExecutor) -> _
                 written,
             )
         case Partial(rows=rows, writer=writer):
-            checks, quarantine = _checks_and_quarantine(outcome, rows, pool)
-            address = writer(quarantine)
+            checks, address = _write_quarantine(outcome, rows, writer, pool)
             return _Report(_warned(checks, rows, address, write_tables), address=address)
         case Clean(rows=rows, run=run):
             checks = _Checks.of(outcome, rows.failures)
@@ -242,19 +240,20 @@ def _report(outcome: Outcome, write_tables: bool, pool: ThreadPoolExecutor) -> _
 _ERROR = dg.AssetCheckSeverity.ERROR
 
 
-def _checks_and_quarantine(
-    outcome: Outcome, rows: Rows, pool: ThreadPoolExecutor
-) -> tuple[_Checks, pl.DataFrame]:
-    """The outcome's checks and its quarantine frame, built at the same time.
+def _write_quarantine(
+    outcome: Outcome, rows: Rows, writer: QuarantineWriter, pool: ThreadPoolExecutor
+) -> tuple[_Checks, str]:
+    """Write the outcome's invalid rows through `writer`; its checks, and where the rows went.
 
     The quarantine frame (a text column per rule over every invalid row) is Polars work, which
-    releases the GIL: it runs in `pool` while the samples' cells become Python values. The
+    releases the GIL: it is built in `pool` while the checks' samples become Python values. The
     samples are taken first, so that their own query does not wait behind it for Polars'
-    threads.
+    threads. The writer runs here, on the calling thread.
     """
     samples = rows.failures.samples(outcome.run.output.settings.max_failure_samples)
     quarantine = pool.submit(lambda: rows.quarantined.quarantine_frame)
-    return _Checks.of(outcome, rows.failures, samples), quarantine.result()
+    checks = _Checks.of(outcome, rows.failures, samples)
+    return checks, writer(quarantine.result())
 
 
 def _warned(
@@ -281,11 +280,12 @@ class _Checks:
     outcome: Outcome
     failures: Failures
     groups: tuple[CheckGroup, ...]
-    samples: Mapping[str, dg.TableMetadataValue]
+    sample_tables: Mapping[str, dg.TableMetadataValue]
+    """Each check's failure sample as its table value, by check name."""
 
     @classmethod
     def of(cls, outcome: Outcome, failures: Failures, samples: Samples | None = None) -> _Checks:
-        """The checks of `failures`, with their `samples` if taken already."""
+        """The checks of `failures`, with their sampled rows if taken already."""
         output = outcome.run.output
         settings = output.settings
         groups = check_groups(
@@ -320,7 +320,7 @@ class _Checks:
                 extra_metadata=metadata,
                 policy=settings.policy,
                 verdicts=evaluation.rules if evaluation is not None else None,
-                samples=self.samples,
+                sample_tables=self.sample_tables,
             )
         )
         return results + policy_check_results(settings.policy, evaluation, run.output.key, metadata)
