@@ -125,11 +125,12 @@ docs: $(SYNCED)  ## Build the documentation site into site/ (mkdocs build --stri
 docs-serve: $(SYNCED)  ## Serve the documentation site on http://127.0.0.1:8000 while editing.
 	NO_MKDOCS_2_WARNING=1 $(VENV)/bin/mkdocs serve --strict -a 127.0.0.1:8000
 
-benchmark: $(SYNCED)  ## Print timings (not tests): declaring assets, validating 1M/5M rows, a Collection, wide schemas.
+benchmark: $(SYNCED)  ## Print timings (not tests): declaring assets, validating 1M/5M rows, a Collection, wide schemas (alone and in a run).
 	$(VENV)/bin/python -m benchmarks.definition_time
 	$(VENV)/bin/python -m benchmarks.validation
 	$(VENV)/bin/python -m benchmarks.collection --rows 250000 1000000
 	$(VENV)/bin/python -m benchmarks.wide
+	$(VENV)/bin/python -m benchmarks.wide_run
 
 $(UV):
 	$(PYTHON) -m venv $(TOOLS)
