@@ -36,12 +36,11 @@ import dataframely as dy
 import polars as pl
 
 import dagster_dataframely as dd
-from benchmarks.wide import wide_frame, wide_schema
+from benchmarks.wide import LEAN, wide_frame, wide_schema
 from dagster_dataframely import wiring
 
 # Dagster's console logger at WARNING: a run's DEBUG lines (thousands here) stay off the screen.
 QUIET = {"loggers": {"console": {"config": {"log_level": "WARNING"}}}}
-LEAN = {"statistics": False, "row_sample": 0, "max_failure_samples": 0}
 VARIANTS: dict[str, dict[str, Any] | None] = {
     "dagster": None,
     "default": {},
