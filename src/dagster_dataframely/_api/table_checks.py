@@ -107,9 +107,9 @@ def table_checks(
     InvalidArgumentsError
         A definition of several assets without a key; `partitions_def` together with a
         definition or spec; a Collection without a mapping of members, or with
-        `warning_rules`; a mapping with a schema; members whose assets have different
-        partitions; a `quality_policy` that is not a `dd.QualityPolicy`. Also a
-        `dg.DagsterInvariantViolationError`, as before.
+        `warning_rules`; a mapping with a schema; two members mapped to one asset; members
+        whose assets have different partitions; a `quality_policy` that is not a
+        `dd.QualityPolicy`. Also a `dg.DagsterInvariantViolationError`, as before.
     UnknownPolicyRuleError, ThresholdNotApplicableError
         `quality_policy` names a rule the schema lacks, or has a volume or undeclared-columns
         check.
