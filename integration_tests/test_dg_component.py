@@ -143,16 +143,16 @@ def test_dg_launch_evaluates_the_checks_on_parquet_and_on_a_duckdb_table_sql_wro
     ("attributes", "line", "field", "problem"),
     [
         (
-            "assets: [analytics/orders]\n  severity: ERROR\n  lazy: 'false'",
+            "assets: [extra/orders]\n  severity: ERROR\n  lazy: 'false'",
             6,
             "lazy",
             "'false' is text, and the field takes true or false",
         ),
         (
-            "assets: [orders, analytics/orders, orders]\n  severity: WARN",
+            "assets: [extra/orders, extra/orders]\n  severity: WARN",
             4,
-            "assets[2]",
-            "the asset 'orders' is already listed, as assets[0]",
+            "assets[1]",
+            "the asset 'extra/orders' is already listed, as assets[0]",
         ),
     ],
     ids=["quoted-flag", "duplicate-asset"],
@@ -160,6 +160,9 @@ def test_dg_launch_evaluates_the_checks_on_parquet_and_on_a_duckdb_table_sql_wro
 def test_dg_check_defs_fails_on_a_bad_value_naming_file_line_and_field(
     project: Path, attributes: str, line: int, field: str, problem: str
 ) -> None:
+    # An asset no other component checks, so the only fault is the bad value.
+    extra = project / "src" / ROOT_MODULE / "defs" / "extra_orders.py"
+    extra.write_text('import dagster as dg\n\nextra_orders = dg.AssetSpec(["extra", "orders"])\n')
     bad = write_component(
         project,
         "bad_checks",
@@ -169,6 +172,7 @@ def test_dg_check_defs_fails_on_a_bad_value_naming_file_line_and_field(
     try:
         done = _dg(project, ("check", "defs"))
     finally:
+        extra.unlink()
         bad.unlink()
         bad.parent.rmdir()
     output = done.stdout + done.stderr
