@@ -5,6 +5,7 @@ without the CLI's start-up, so every bad value the Component reports gets a test
 The real CLI is exercised by `integration_tests/test_dg_component.py`.
 """
 
+import dataclasses
 import sys
 import textwrap
 from collections.abc import Iterator
@@ -390,3 +391,11 @@ def test_a_flag_and_a_count_of_their_own_kind_load_as_dd_table_checks_takes_them
     assert component_checks.node_def.input_defs[0].dagster_type.typing_type == (
         python_checks.node_def.input_defs[0].dagster_type.typing_type
     )
+
+
+def test_every_field_has_a_kind_it_is_checked_against() -> None:
+    from dagster_dataframely._api.table_checks_component import _FIELD_KINDS
+
+    assert set(_FIELD_KINDS) == {
+        field.name for field in dataclasses.fields(dd.TableChecksComponent)
+    }
