@@ -403,32 +403,41 @@ class QualityPolicy:
 
     def __post_init__(self) -> None:
         if self.threshold is not None and not isinstance(self.threshold, Threshold):
-            raise _policy_error(
-                "threshold",
-                self.threshold,
-                "a dd.Threshold",
-                "Pass it as volume=, and a dd.Threshold as threshold=."
-                if isinstance(self.threshold, VolumeCheck)
-                else "Wrap the bounds in one: threshold=dd.Threshold(warn_above=..., "
-                "fail_above=...).",
+            raise InvalidArgumentsError(
+                "QualityPolicy",
+                *_wrong_kind(
+                    "threshold",
+                    self.threshold,
+                    "a dd.Threshold",
+                    "Pass it as volume=, and a dd.Threshold as threshold=."
+                    if isinstance(self.threshold, VolumeCheck)
+                    else "Wrap the bounds in one: threshold=dd.Threshold(warn_above=..., "
+                    "fail_above=...).",
+                ),
             )
         object.__setattr__(self, "rules", _checked_rules(self.rules))
         object.__setattr__(self, "severity", _checked_severity(self.severity))
         object.__setattr__(self, "blocking", _checked_blocking(self.blocking))
         if self.volume is not None and not isinstance(self.volume, VolumeCheck):
-            raise _policy_error(
-                "volume", self.volume, "a dd.VolumeCheck", "Pass dd.VolumeCheck(...), or None."
+            raise InvalidArgumentsError(
+                "QualityPolicy",
+                *_wrong_kind(
+                    "volume", self.volume, "a dd.VolumeCheck", "Pass dd.VolumeCheck(...), or None."
+                ),
             )
         if self.undeclared_columns is not None and not (
             isinstance(self.undeclared_columns, str)
             and self.undeclared_columns in _UNDECLARED_CHOICES
         ):
-            raise _policy_error(
-                "undeclared_columns",
-                self.undeclared_columns,
-                "'report' or 'check'",
-                "Pass 'report' to list them on each materialization, 'check' to also check "
-                "them, or None.",
+            raise InvalidArgumentsError(
+                "QualityPolicy",
+                *_wrong_kind(
+                    "undeclared_columns",
+                    self.undeclared_columns,
+                    "'report' or 'check'",
+                    "Pass 'report' to list them on each materialization, 'check' to also check "
+                    "them, or None.",
+                ),
             )
 
 
@@ -438,24 +447,33 @@ _SEVERITY = "dg.AssetCheckSeverity.WARN or dg.AssetCheckSeverity.ERROR"
 def _checked_rules(rules: object) -> Mapping[str, Threshold]:
     """`rules=`, each rule name a `str` mapped to a `dd.Threshold`, as a read-only mapping."""
     if not isinstance(rules, Mapping):
-        raise _policy_error(
-            "rules",
-            rules,
-            "a mapping from rule name to dd.Threshold",
-            "Pass {'amount|min': dd.Threshold(...), ...}.",
+        raise InvalidArgumentsError(
+            "QualityPolicy",
+            *_wrong_kind(
+                "rules",
+                rules,
+                "a mapping from rule name to dd.Threshold",
+                "Pass {'amount|min': dd.Threshold(...), ...}.",
+            ),
         )
     for name, threshold in rules.items():
         if not isinstance(name, str):
-            raise _policy_error(
-                "rules", name, "rule names as text", "Name each rule as Dataframely does."
+            raise InvalidArgumentsError(
+                "QualityPolicy",
+                *_wrong_kind(
+                    "rules", name, "rule names as text", "Name each rule as Dataframely does."
+                ),
             )
         if not isinstance(threshold, Threshold):
-            raise _policy_error(
-                "rules",
-                threshold,
-                "a dd.Threshold for each rule",
-                f"Wrap the bounds in one: {{{name!r}: dd.Threshold(warn_above=..., "
-                "fail_above=...)}.",
+            raise InvalidArgumentsError(
+                "QualityPolicy",
+                *_wrong_kind(
+                    "rules",
+                    threshold,
+                    "a dd.Threshold for each rule",
+                    f"Wrap the bounds in one: {{{name!r}: dd.Threshold(warn_above=..., "
+                    "fail_above=...)}.",
+                ),
             )
     return MappingProxyType(dict(rules))
 
@@ -465,23 +483,32 @@ def _checked_severity(severity: object) -> SeverityChoice | None:
     if severity is None or severity in _SEVERITIES:
         return severity
     if not isinstance(severity, Mapping):
-        raise _policy_error(
-            "severity",
-            severity,
-            f"{_SEVERITY}, or a mapping of rule name to one",
-            f"Pass {_SEVERITY} (the enum, not its name).",
+        raise InvalidArgumentsError(
+            "QualityPolicy",
+            *_wrong_kind(
+                "severity",
+                severity,
+                f"{_SEVERITY}, or a mapping of rule name to one",
+                f"Pass {_SEVERITY} (the enum, not its name).",
+            ),
         )
     for name, chosen in severity.items():
         if not isinstance(name, str):
-            raise _policy_error(
-                "severity", name, "rule names as text", "Name each rule as Dataframely does."
+            raise InvalidArgumentsError(
+                "QualityPolicy",
+                *_wrong_kind(
+                    "severity", name, "rule names as text", "Name each rule as Dataframely does."
+                ),
             )
         if chosen not in _SEVERITIES:
-            raise _policy_error(
-                "severity",
-                chosen,
-                f"{_SEVERITY} for each rule",
-                f"Map {name!r} to {_SEVERITY} (the enum, not its name).",
+            raise InvalidArgumentsError(
+                "QualityPolicy",
+                *_wrong_kind(
+                    "severity",
+                    chosen,
+                    f"{_SEVERITY} for each rule",
+                    f"Map {name!r} to {_SEVERITY} (the enum, not its name).",
+                ),
             )
     return MappingProxyType(dict(severity))
 
@@ -495,17 +522,16 @@ def _checked_blocking(blocking: object) -> bool | tuple[str, ...]:
     if isinstance(blocking, str):
         return (blocking,)
     if isinstance(blocking, Mapping) or not isinstance(blocking, Iterable):
-        raise _policy_error("blocking", blocking, expected, fix)
+        raise InvalidArgumentsError(
+            "QualityPolicy", *_wrong_kind("blocking", blocking, expected, fix)
+        )
     names = tuple(blocking)
     for name in names:
         if not isinstance(name, str):
-            raise _policy_error("blocking", name, "rule names as text", fix)
+            raise InvalidArgumentsError(
+                "QualityPolicy", *_wrong_kind("blocking", name, "rule names as text", fix)
+            )
     return names
-
-
-def _policy_error(parameter: str, value: object, expected: str, fix: str) -> InvalidArgumentsError:
-    """The refusal of a `dd.QualityPolicy` value of the wrong kind."""
-    return InvalidArgumentsError("QualityPolicy", *_wrong_kind(parameter, value, expected, fix))
 
 
 def _wrong_kind(
