@@ -158,6 +158,9 @@ class TableChecksComponent(dg.Component, dg.Resolvable):
       severity: WARN
     ```
 
+    Every field is typed strictly: text is not a flag, a number or a list (`lazy: 'false'` and
+    `assets: orders` are refused), and a flag is not a number.
+
     Parameters
     ----------
     dataframely_schema
@@ -183,9 +186,6 @@ class TableChecksComponent(dg.Component, dg.Resolvable):
         Collection, as `dd.table_checks` refuses it.
     name
         The check op's name; by default `<asset key>__dataframely_checks`. Only with one asset.
-
-    Every field is typed strictly: text is not a flag, a number or a list (`lazy: 'false'`,
-    `assets: orders` are refused), and a flag is not a number.
 
     Raises
     ------
