@@ -137,3 +137,46 @@ def test_dg_launch_evaluates_the_checks_on_parquet_and_on_a_duckdb_table_sql_wro
     assert duckdb_min.severity == dg.AssetCheckSeverity.ERROR
     assert duckdb_min.metadata["dy_failed_count"].value == 2
     assert evaluations[("analytics/orders", "dy_rule__primary_key")].passed
+
+
+@pytest.mark.parametrize(
+    ("attributes", "line", "field", "problem"),
+    [
+        (
+            "assets: [extra/orders]\n  severity: ERROR\n  lazy: 'false'",
+            6,
+            "lazy",
+            "'false' is text, and the field takes true or false",
+        ),
+        (
+            "assets: [extra/orders, extra/orders]\n  severity: WARN",
+            4,
+            "assets[1]",
+            "the asset 'extra/orders' is already listed, as assets[0]",
+        ),
+    ],
+    ids=["quoted-flag", "duplicate-asset"],
+)
+def test_dg_check_defs_fails_on_a_bad_value_naming_file_line_and_field(
+    project: Path, attributes: str, line: int, field: str, problem: str
+) -> None:
+    # An asset no other component checks, so the only fault is the bad value.
+    extra = project / "src" / ROOT_MODULE / "defs" / "extra_orders.py"
+    extra.write_text('import dagster as dg\n\nextra_orders = dg.AssetSpec(["extra", "orders"])\n')
+    bad = write_component(
+        project,
+        "bad_checks",
+        f"type: {COMPONENT}\nattributes:\n  dataframely_schema: {ROOT_MODULE}.schemas:Orders\n"
+        f"  {attributes}\n",
+    )
+    try:
+        done = _dg(project, ("check", "defs"))
+    finally:
+        extra.unlink()
+        bad.unlink()
+        bad.parent.rmdir()
+    output = done.stdout + done.stderr
+    assert done.returncode != 0, output
+    located = f"src/{ROOT_MODULE}/defs/bad_checks/defs.yaml:{line}: attributes.{field}: {problem}"
+    assert "ComponentFieldError" in output
+    assert located in output, output

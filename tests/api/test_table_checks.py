@@ -22,6 +22,7 @@ from tests.asset_support import (
     run_checks,
     step_error,
 )
+from tests.schemas import OrderBook
 
 pytestmark = pytest.mark.usefixtures("clean_environment")
 
@@ -175,6 +176,16 @@ def test_warning_rules_fail_at_warn_whatever_the_severity(
 def test_an_unknown_warning_rule_fails_at_declaration() -> None:
     with pytest.raises(dd.errors.UnknownWarningRuleError, match="amount__min"):
         dd.table_checks(SmallOrders, "orders", severity=WARN, warning_rules=["amount__min"])
+
+
+def test_two_members_of_a_collection_on_one_asset_are_refused() -> None:
+    # One stored table cannot follow two members' schemas; before, their checks merged into
+    # one set of check names on that asset, and nothing said so.
+    with pytest.raises(dd.errors.InvalidArgumentsError) as raised:
+        dd.table_checks(OrderBook, {"orders": "book", "lines": "book"}, severity=WARN)
+    assert raised.value.function == "table_checks"
+    assert "orders and lines of OrderBook are both mapped to the asset 'book'" in str(raised.value)
+    assert raised.value.fix == "Map each member to the asset that stores its own table."
 
 
 def test_the_checks_write_nothing(tmp_path: Path, instance: dg.DagsterInstance) -> None:

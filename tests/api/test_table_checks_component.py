@@ -5,6 +5,7 @@ without the CLI's start-up, so every bad value the Component reports gets a test
 The real CLI is exercised by `integration_tests/test_dg_component.py`.
 """
 
+import dataclasses
 import sys
 import textwrap
 from collections.abc import Iterator
@@ -34,6 +35,9 @@ EXTRA_DEFS = {
 
         book_orders = dg.AssetSpec(["book", "orders"])
         book_lines = dg.AssetSpec(["book", "lines"])
+        """,
+    "../broken_schemas.py": """
+        raise RuntimeError("the schema registry is unreachable")
         """,
     "../collections.py": """
         import dataframely as dy
@@ -228,6 +232,96 @@ def test_a_collection_maps_each_member_to_its_asset(project: Path) -> None:
             ["required members lines have no asset", "under `members:`"],
             id="collection-member-missing",
         ),
+        pytest.param(
+            f"dataframely_schema: {ROOT_MODULE}.broken_schemas:Orders\nassets: [orders]\n"
+            "severity: WARN",
+            3,
+            "dataframely_schema",
+            [
+                f"importing the module '{ROOT_MODULE}.broken_schemas' raised RuntimeError: the "
+                "schema registry is unreachable",
+                "Fix the module's code",
+            ],
+            id="module-raising-on-import",
+        ),
+        pytest.param(
+            "dataframely_schema: .schemas:Orders\nassets: [orders]\nseverity: WARN",
+            3,
+            "dataframely_schema",
+            ["'.schemas' is a relative module path", f"such as {ROOT_MODULE}.schemas:Orders"],
+            id="relative-module",
+        ),
+        pytest.param(
+            f"dataframely_schema: {ROOT_MODULE}.schemas:Orders\nassets: [orders]\nseverity: WARN\n"
+            "name: orders checks",
+            6,
+            "name",
+            ["'orders checks' is not a name Dagster accepts", "such as orders_checks"],
+            id="invalid-name",
+        ),
+        pytest.param(
+            f"dataframely_schema: {ROOT_MODULE}.schemas:Orders\nseverity: WARN\n"
+            "assets:\n  - orders\n  - sales/daily_orders\n  - orders",
+            8,
+            "assets[2]",
+            ["the asset 'orders' is already listed, as assets[0]", "List each asset once"],
+            id="duplicate-asset",
+        ),
+        pytest.param(
+            f"dataframely_schema: {ROOT_MODULE}.collections:Book\nseverity: WARN\n"
+            "members:\n  orders: book/orders\n  lines: book/orders",
+            5,
+            "members",
+            ["orders and lines of Book are both mapped to the asset 'book/orders'"],
+            id="two-members-one-asset",
+        ),
+        pytest.param(
+            f"dataframely_schema: {ROOT_MODULE}.schemas:Orders\nassets: [orders]\nseverity: WARN\n"
+            "lazy: 'false'",
+            6,
+            "lazy",
+            ["'false' is text, and the field takes true or false", "`lazy: false`, without quotes"],
+            id="quoted-flag",
+        ),
+        pytest.param(
+            f"dataframely_schema: {ROOT_MODULE}.schemas:Orders\nassets: [orders]\nseverity: WARN\n"
+            "max_failure_samples: '5'",
+            6,
+            "max_failure_samples",
+            ["'5' is text, and the field takes a whole number", "without quotes"],
+            id="quoted-count",
+        ),
+        pytest.param(
+            f"dataframely_schema: {ROOT_MODULE}.schemas:Orders\nassets: orders\nseverity: WARN",
+            4,
+            "assets",
+            ["'orders' is text, and the field takes a list of asset keys", "`assets: [orders]`"],
+            id="one-key-as-text",
+        ),
+        pytest.param(
+            f"dataframely_schema: {ROOT_MODULE}.schemas:Orders\nassets: [orders]\nseverity: WARN\n"
+            "warning_rules: amount|min",
+            6,
+            "warning_rules",
+            ["'amount|min' is text, and the field takes a list of rule names"],
+            id="one-rule-as-text",
+        ),
+        pytest.param(
+            f"dataframely_schema: {ROOT_MODULE}.collections:Book\nseverity: WARN\n"
+            "members:\n  orders: book/orders\n  lines: book/lines\nwarning_rules: [primary_key]",
+            8,
+            "warning_rules",
+            ["Book is a dy.Collection, whose checks take no warning rules", "Remove"],
+            id="collection-warning-rules",
+        ),
+        pytest.param(
+            f"dataframely_schema: {ROOT_MODULE}.collections:Book\nseverity: WARN\n"
+            "members:\n  orders: book/orders\n  lines: book/lines\nwarning_rules: [no_such]",
+            8,
+            "warning_rules",
+            ["Book is a dy.Collection, whose checks take no warning rules"],
+            id="collection-unknown-warning-rule",
+        ),
     ],
 )
 def test_a_bad_value_names_the_file_and_line_the_field_and_the_fix(
@@ -240,3 +334,68 @@ def test_a_bad_value_names_the_file_and_line_the_field_and_the_fix(
     assert str(error).startswith(f"{FILE}:{line}: attributes.{field}: ")
     for fragment in fragments:
         assert fragment in str(error)
+
+
+@pytest.mark.parametrize(
+    ("setting", "given"),
+    [
+        ("max_failure_samples: true", "input_value=True"),
+        ("max_failure_samples: 5.0", "input_value=5.0"),
+        ("lazy: 1", "input_value=1"),
+    ],
+    ids=["flag-as-count", "fraction-as-count", "number-as-flag"],
+)
+def test_a_value_pydantic_would_convert_is_refused_where_the_yaml_is_read(
+    project: Path, setting: str, given: str
+) -> None:
+    # Dagster's own validation of the YAML refuses these, with the file, line and field; before,
+    # `true` loaded as one failure sample and `1` as lazy loading.
+    with pytest.raises(Exception) as raised:  # noqa: PT011 (Dagster wraps it; the cause is checked)
+        load(
+            project,
+            f"dataframely_schema: {ROOT_MODULE}.schemas:Orders\nassets: [orders]\n"
+            f"severity: WARN\n{setting}",
+        )
+    error: BaseException | None = raised.value
+    while error is not None and type(error).__name__ != "ValidationError":
+        error = error.__cause__ or error.__context__
+    assert error is not None, f"no ValidationError in {raised.value!r}"
+    field = setting.split(":")[0]
+    assert f"attributes.{field}." in str(error)
+    assert f"{FILE}:6" in str(error)
+    assert given in str(error)
+
+
+@pytest.mark.parametrize(
+    "settings",
+    [
+        "lazy: false\nmax_failure_samples: 0",
+        'lazy: "{{ false }}"\nmax_failure_samples: "{{ 2 + 1 }}"',
+    ],
+    ids=["plain", "templates"],
+)
+def test_a_flag_and_a_count_of_their_own_kind_load_as_dd_table_checks_takes_them(
+    project: Path, settings: str
+) -> None:
+    defs = load(
+        project,
+        f"dataframely_schema: {ROOT_MODULE}.schemas:Orders\nassets: [orders]\nseverity: WARN\n"
+        + settings,
+    )
+    (component_checks,) = defs.asset_checks or []
+    from scratch.schemas import Orders  # type: ignore[import-not-found]
+
+    python_checks = dd.table_checks(
+        Orders, "orders", severity=dg.AssetCheckSeverity.WARN, lazy=False
+    )
+    assert component_checks.node_def.input_defs[0].dagster_type.typing_type == (
+        python_checks.node_def.input_defs[0].dagster_type.typing_type
+    )
+
+
+def test_every_field_has_a_kind_it_is_checked_against() -> None:
+    from dagster_dataframely._api.table_checks_component import _FIELD_KINDS
+
+    assert set(_FIELD_KINDS) == {
+        field.name for field in dataclasses.fields(dd.TableChecksComponent)
+    }

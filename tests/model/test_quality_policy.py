@@ -86,9 +86,11 @@ def test_a_threshold_describes_itself_in_rows_or_percent() -> None:
         ({"min_rows": 10, "max_rows": 5}, "min_rows"),
         ({"max_drop": 1.5}, "max_drop"),
         ({"max_growth": -0.5}, "max_growth"),
-        ({"max_drop": 0.5, "window": 0}, "window"),
-        ({"max_drop": 0.5, "compare_with": "run"}, "compare_with"),
-        ({"max_drop": 0.5, "severity": "ERROR"}, "severity"),
+        ({"min_rows": True}, "min_rows"),
+        ({"max_rows": "100"}, "max_rows"),
+        ({"max_drop": True}, "max_drop"),
+        ({"max_drop": "50%"}, "max_drop"),
+        ({"max_growth": math.inf}, "max_growth"),
     ],
 )
 def test_a_volume_check_it_cannot_use_is_refused(arguments: dict[str, Any], parameter: str) -> None:
@@ -97,26 +99,185 @@ def test_a_volume_check_it_cannot_use_is_refused(arguments: dict[str, Any], para
     assert raised.value.parameter == parameter
 
 
+@pytest.mark.parametrize(("parameter", "given"), [("max_drop", 1), ("max_growth", 50)])
+def test_a_volume_fraction_given_an_int_is_refused_with_both_readings(
+    parameter: str, given: int
+) -> None:
+    # An int is a row count everywhere else in a policy: `max_growth=50` meant as 50% would
+    # otherwise pass every run short of a fifty-fold growth.
+    with pytest.raises(errors.InvalidThresholdError) as raised:
+        dd.VolumeCheck(**{parameter: given})
+    assert raised.value.parameter == parameter
+    assert "not an int" in str(raised.value)
+    assert f"{float(given)!r} for {given * 100}%" in str(raised.value)
+    assert f"{given / 100!r} for {given}%" in str(raised.value)
+
+
 @pytest.mark.parametrize(
-    ("arguments", "parameter"),
+    ("arguments", "parameter", "given"),
     [
-        ({"threshold": 0.05}, "threshold"),
-        ({"rules": {"amount|min": 0.05}}, "rules"),
-        ({"severity": "ERROR"}, "severity"),
-        ({"severity": {"amount|min": "WARN"}}, "severity"),
-        ({"volume": 10}, "volume"),
+        ({"window": 0}, "window", "not 0 (an int)"),
+        ({"window": True}, "window", "not True (a bool)"),
+        ({"window": 2.0}, "window", "not 2.0 (a float)"),
+        ({"compare_with": "run"}, "compare_with", "not 'run' (a str)"),
+        ({"compare_with": None}, "compare_with", "not None"),
+        ({"severity": "ERROR"}, "severity", "not 'ERROR' (a str)"),
+    ],
+)
+def test_a_volume_setting_of_the_wrong_kind_names_what_it_takes(
+    arguments: dict[str, Any], parameter: str, given: str
+) -> None:
+    with pytest.raises(errors.InvalidArgumentsError) as raised:
+        dd.VolumeCheck(max_drop=0.5, **arguments)
+    assert raised.value.function == "VolumeCheck"
+    assert raised.value.problem.startswith(f"`{parameter}=` takes ")
+    assert raised.value.problem.endswith(given)
+    assert raised.value.fix.startswith("Pass ")
+
+
+@pytest.mark.parametrize(
+    ("arguments", "parameter", "given"),
+    [
+        ({"threshold": 0.05}, "threshold", "not 0.05 (a float)"),
+        ({"threshold": dd.VolumeCheck(min_rows=1)}, "threshold", "not a VolumeCheck"),
+        ({"rules": {"amount|min": 0.05}}, "rules", "not 0.05 (a float)"),
+        ({"rules": [("amount|min", dd.Threshold())]}, "rules", "not a list"),
+        ({"rules": {1: dd.Threshold()}}, "rules", "not 1 (an int)"),
+        ({"severity": "ERROR"}, "severity", "not 'ERROR' (a str)"),
+        ({"severity": {"amount|min": "WARN"}}, "severity", "not 'WARN' (a str)"),
+        ({"severity": {1: dg.AssetCheckSeverity.WARN}}, "severity", "not 1 (an int)"),
+        ({"volume": 10}, "volume", "not 10 (an int)"),
+        ({"volume": dd.Threshold()}, "volume", "not a Threshold"),
+        ({"blocking": None}, "blocking", "not None"),
+        ({"blocking": 1}, "blocking", "not 1 (an int)"),
+        ({"blocking": 0}, "blocking", "not 0 (an int)"),
+        ({"blocking": [1]}, "blocking", "not 1 (an int)"),
+        # A mapping would block every rule it names, even those mapped to False.
+        ({"blocking": {"amount|min": True, "primary_key": False}}, "blocking", "not a dict"),
+        ({"undeclared_columns": "watch"}, "undeclared_columns", "not 'watch' (a str)"),
+        ({"undeclared_columns": True}, "undeclared_columns", "not True (a bool)"),
     ],
 )
 def test_a_policy_value_of_the_wrong_kind_is_refused(
-    arguments: dict[str, Any], parameter: str
+    arguments: dict[str, Any], parameter: str, given: str
 ) -> None:
-    with pytest.raises(errors.InvalidArgumentsError, match=f"`{parameter}=`"):
+    with pytest.raises(errors.InvalidArgumentsError) as raised:
         dd.QualityPolicy(**arguments)
+    assert raised.value.function == "QualityPolicy"
+    assert raised.value.problem.startswith(f"`{parameter}=` takes ")
+    assert raised.value.problem.endswith(given)
+    assert raised.value.fix.startswith(("Pass ", "Wrap ", "Name ", "Map "))
 
 
-def test_undeclared_columns_takes_report_or_check() -> None:
-    with pytest.raises(errors.InvalidThresholdError, match="'report' or 'check'"):
-        dd.QualityPolicy(undeclared_columns="watch")  # type: ignore[arg-type]
+def test_a_policy_value_of_the_wrong_kind_names_the_type_and_the_fix() -> None:
+    with pytest.raises(errors.InvalidArgumentsError) as raised:
+        dd.QualityPolicy(blocking=None)  # type: ignore[arg-type]
+    assert str(raised.value) == (
+        "QualityPolicy: `blocking=` takes True, False, or the names of the rules whose checks "
+        "block, not None. Pass True for every check, False for none, or a list such as "
+        "['amount|min']."
+    )
+    with pytest.raises(errors.InvalidArgumentsError) as raised:
+        dd.QualityPolicy(rules={"amount|min": 0.05})  # type: ignore[dict-item]
+    assert "not 0.05 (a float)" in str(raised.value)
+    assert "{'amount|min': dd.Threshold(" in str(raised.value)
+    with pytest.raises(errors.InvalidArgumentsError) as raised:
+        dd.QualityPolicy(severity="WARN")  # type: ignore[arg-type]
+    assert "not 'WARN' (a str)" in str(raised.value)
+    assert "dg.AssetCheckSeverity.WARN" in raised.value.fix
+
+
+def test_policy_values_of_the_right_kind_are_kept() -> None:
+    policy = dd.QualityPolicy(
+        rules={"amount|min": dd.Threshold()},
+        severity={"amount|min": dg.AssetCheckSeverity.ERROR},
+        blocking=iter(["amount|min"]),
+        undeclared_columns="report",
+    )
+    assert dict(policy.rules) == {"amount|min": dd.Threshold()}
+    assert policy.blocking == ("amount|min",)
+    assert dd.QualityPolicy(blocking="primary_key").blocking == ("primary_key",)
+    assert dd.QualityPolicy(blocking=True).blocking is True
+    assert dd.QualityPolicy(severity=dg.AssetCheckSeverity.WARN).severity == (
+        dg.AssetCheckSeverity.WARN
+    )
+
+
+QUALITY_POLICY_ENTRY_POINTS = {
+    "dd.asset": lambda policy: dd.asset(Orders, quarantine=True, quality_policy=policy),
+    "dd.AssetOut": lambda policy: dd.AssetOut(Orders, quality_policy=policy),
+    "dd.AssetOut.from_spec": lambda policy: dd.AssetOut.from_spec(
+        Orders, dg.AssetSpec("orders"), quality_policy=policy
+    ),
+    "dd.collection_asset": lambda policy: dd.collection_asset(
+        Book, quarantine=True, quality_policy=policy
+    ),
+    "dd.table_checks": lambda policy: dd.table_checks(
+        Orders, "orders", severity=dg.AssetCheckSeverity.WARN, quality_policy=policy
+    ),
+    "dd.table_checks of a Collection": lambda policy: dd.table_checks(
+        Book,
+        {"orders": "orders", "lines": "lines"},
+        severity=dg.AssetCheckSeverity.WARN,
+        quality_policy=policy,
+    ),
+    "dd.wiring.check_specs": lambda policy: dd.wiring.check_specs(
+        Orders, asset="orders", quality_policy=policy
+    ),
+    "dd.wiring.check_results": lambda policy: dd.wiring.check_results(
+        Orders,
+        pl.DataFrame({"order_id": ["a"], "amount": [1.0]}),
+        asset_key=dg.AssetKey("orders"),
+        severity=dg.AssetCheckSeverity.WARN,
+        quality_policy=policy,
+    ),
+    "dd.wiring.validation_results": lambda policy: list(
+        dd.wiring.validation_results(
+            Orders,
+            pl.DataFrame({"order_id": ["a"], "amount": [1.0]}),
+            valid_key=dg.AssetKey("orders"),
+            quality_policy=policy,
+        )
+    ),
+}
+FUNCTION_NAMES = {
+    "dd.asset": "dd.asset",
+    "dd.AssetOut": "dd.AssetOut",
+    "dd.AssetOut.from_spec": "dd.AssetOut",
+    "dd.collection_asset": "dd.collection_asset",
+    "dd.table_checks": "table_checks",
+    "dd.table_checks of a Collection": "table_checks",
+    "dd.wiring.check_specs": "check_specs",
+    "dd.wiring.check_results": "check_results",
+    "dd.wiring.validation_results": "validation_results",
+}
+
+
+@pytest.mark.parametrize("entry_point", list(QUALITY_POLICY_ENTRY_POINTS))
+@pytest.mark.parametrize(
+    ("policy", "given", "fix"),
+    [
+        ({"threshold": dd.Threshold(fail_above=0.1)}, "a dict", "dd.QualityPolicy(**{...})"),
+        (dd.Threshold(fail_above=0.1), "a Threshold", "dd.QualityPolicy(threshold=...)"),
+        (dd.VolumeCheck(min_rows=1), "a VolumeCheck", "dd.QualityPolicy(volume=...)"),
+        ("strict", "'strict' (a str)", "Pass dd.QualityPolicy(...), or None"),
+    ],
+    ids=["dict", "threshold", "volume-check", "text"],
+)
+def test_every_entry_point_refuses_a_quality_policy_that_is_not_one(
+    entry_point: str, policy: object, given: str, fix: str
+) -> None:
+    with pytest.raises(errors.InvalidArgumentsError) as raised:
+        QUALITY_POLICY_ENTRY_POINTS[entry_point](policy)
+    assert raised.value.function == FUNCTION_NAMES[entry_point]
+    assert raised.value.problem == f"`quality_policy=` takes a dd.QualityPolicy, not {given}"
+    assert fix in raised.value.fix
+
+
+@pytest.mark.parametrize("entry_point", list(QUALITY_POLICY_ENTRY_POINTS))
+def test_every_entry_point_takes_a_quality_policy_or_none(entry_point: str) -> None:
+    for policy in (None, dd.QualityPolicy(severity={"amount|min": dg.AssetCheckSeverity.ERROR})):
+        QUALITY_POLICY_ENTRY_POINTS[entry_point](policy)
 
 
 @pytest.mark.parametrize(

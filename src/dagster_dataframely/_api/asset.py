@@ -18,7 +18,7 @@ from dagster_dataframely._api.asset_out import AssetOut
 from dagster_dataframely._api.refusals import refusing_mistakes
 from dagster_dataframely._declare.builder import build_asset
 from dagster_dataframely._declare.output import declare_output
-from dagster_dataframely._model.quality_policy import QualityPolicy
+from dagster_dataframely._model.quality_policy import QualityPolicy, checked_policy
 from dagster_dataframely._model.schema import read_schema
 from dagster_dataframely._model.settings import Granularity, SchemaRules, read_quarantine_dir
 
@@ -203,6 +203,9 @@ def asset(
         A name in `warning_rules` is not one of the schema's rules.
     SensitiveMarkError
         A column's `metadata={"pii": ...}` is neither `True` nor `False`.
+    InvalidArgumentsError
+        `quality_policy` is not a `dd.QualityPolicy` (a dict of its fields, a bare
+        `dd.Threshold`).
     UnknownPolicyRuleError
         A rule name in `quality_policy` is not one of the schema's rules.
     ThresholdNotApplicableError
@@ -244,7 +247,7 @@ def asset(
         quarantine=quarantine,
         clear_quarantine=clear_quarantine,
         warning_rules=warning_rules,
-        quality_policy=quality_policy,
+        quality_policy=checked_policy("dd.asset", quality_policy),
         check_granularity=check_granularity,
         schema_rules=schema_rules,
         max_failure_samples=max_failure_samples,

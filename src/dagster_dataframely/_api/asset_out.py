@@ -10,7 +10,7 @@ import dagster as dg
 import dataframely as dy
 
 from dagster_dataframely._model.asset_settings import OutputSettings
-from dagster_dataframely._model.quality_policy import QualityPolicy
+from dagster_dataframely._model.quality_policy import QualityPolicy, checked_policy
 from dagster_dataframely._model.schema import read_schema
 from dagster_dataframely._model.settings import Granularity, SchemaRules
 
@@ -93,6 +93,9 @@ class AssetOut:
     ReservedColumnError, InvalidColumnNameError, InvalidRuleNameError, CheckNameCollisionError
         A column or rule name this package cannot use: in the reserved `dy_` namespace, with a
         character Dagster does not allow in a check name, or one check name for two rules.
+    InvalidArgumentsError
+        `quality_policy` is not a `dd.QualityPolicy` (a dict of its fields, a bare
+        `dd.Threshold`).
 
     Examples
     --------
@@ -171,7 +174,7 @@ class AssetOut:
                 quarantine=quarantine,
                 clear_quarantine=clear_quarantine,
                 warning_rules=warning_rules,
-                quality_policy=quality_policy,
+                quality_policy=checked_policy("dd.AssetOut", quality_policy),
                 check_granularity=check_granularity,
                 schema_rules=schema_rules,
                 max_failure_samples=max_failure_samples,
@@ -261,7 +264,7 @@ class AssetOut:
                 quarantine=quarantine,
                 clear_quarantine=clear_quarantine,
                 warning_rules=warning_rules,
-                quality_policy=quality_policy,
+                quality_policy=checked_policy("dd.AssetOut", quality_policy),
                 check_granularity=check_granularity,
                 schema_rules=schema_rules,
                 max_failure_samples=max_failure_samples,

@@ -20,7 +20,7 @@ from dagster_dataframely._declare.builder import build_collection_asset
 from dagster_dataframely._declare.output import declare_output
 from dagster_dataframely._model.asset_settings import OutputSettings
 from dagster_dataframely._model.collection import collection_rules, read_collection
-from dagster_dataframely._model.quality_policy import QualityPolicy
+from dagster_dataframely._model.quality_policy import QualityPolicy, checked_policy
 from dagster_dataframely._model.settings import Granularity, SchemaRules, read_quarantine_dir
 from dagster_dataframely.errors import UnknownCollectionMemberError
 
@@ -173,6 +173,9 @@ def collection_asset(
         `outs` names a member the Collection does not have.
     ClearQuarantineError
         `clear_quarantine=True` without `quarantine=True`.
+    InvalidArgumentsError
+        `quality_policy` is not a `dd.QualityPolicy` (a dict of its fields, a bare
+        `dd.Threshold`).
     UnknownPolicyRuleError, ThresholdNotApplicableError
         `quality_policy` names a rule no member has, or a threshold that cannot apply
         without `quarantine=True`.
@@ -233,7 +236,7 @@ def collection_asset(
         max_failure_samples=max_failure_samples,
         statistics=statistics,
         row_sample=row_sample,
-        quality_policy=quality_policy,
+        quality_policy=checked_policy("dd.collection_asset", quality_policy),
         streaming=False,  # the members are split together, in memory
     )
     known = collection_rules(info)

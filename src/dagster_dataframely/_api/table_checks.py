@@ -16,7 +16,7 @@ from dagster_dataframely._declare.table_checks import (
 )
 from dagster_dataframely._model.asset_settings import OutputSettings
 from dagster_dataframely._model.collection import collection_rules, read_collection
-from dagster_dataframely._model.quality_policy import QualityPolicy
+from dagster_dataframely._model.quality_policy import QualityPolicy, checked_policy
 from dagster_dataframely._model.schema import read_schema
 from dagster_dataframely._model.settings import Granularity, SchemaRules
 from dagster_dataframely.errors import InvalidArgumentsError
@@ -107,14 +107,16 @@ def table_checks(
     InvalidArgumentsError
         A definition of several assets without a key; `partitions_def` together with a
         definition or spec; a Collection without a mapping of members, or with
-        `warning_rules`; a mapping with a schema; members whose assets have different
-        partitions. Also a `dg.DagsterInvariantViolationError`, as before.
+        `warning_rules`; a mapping with a schema; two members mapped to one asset; members
+        whose assets have different partitions; a `quality_policy` that is not a
+        `dd.QualityPolicy`. Also a `dg.DagsterInvariantViolationError`, as before.
     UnknownPolicyRuleError, ThresholdNotApplicableError
         `quality_policy` names a rule the schema lacks, or has a volume or undeclared-columns
         check.
     DagsterDataframelyError
         For a schema or setting this package cannot use.
     """
+    quality_policy = checked_policy("table_checks", quality_policy)
     if isinstance(schema, type) and issubclass(schema, dy.Collection):
         if not isinstance(asset, Mapping) or warning_rules is not None:
             raise InvalidArgumentsError(

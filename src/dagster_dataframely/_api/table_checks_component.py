@@ -13,7 +13,7 @@ import importlib
 import json
 import textwrap
 import tomllib
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Annotated, Any
@@ -21,7 +21,9 @@ from typing import Annotated, Any
 import dagster as dg
 import dataframely as dy
 from dagster_shared.yaml_utils.source_position import SourcePositionTree
+from pydantic import StrictBool, StrictInt
 
+from dagster_dataframely._model.names import DAGSTER_NAME
 from dagster_dataframely._upstream import component_yaml_positions, project_asset_partitions
 from dagster_dataframely.errors import (
     CollectionMemberMissingError,
@@ -41,6 +43,31 @@ SEVERITIES = ("WARN", "ERROR")
 def _doc(description: str, *examples: Any) -> Any:
     """A YAML field's description and examples, for `dg` and the component's JSON schema."""
     return dg.Resolver.default(description=description, examples=list(examples) or None)
+
+
+def _strict(read_as: Any, description: str, *examples: Any) -> Any:
+    """`_doc` for a field the YAML model reads as `read_as`, a pydantic strict type.
+
+    By default pydantic converts what it can: `true` would be the count 1, `1` the flag
+    `true`. A strict type refuses both where the YAML is validated, with its file and line.
+    """
+    return dg.Resolver(
+        _resolve_templates,
+        model_field_type=read_as,
+        description=description,
+        examples=list(examples) or None,
+        inject_before_resolve=False,
+    )
+
+
+def _resolve_templates(context: dg.ResolutionContext, value: Any) -> Any:
+    """Render a `{{ template }}`; other text stays text, so `'5'` is not the count 5.
+
+    Dagster's default resolver renders every string, and its rendering reads `'5'` as 5.
+    """
+    if isinstance(value, str) and "{{" not in value and "{%" not in value:
+        return value
+    return context.resolve_value(value)
 
 
 class TableChecksScaffoldParams(dg.Model):
@@ -131,6 +158,9 @@ class TableChecksComponent(dg.Component, dg.Resolvable):
       severity: WARN
     ```
 
+    Every field is typed strictly: text is not a flag, a number or a list (`lazy: 'false'` and
+    `assets: orders` are refused), and a flag is not a number.
+
     Parameters
     ----------
     dataframely_schema
@@ -152,15 +182,17 @@ class TableChecksComponent(dg.Component, dg.Resolvable):
     max_failure_samples
         As for `dd.table_checks`: at most this many failing rows per rule; `0` turns them off.
     warning_rules
-        As for `dd.table_checks`: the rules whose checks fail at `WARN` only.
+        As for `dd.table_checks`: the rules whose checks fail at `WARN` only. Refused with a
+        Collection, as `dd.table_checks` refuses it.
     name
         The check op's name; by default `<asset key>__dataframely_checks`. Only with one asset.
 
     Raises
     ------
     ComponentFieldError
-        A field has a value the component cannot use. The message names the YAML file and
-        line, the field, and the fix.
+        A field has a value the component cannot use: of another kind, a schema module that
+        fails to import for any reason or is relative, an invalid `name`, an asset listed
+        twice. The message names the YAML file and line, the field, and the fix.
     """
 
     dataframely_schema: Annotated[
@@ -191,7 +223,10 @@ class TableChecksComponent(dg.Component, dg.Resolvable):
     ] = None
     lazy: Annotated[
         bool,
-        _doc("Load each table as a pl.LazyFrame (true) or a pl.DataFrame (false, for DuckDB)."),
+        _strict(
+            StrictBool,
+            "Load each table as a pl.LazyFrame (true) or a pl.DataFrame (false, for DuckDB).",
+        ),
     ] = True
     check_granularity: Annotated[
         str | None,
@@ -203,7 +238,11 @@ class TableChecksComponent(dg.Component, dg.Resolvable):
     ] = None
     max_failure_samples: Annotated[
         int | None,
-        _doc("At most this many failing rows per rule in a check's metadata; 0 for none.", 5),
+        _strict(
+            StrictInt | None,
+            "At most this many failing rows per rule in a check's metadata; 0 for none.",
+            5,
+        ),
     ] = None
     warning_rules: Annotated[
         Sequence[str] | None,
@@ -217,17 +256,25 @@ class TableChecksComponent(dg.Component, dg.Resolvable):
     def build_defs(self, context: dg.ComponentLoadContext) -> dg.Definitions:
         """One check definition per asset; for a Collection, one for all its members."""
         fields = _Fields(component_yaml_positions(context), context)
+        for field_name, kind in _FIELD_KINDS.items():
+            fields.require_kind(field_name, getattr(self, field_name), kind)
         schema = fields.schema_class(self.dataframely_schema)
         severity = fields.severity(self.severity)
         known = project_asset_partitions(context, skip=TableChecksComponent)
         collection = issubclass(schema, dy.Collection)
         fields.require_targets(schema, assets=self.assets, members=self.members)
-        if self.name is not None and len(self.assets) > 1:
+        if collection and self.warning_rules is not None:
             raise ComponentFieldError(
-                *fields.at("name"),
-                "one name cannot name the check definitions of several assets",
-                "Remove `name:`, or give each asset a component of its own.",
+                *fields.at("warning_rules"),
+                f"{schema.__name__} is a dy.Collection, whose checks take no warning rules, as "
+                "dd.table_checks and dd.collection_asset take none: a row kept for failing only "
+                "a warning rule would come back after the Collection's filters removed the rows "
+                "of other members that depend on it",
+                "Remove `warning_rules:`; `severity: WARN` makes every rule check fail at WARN "
+                "only.",
             )
+        if self.name is not None:
+            fields.require_name(self.name, several=len(self.assets) > 1)
         settings: dict[str, Any] = {
             "severity": severity,
             "lazy": self.lazy,
@@ -246,6 +293,7 @@ class TableChecksComponent(dg.Component, dg.Resolvable):
         targets = [
             fields.target(known, ("assets", index), key) for index, key in enumerate(self.assets)
         ]
+        fields.require_once([target.key for target in targets])
         with fields.reported():
             checks = [
                 table_checks(schema, target, warning_rules=self.warning_rules, **settings)
@@ -256,6 +304,86 @@ class TableChecksComponent(dg.Component, dg.Resolvable):
 
 FieldPath = tuple[str | int, ...]
 """A field under `attributes`: `("assets", 0)` is the first asset key."""
+
+
+@dataclass(frozen=True)
+class _FieldKind:
+    """What a field takes, once its templates are resolved, and how to write it."""
+
+    accepts: Callable[[object], bool]
+    expected: str
+    example: str
+    """The field written right, as YAML."""
+    note: str = ""
+    """What to mind when writing it, after the example: `, without quotes`."""
+
+
+def _text(value: object) -> bool:
+    return isinstance(value, str)
+
+
+def _texts(value: object) -> bool:
+    return isinstance(value, list | tuple) and all(isinstance(item, str) for item in value)
+
+
+def _optional(accepts: Callable[[object], bool]) -> Callable[[object], bool]:
+    return lambda value: value is None or accepts(value)
+
+
+_FIELD_KINDS = {
+    "dataframely_schema": _FieldKind(
+        _text, "text", "dataframely_schema: my_project.schemas:Orders"
+    ),
+    "severity": _FieldKind(_text, "WARN or ERROR", "severity: WARN"),
+    "assets": _FieldKind(
+        _texts, "a list of asset keys", "assets: [orders]", ", a list even for one key"
+    ),
+    "members": _FieldKind(
+        _optional(lambda value: isinstance(value, Mapping) and _texts([*value, *value.values()])),
+        "a mapping from member name to asset key",
+        "members: {orders: order_book/orders, lines: order_book/lines}",
+    ),
+    "lazy": _FieldKind(
+        lambda value: isinstance(value, bool), "true or false", "lazy: false", ", without quotes"
+    ),
+    "check_granularity": _FieldKind(
+        _optional(_text), "rule, column or schema", "check_granularity: column"
+    ),
+    "schema_rules": _FieldKind(_optional(_text), "collapsed or per_rule", "schema_rules: per_rule"),
+    "max_failure_samples": _FieldKind(
+        _optional(lambda value: isinstance(value, int) and not isinstance(value, bool)),
+        "a whole number of rows",
+        "max_failure_samples: 5",
+        ", without quotes",
+    ),
+    "warning_rules": _FieldKind(
+        _optional(_texts),
+        "a list of rule names",
+        "warning_rules: [amount|max]",
+        ", a list even for one rule",
+    ),
+    "name": _FieldKind(_optional(_text), "a name", "name: orders_checks"),
+}
+"""Every field's kind. The YAML model lets text through to every field (a `{{ template }}`
+may render to any value), so a quoted `'false'` or a single key reaches the component as text
+and is refused here, as is whatever a template rendered to."""
+
+
+def _yaml_kind(value: object) -> str:
+    """A value's kind as YAML calls it: `text`, `a list`, `a boolean`."""
+    if value is None:
+        return "null"
+    if isinstance(value, str):
+        return "text"
+    if isinstance(value, bool):
+        return "a boolean"
+    if isinstance(value, int | float):
+        return "a number"
+    if isinstance(value, Mapping):
+        return "a mapping"
+    if isinstance(value, list | tuple):
+        return "a list"
+    return f"a Python {type(value).__name__}"
 
 
 def _field_name(path: FieldPath) -> str:
@@ -295,6 +423,47 @@ class _Fields:
         located = (path,) if isinstance(path, str) else path
         return self.where(located), _field_name(located)
 
+    def require_kind(self, name: str, value: object, kind: _FieldKind) -> None:
+        """Refuse a value of another kind than the field's, such as the text `'false'`."""
+        if kind.accepts(value):
+            return
+        given = f"{value!r} is text" if isinstance(value, str) else f"it is {_yaml_kind(value)}"
+        raise ComponentFieldError(
+            *self.at(name),
+            f"{given}, and the field takes {kind.expected}",
+            f"Write it as in `{kind.example}`{kind.note}.",
+        )
+
+    def require_name(self, name: str, *, several: bool) -> None:
+        """A check op's name: one Dagster accepts, for a single asset."""
+        if not DAGSTER_NAME.fullmatch(name):
+            raise ComponentFieldError(
+                *self.at("name"),
+                f"{name!r} is not a name Dagster accepts: only letters, digits and underscores "
+                "(A-Za-z0-9_)",
+                "Write a name such as orders_checks, or remove `name:` for "
+                "<asset key>__dataframely_checks.",
+            )
+        if several:
+            raise ComponentFieldError(
+                *self.at("name"),
+                "one name cannot name the check definitions of several assets",
+                "Remove `name:`, or give each asset a component of its own.",
+            )
+
+    def require_once(self, keys: Sequence[dg.AssetKey]) -> None:
+        """Each asset listed once: a second listing would declare every check twice."""
+        first: dict[dg.AssetKey, int] = {}
+        for index, key in enumerate(keys):
+            if key in first:
+                raise ComponentFieldError(
+                    *self.at(("assets", index)),
+                    f"the asset {key.to_user_string()!r} is already listed, as "
+                    f"assets[{first[key]}], and its checks can be declared once",
+                    "List each asset once.",
+                )
+            first[key] = index
+
     def schema_class(self, value: str) -> type[dy.Schema] | type[dy.Collection]:
         """The class `module:Class` names, imported."""
         module_name, colon, attribute = value.partition(":")
@@ -304,6 +473,14 @@ class _Fields:
                 f"{value!r} is not a module:Class reference",
                 "Write the module, a colon and the class, such as my_project.schemas:Orders.",
             )
+        root = _root_module(Path(self.context.project_root)) or "my_project"
+        if module_name.startswith("."):
+            raise ComponentFieldError(
+                *self.at("dataframely_schema"),
+                f"{module_name!r} is a relative module path, and a component has no package to "
+                "resolve it from",
+                f"Write the module's full dotted path, such as {root}.schemas:{attribute}.",
+            )
         try:
             module = importlib.import_module(module_name)
         except ImportError as error:
@@ -311,7 +488,14 @@ class _Fields:
                 *self.at("dataframely_schema"),
                 f"the module {module_name!r} cannot be imported ({error})",
                 "Check the module's dotted path; it must be importable in the project's "
-                "environment, such as my_project.schemas.",
+                f"environment, such as {root}.schemas.",
+            ) from error
+        except Exception as error:  # the module's own code failed: say so, with its error
+            raise ComponentFieldError(
+                *self.at("dataframely_schema"),
+                f"importing the module {module_name!r} raised {type(error).__name__}: {error}",
+                "Fix the module's code (the traceback above this error shows where it failed); "
+                "it runs whenever the project loads.",
             ) from error
         found = getattr(module, attribute, None)
         if not (isinstance(found, type) and issubclass(found, dy.Schema | dy.Collection)):

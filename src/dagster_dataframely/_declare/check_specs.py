@@ -15,7 +15,12 @@ from dagster_dataframely._model.check_groups import (
     column_schema_description,
 )
 from dagster_dataframely._model.keys import coerce_asset_key
-from dagster_dataframely._model.quality_policy import QualityPolicy, ResolvedPolicy, resolve_policy
+from dagster_dataframely._model.quality_policy import (
+    QualityPolicy,
+    ResolvedPolicy,
+    checked_policy,
+    resolve_policy,
+)
 from dagster_dataframely._model.schema import SchemaInfo, read_schema
 from dagster_dataframely._model.settings import (
     Granularity,
@@ -82,6 +87,9 @@ def check_specs(
     ------
     UnknownWarningRuleError
         A name in `warning_rules` is not one of the schema's rules.
+    InvalidArgumentsError
+        `quality_policy` is not a `dd.QualityPolicy` (a dict of its fields, a bare
+        `dd.Threshold`).
     UnknownPolicyRuleError
         A rule name in `quality_policy` is not one of the schema's rules.
     InvalidSettingError
@@ -118,7 +126,12 @@ def check_specs(
         partitions_def=partitions_def,
         warning_rules=warnings_,
         # Whether a quarantine takes the rows is the run's to say; the specs are the same.
-        policy=resolve_policy(info, quality_policy, quarantine=None, warning_rules=warnings_),
+        policy=resolve_policy(
+            info,
+            checked_policy("check_specs", quality_policy),
+            quarantine=None,
+            warning_rules=warnings_,
+        ),
     )
 
 

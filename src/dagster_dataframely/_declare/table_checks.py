@@ -123,7 +123,8 @@ def collection_table_checks(
     CollectionMemberMissingError
         A required member has no asset.
     InvalidArgumentsError
-        The members' assets do not share one partitions definition.
+        Two members share one asset, or the members' assets do not share one partitions
+        definition.
     """
     unknown = [member for member in targets if member not in info.members]
     if unknown:
@@ -131,6 +132,17 @@ def collection_table_checks(
     missing = [m for m, member in info.members.items() if m not in targets and not member.optional]
     if missing:
         raise CollectionMemberMissingError(info.name, missing)
+    first_member: dict[dg.AssetKey, str] = {}
+    for member, (key, _) in targets.items():
+        if key in first_member:
+            raise InvalidArgumentsError(
+                "table_checks",
+                f"the members {first_member[key]} and {member} of {info.name} are both mapped "
+                f"to the asset {key.to_user_string()!r}, and one stored table cannot be two "
+                "members (their checks would share names)",
+                "Map each member to the asset that stores its own table.",
+            )
+        first_member[key] = member
     partitions: list[dg.PartitionsDefinition[str] | None] = []
     for _, member_partitions in targets.values():
         if member_partitions not in partitions:  # equal definitions are one

@@ -10,6 +10,7 @@ schema's rules (as warning rules are), and it then travels, resolved, on the ass
 from __future__ import annotations
 
 import math
+import reprlib
 from collections.abc import Collection, Iterable, Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
@@ -40,7 +41,9 @@ def _checked_bound(parameter: str, value: object) -> Bound:
     """A row count (an int, at least 0) or a fraction of the rows (a float in [0, 1])."""
     if isinstance(value, bool) or not isinstance(value, int | float):
         raise InvalidThresholdError(
-            parameter, repr(value), "a bound is an int (rows) or a float (a fraction of the rows)"
+            parameter,
+            repr(value),
+            f"a bound is an int (rows) or a float (a fraction of the rows), {_not_kind(value)}",
         )
     if isinstance(value, int) and value < 0:
         raise InvalidThresholdError(parameter, repr(value), "a row count cannot be negative")
@@ -180,9 +183,12 @@ class VolumeCheck:
     Raises
     ------
     InvalidThresholdError
-        No bound at all, a negative or non-integer count, `min_rows` above `max_rows`, a
-        `max_drop` outside [0, 1], a negative `max_growth`, a `window` below 1, or another
-        `compare_with` or `severity`.
+        No bound at all, a negative or non-integer count (a `bool` included), `min_rows` above
+        `max_rows`, a `max_drop` outside [0.0, 1.0], a negative `max_growth`, or a fraction
+        given as an `int` (`max_growth=50` meant as 50%: write `0.5`).
+    InvalidArgumentsError
+        A `window` that is not an `int` of at least 1, or a `compare_with` or `severity` other
+        than those above (a severity's name `"ERROR"` included).
 
     Examples
     --------
@@ -208,7 +214,9 @@ class VolumeCheck:
         for name in ("min_rows", "max_rows"):
             value = getattr(self, name)
             if value is not None and not _is_count(value):
-                raise InvalidThresholdError(name, repr(value), "a row count is an int, at least 0")
+                raise InvalidThresholdError(
+                    name, repr(value), f"a row count is an int, at least 0, {_not_kind(value)}"
+                )
         if (
             self.min_rows is not None
             and self.max_rows is not None
@@ -217,25 +225,34 @@ class VolumeCheck:
             raise InvalidThresholdError(
                 "min_rows", repr(self.min_rows), f"it is above max_rows={self.max_rows!r}"
             )
-        if self.max_drop is not None and not _is_fraction(self.max_drop):
-            raise InvalidThresholdError(
-                "max_drop", repr(self.max_drop), "a drop is a fraction between 0 and 1"
-            )
-        if self.max_growth is not None and not _is_growth(self.max_growth):
-            raise InvalidThresholdError(
-                "max_growth", repr(self.max_growth), "a growth is a fraction, at least 0"
-            )
+        for name, most in (("max_drop", 1.0), ("max_growth", math.inf)):
+            value = getattr(self, name)
+            if value is not None and not _is_fraction(value, most):
+                raise InvalidThresholdError(name, repr(value), _fraction_problem(value, most))
         if not _is_count(self.window) or self.window < 1:
-            raise InvalidThresholdError(
-                "window", repr(self.window), "it counts materializations, at least 1"
+            raise InvalidArgumentsError(
+                "VolumeCheck",
+                *_wrong_kind(
+                    "window",
+                    self.window,
+                    "an int of at least 1, the number of recent materializations",
+                    "Pass a count such as window=5: the median of the last five runs.",
+                ),
             )
-        if self.compare_with not in _COMPARE_CHOICES:
-            raise InvalidThresholdError(
-                "compare_with", repr(self.compare_with), "it is 'partition' or 'asset'"
+        if not isinstance(self.compare_with, str) or self.compare_with not in _COMPARE_CHOICES:
+            raise InvalidArgumentsError(
+                "VolumeCheck",
+                *_wrong_kind(
+                    "compare_with",
+                    self.compare_with,
+                    "'partition' or 'asset'",
+                    "Pass compare_with='partition' or compare_with='asset'.",
+                ),
             )
         if self.severity not in _SEVERITIES:
-            raise InvalidThresholdError(
-                "severity", repr(self.severity), "it is dg.AssetCheckSeverity.WARN or ERROR"
+            raise InvalidArgumentsError(
+                "VolumeCheck",
+                *_wrong_kind("severity", self.severity, _SEVERITY, f"Pass {_SEVERITY} (the enum)."),
             )
         if all(
             bound is None
@@ -282,20 +299,27 @@ def _is_count(value: object) -> bool:
     return isinstance(value, int) and not isinstance(value, bool) and value >= 0
 
 
-def _is_fraction(value: object) -> bool:
-    return _is_number(value) and 0.0 <= float(value) <= 1.0  # type: ignore[arg-type]
+def _is_fraction(value: object, most: float) -> bool:
+    """A float in [0, `most`]: an int here would read as a count, as it does in a threshold."""
+    return isinstance(value, float) and math.isfinite(value) and 0.0 <= value <= most
 
 
-def _is_growth(value: object) -> bool:
-    return _is_number(value) and float(value) >= 0.0  # type: ignore[arg-type]
+def _fraction_problem(value: object, most: float) -> str:
+    """Why `value` is not a fraction in [0, `most`], and what to write."""
+    kind = "a float between 0.0 and 1.0" if most == 1.0 else "a float of at least 0.0"
+    if isinstance(value, int) and not isinstance(value, bool):
+        return (
+            f"it is a fraction, so {kind}, not an int: write {float(value)!r} for "
+            f"{value * 100}%, or {value / 100!r} for {value}%"
+        )
+    return f"it is a fraction, {kind}, {_not_kind(value)}"
 
 
-def _is_number(value: object) -> bool:
-    return (
-        isinstance(value, int | float)
-        and not isinstance(value, bool)
-        and math.isfinite(float(value))
-    )
+def _not_kind(value: object) -> str:
+    """`not -1` for a number out of its range; `not '5' (a str)` for a value of another kind."""
+    if isinstance(value, int | float) and not isinstance(value, bool):
+        return f"not {value!r}"
+    return f"not {_given(value)}"
 
 
 SeverityChoice: TypeAlias = dg.AssetCheckSeverity | Mapping[str, dg.AssetCheckSeverity]
@@ -344,10 +368,12 @@ class QualityPolicy:
     Raises
     ------
     InvalidArgumentsError
-        A value of the wrong kind: a threshold that is not a `dd.Threshold`, a severity that is
-        not a `dg.AssetCheckSeverity`, a volume that is not a `dd.VolumeCheck`.
-    InvalidThresholdError
-        `undeclared_columns` is neither `"report"` nor `"check"`.
+        A value of the wrong kind, named with its type and what to pass: a threshold that is
+        not a `dd.Threshold` (alone or in `rules`), a severity that is not a
+        `dg.AssetCheckSeverity` (its name `"WARN"` included), a rule name that is not a `str`,
+        `blocking` that is neither a `bool` nor rule names (`None`, `1`, a mapping), a volume
+        that is not a `dd.VolumeCheck`, or `undeclared_columns` neither `"report"` nor
+        `"check"`.
 
     Examples
     --------
@@ -378,51 +404,178 @@ class QualityPolicy:
     def __post_init__(self) -> None:
         if self.threshold is not None and not isinstance(self.threshold, Threshold):
             raise InvalidArgumentsError(
-                "QualityPolicy", *_wrong_kind("threshold", self.threshold, "a dd.Threshold")
+                "QualityPolicy",
+                *_wrong_kind(
+                    "threshold",
+                    self.threshold,
+                    "a dd.Threshold",
+                    "Pass it as volume=, and a dd.Threshold as threshold=."
+                    if isinstance(self.threshold, VolumeCheck)
+                    else "Wrap the bounds in one: threshold=dd.Threshold(warn_above=..., "
+                    "fail_above=...).",
+                ),
             )
-        if not isinstance(self.rules, Mapping) or not all(
-            isinstance(t, Threshold) for t in self.rules.values()
-        ):
+        object.__setattr__(self, "rules", _checked_rules(self.rules))
+        object.__setattr__(self, "severity", _checked_severity(self.severity))
+        object.__setattr__(self, "blocking", _checked_blocking(self.blocking))
+        if self.volume is not None and not isinstance(self.volume, VolumeCheck):
             raise InvalidArgumentsError(
                 "QualityPolicy",
-                *_wrong_kind("rules", self.rules, "a mapping from rule name to dd.Threshold"),
+                *_wrong_kind(
+                    "volume", self.volume, "a dd.VolumeCheck", "Pass dd.VolumeCheck(...), or None."
+                ),
             )
-        object.__setattr__(self, "rules", MappingProxyType(dict(self.rules)))
-        if self.severity is not None and not (
-            self.severity in _SEVERITIES
-            or (
-                isinstance(self.severity, Mapping)
-                and all(s in _SEVERITIES for s in self.severity.values())
-            )
+        if self.undeclared_columns is not None and not (
+            isinstance(self.undeclared_columns, str)
+            and self.undeclared_columns in _UNDECLARED_CHOICES
         ):
             raise InvalidArgumentsError(
                 "QualityPolicy",
                 *_wrong_kind(
-                    "severity",
-                    self.severity,
-                    "a dg.AssetCheckSeverity, or a mapping of rule to one",
+                    "undeclared_columns",
+                    self.undeclared_columns,
+                    "'report' or 'check'",
+                    "Pass 'report' to list them on each materialization, 'check' to also check "
+                    "them, or None.",
                 ),
             )
-        if isinstance(self.severity, Mapping):
-            object.__setattr__(self, "severity", MappingProxyType(dict(self.severity)))
-        if not isinstance(self.blocking, bool):
-            names = (self.blocking,) if isinstance(self.blocking, str) else tuple(self.blocking)
-            object.__setattr__(self, "blocking", names)
-        if self.volume is not None and not isinstance(self.volume, VolumeCheck):
+
+
+_SEVERITY = "dg.AssetCheckSeverity.WARN or dg.AssetCheckSeverity.ERROR"
+
+
+def _checked_rules(rules: object) -> Mapping[str, Threshold]:
+    """`rules=`, each rule name a `str` mapped to a `dd.Threshold`, as a read-only mapping."""
+    if not isinstance(rules, Mapping):
+        raise InvalidArgumentsError(
+            "QualityPolicy",
+            *_wrong_kind(
+                "rules",
+                rules,
+                "a mapping from rule name to dd.Threshold",
+                "Pass {'amount|min': dd.Threshold(...), ...}.",
+            ),
+        )
+    for name, threshold in rules.items():
+        if not isinstance(name, str):
             raise InvalidArgumentsError(
-                "QualityPolicy", *_wrong_kind("volume", self.volume, "a dd.VolumeCheck")
+                "QualityPolicy",
+                *_wrong_kind(
+                    "rules", name, "rule names as text", "Name each rule as Dataframely does."
+                ),
             )
-        if self.undeclared_columns is not None and self.undeclared_columns not in (
-            _UNDECLARED_CHOICES
-        ):
-            raise InvalidThresholdError(
-                "undeclared_columns", repr(self.undeclared_columns), "it is 'report' or 'check'"
+        if not isinstance(threshold, Threshold):
+            raise InvalidArgumentsError(
+                "QualityPolicy",
+                *_wrong_kind(
+                    "rules",
+                    threshold,
+                    "a dd.Threshold for each rule",
+                    f"Wrap the bounds in one: {{{name!r}: dd.Threshold(warn_above=..., "
+                    "fail_above=...)}.",
+                ),
             )
+    return MappingProxyType(dict(rules))
 
 
-def _wrong_kind(parameter: str, value: object, expected: str) -> tuple[str, str]:
+def _checked_severity(severity: object) -> SeverityChoice | None:
+    """`severity=`: None, one severity, or a read-only mapping of rule name to one."""
+    if severity is None or severity in _SEVERITIES:
+        return severity
+    if not isinstance(severity, Mapping):
+        raise InvalidArgumentsError(
+            "QualityPolicy",
+            *_wrong_kind(
+                "severity",
+                severity,
+                f"{_SEVERITY}, or a mapping of rule name to one",
+                f"Pass {_SEVERITY} (the enum, not its name).",
+            ),
+        )
+    for name, chosen in severity.items():
+        if not isinstance(name, str):
+            raise InvalidArgumentsError(
+                "QualityPolicy",
+                *_wrong_kind(
+                    "severity", name, "rule names as text", "Name each rule as Dataframely does."
+                ),
+            )
+        if chosen not in _SEVERITIES:
+            raise InvalidArgumentsError(
+                "QualityPolicy",
+                *_wrong_kind(
+                    "severity",
+                    chosen,
+                    f"{_SEVERITY} for each rule",
+                    f"Map {name!r} to {_SEVERITY} (the enum, not its name).",
+                ),
+            )
+    return MappingProxyType(dict(severity))
+
+
+def _checked_blocking(blocking: object) -> bool | tuple[str, ...]:
+    """`blocking=`: a bool, or the rule names as a tuple (one string names one rule)."""
+    expected = "True, False, or the names of the rules whose checks block"
+    fix = "Pass True for every check, False for none, or a list such as ['amount|min']."
+    if isinstance(blocking, bool):
+        return blocking
+    if isinstance(blocking, str):
+        return (blocking,)
+    if isinstance(blocking, Mapping) or not isinstance(blocking, Iterable):
+        raise InvalidArgumentsError(
+            "QualityPolicy", *_wrong_kind("blocking", blocking, expected, fix)
+        )
+    names = tuple(blocking)
+    for name in names:
+        if not isinstance(name, str):
+            raise InvalidArgumentsError(
+                "QualityPolicy", *_wrong_kind("blocking", name, "rule names as text", fix)
+            )
+    return names
+
+
+def _wrong_kind(
+    parameter: str, value: object, expected: str, fix: str | None = None
+) -> tuple[str, str]:
     """The problem and the fix of a value of the wrong kind, for `InvalidArgumentsError`."""
-    return f"`{parameter}=` takes {expected}, not a {type(value).__name__}", f"Pass {expected}."
+    return (
+        f"`{parameter}=` takes {expected}, not {_given(value)}",
+        fix if fix is not None else f"Pass {expected}.",
+    )
+
+
+def _given(value: object) -> str:
+    """A value as an error shows it: `None`, `'WARN' (a str)`, or its type (`a dict`)."""
+    if value is None:
+        return "None"
+    kind = type(value).__name__
+    kind = f"{'an' if kind[0].lower() in 'aeiou' else 'a'} {kind}"
+    if isinstance(value, str | int | float):
+        return f"{reprlib.repr(value)} ({kind})"
+    return kind
+
+
+def checked_policy(function: str, policy: object) -> QualityPolicy | None:
+    """`quality_policy=` of an entry point: a `dd.QualityPolicy` or None, else refused.
+
+    Raises
+    ------
+    InvalidArgumentsError
+        Anything else, such as a dict of its fields or a bare `dd.Threshold`.
+    """
+    if policy is None or isinstance(policy, QualityPolicy):
+        return policy
+    fields = {Threshold: "threshold", VolumeCheck: "volume"}
+    inner = fields.get(type(policy))
+    if inner is not None:
+        fix = f"Wrap it in a policy: quality_policy=dd.QualityPolicy({inner}=...)."
+    elif isinstance(policy, Mapping):
+        fix = "Build the policy from its fields: quality_policy=dd.QualityPolicy(**{...})."
+    else:
+        fix = "Pass dd.QualityPolicy(...), or None for no policy."
+    raise InvalidArgumentsError(
+        function, *_wrong_kind("quality_policy", policy, "a dd.QualityPolicy", fix)
+    )
 
 
 @dataclass(frozen=True, slots=True, eq=False)

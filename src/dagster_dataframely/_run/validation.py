@@ -18,7 +18,7 @@ import polars as pl
 
 from dagster_dataframely._model.asset_settings import OutputSettings
 from dagster_dataframely._model.keys import coerce_asset_key
-from dagster_dataframely._model.quality_policy import QualityPolicy
+from dagster_dataframely._model.quality_policy import QualityPolicy, checked_policy
 from dagster_dataframely._model.schema import read_schema
 from dagster_dataframely._model.settings import Granularity, SchemaRules
 from dagster_dataframely._store.quarantine_writer import QuarantineWriter
@@ -129,6 +129,9 @@ def validation_results(
         Rows failed validation and `quarantine_writer` is `None`, so nothing is written.
     NoValidRowsError
         Every row failed validation. The quarantine is written, and not the asset's table.
+    InvalidArgumentsError
+        `quality_policy` is not a `dd.QualityPolicy` (a dict of its fields, a bare
+        `dd.Threshold`).
     UnknownPolicyRuleError, ThresholdNotApplicableError
         `quality_policy` names a rule the schema lacks, or a threshold that cannot apply
         without a `quarantine_writer`.
@@ -174,7 +177,7 @@ def validation_results(
         max_failure_samples=max_failure_samples,
         statistics=statistics,
         row_sample=row_sample,
-        quality_policy=quality_policy,
+        quality_policy=checked_policy("validation_results", quality_policy),
         streaming=False,  # a hand-wired asset has no staging; its frame is collected
     ).resolve(info)
     if not (frame is None or isinstance(frame, Frame)):
@@ -267,6 +270,9 @@ def check_results(
     ReservedColumnError, InvalidColumnNameError, InvalidRuleNameError, CheckNameCollisionError
         A column or rule name this package cannot use: in the reserved `dy_` namespace, with a
         character Dagster does not allow in a check name, or one check name for two rules.
+    InvalidArgumentsError
+        `quality_policy` is not a `dd.QualityPolicy` (a dict of its fields, a bare
+        `dd.Threshold`).
     UnknownPolicyRuleError, ThresholdNotApplicableError
         `quality_policy` names a rule the schema lacks, or has a volume or undeclared-columns
         check.
@@ -282,7 +288,7 @@ def check_results(
         check_granularity=check_granularity,
         schema_rules=schema_rules,
         max_failure_samples=max_failure_samples,
-        quality_policy=quality_policy,
+        quality_policy=checked_policy("check_results", quality_policy),
     ).resolve(info, writes=False)
     if not isinstance(frame, Frame):
         raise InvalidArgumentsError(
