@@ -10,9 +10,9 @@ from typing import Any
 
 import dagster as dg
 import duckdb
-from dagster._check import CheckError
 import polars as pl
 import pytest
+from dagster._check import CheckError
 from dagster_duckdb_polars import DuckDBPolarsIOManager
 from dagster_polars import PolarsParquetIOManager
 

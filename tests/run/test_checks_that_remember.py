@@ -291,6 +291,53 @@ def test_the_undeclared_columns_check_warns_when_they_change(
     assert pl.read_parquet(warehouse / "orders.parquet").height == 2
 
 
+def test_a_partitions_undeclared_columns_are_compared_with_its_own_last_run(
+    own_instance: dg.DagsterInstance, warehouse: Path
+) -> None:
+    """Each region's source brings its own extra column, every run: nothing changed.
+
+    Compared with the asset's latest run, another region's, the check failed on every run.
+    """
+    runner = Runner(
+        own_instance,
+        warehouse,
+        partitions_def=REGIONS,
+        quality_policy=dd.QualityPolicy(undeclared_columns="check"),
+    )
+    sources = {"eu": frame(2, vat=[0.2, 0.2]), "us": frame(2, state=["NY", "CA"])}
+    found = []
+    for region in ("eu", "us", "eu", "us"):
+        check = run_checks(runner.run(sources[region], region))["dy_undeclared_columns"]
+        found.append((region, check.passed, value(check.metadata["dy_partition"])))
+    assert found == [("eu", True, "eu"), ("us", True, "us"), ("eu", True, "eu"), ("us", True, "us")]
+
+    # A direct call compares with its context's instance, that partition's run too.
+    context = dg.build_asset_context(instance=own_instance, partition_key="us")
+    runner.frames["us"] = frame(2, vat=[0.2, 0.2])
+    check = call_checks(runner.asset(context))["dy_undeclared_columns"]
+    assert not check.passed
+    assert check.description == "Added: vat; removed: state."
+
+
+def test_a_direct_call_without_a_context_parameter_compares_with_its_contexts_instance(
+    own_instance: dg.DagsterInstance, warehouse: Path
+) -> None:
+    """Dagster takes the context a call passes to a function without one; its instance counts."""
+    rows = {"now": frame(100)}
+
+    @dd.asset(SmallOrders, name="orders", quality_policy=volume(max_drop=0.5))
+    def orders() -> pl.DataFrame:
+        return rows["now"]
+
+    resources = {"io_manager": ParquetIOManager(base_dir=str(warehouse))}
+    dg.materialize([orders], resources=resources, instance=own_instance, run_config=QUIET)
+    rows["now"] = frame(10)
+
+    check = call_checks(orders(dg.build_asset_context(instance=own_instance)))["dy_volume"]
+    assert not check.passed
+    assert value(check.metadata["dy_recent_median"]) == 100.0
+
+
 def test_a_volume_check_at_error_takes_part_in_a_multi_assets_atomicity(
     own_instance: dg.DagsterInstance, warehouse: Path
 ) -> None:
