@@ -419,7 +419,7 @@ def _verdict_of_call(events: list[Any], error: Exception | None) -> tuple[Any, .
     return (type(error).__name__ if error is not None else None), rows, checks
 
 
-@settings(max_examples=40, deadline=None)
+@settings(max_examples=30, deadline=None)
 @given(
     kind=st.sampled_from(sorted(CANDIDATE_KEYS)),
     pick=st.integers(min_value=0, max_value=4),
