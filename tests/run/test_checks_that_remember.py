@@ -18,7 +18,7 @@ import dagster_dataframely as dd
 from dagster_dataframely import errors
 from dagster_dataframely._model.quality_policy import resolve_policy
 from dagster_dataframely._model.schema import read_schema
-from dagster_dataframely._run.history import read_history
+from dagster_dataframely._run.history import History, read_history, read_range_history
 from tests.asset_support import (
     QUIET,
     AssetContext,
@@ -243,6 +243,66 @@ def test_nothing_is_read_from_the_instance_unless_a_check_compares_with_the_past
     remembering = resolve_policy(info, volume(max_drop=0.5), quarantine=True)
     with pytest.raises(AssertionError, match="the instance was read"):
         read_history(NoInstance(), dg.AssetKey("orders"), None, remembering)
+
+
+def test_each_partition_of_a_range_reads_its_own_latest_materializations(
+    own_instance: dg.DagsterInstance, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A busy day, a day materialized once long ago, a day never materialized: read together.
+
+    The busy day's recent runs do not crowd the others out, and the range costs two queries.
+    """
+    key = dg.AssetKey("orders")
+
+    def materialized(day: str, rows: int, columns: list[str]) -> None:
+        own_instance.report_runless_asset_event(
+            dg.AssetMaterialization(
+                key,
+                partition=day,
+                metadata={"dagster/row_count": rows, "dataframely/undeclared_columns": columns},
+            )
+        )
+
+    materialized("2026-01-02", 100, ["vat"])
+    for rows in range(1, 7):
+        materialized("2026-01-01", rows, [f"c{rows}"])
+    queries = []
+    fetch = own_instance.fetch_materializations
+    monkeypatch.setattr(
+        own_instance,
+        "fetch_materializations",
+        lambda *args, **kwargs: queries.append(args) or fetch(*args, **kwargs),
+    )
+    info = read_schema(SmallOrders)
+    days = ["2026-01-01", "2026-01-02", "2026-01-03"]
+    context = dg.build_asset_context(instance=own_instance)
+
+    policy = dd.QualityPolicy(
+        volume=dd.VolumeCheck(max_drop=0.5, window=2), undeclared_columns="check"
+    )
+    histories = read_range_history(
+        context, key, days, resolve_policy(info, policy, quarantine=True)
+    )
+    assert histories is not None
+    assert [histories.of(day) for day in days] == [
+        History((6, 5), ("c6",)),
+        History((100,), ("vat",)),
+        History((), None),
+    ]
+    assert len(queries) == 2
+
+    queries.clear()
+    asset_wide = dd.QualityPolicy(
+        volume=dd.VolumeCheck(max_drop=0.5, window=3, compare_with="asset")
+    )
+    histories = read_range_history(
+        context, key, days, resolve_policy(info, asset_wide, quarantine=True)
+    )
+    assert histories is not None
+    assert histories.of("2026-01-03") == History((6, 5, 4), None)
+    # After the two days before it in the range wrote 7 and 8 rows, in a run each.
+    assert histories.of("2026-01-03", [7, 8]) == History((8, 7, 6), None)
+    assert len(queries) == 1
 
 
 # --- undeclared columns -------------------------------------------------------------------------

@@ -86,9 +86,9 @@ def read_range_history(
 ) -> RangeHistory | None:
     """The history of each of `partition_keys` (None: an unpartitioned asset, or no key).
 
-    None when the policy's checks compare with nothing past. One query per partition (two
-    with `compare_with="asset"` and the undeclared-columns check): each reads at most the
-    window's materializations.
+    None when the policy's checks compare with nothing past. The partitions are read together,
+    newest first, a page at a time, until each has what its checks compare with (or has no
+    more): one query for a run of one partition, and about one for a range, whatever its size.
     """
     if policy is None or not policy.reads_history:
         return None
@@ -101,32 +101,56 @@ def read_range_history(
     counts_wanted = volume is not None and volume.reads_history
     asset_wide = counts_wanted and volume is not None and volume.compare_with == "asset"
     columns_wanted = policy.undeclared_columns == "check"
+    own_counts = counts_wanted and not asset_wide
     asset_counts: tuple[int, ...] = ()
-    if counts_wanted and asset_wide:
-        asset_counts = _row_counts(_records(instance, key, None, window))
-    histories = {}
-    for partition in partition_keys:
-        counts = asset_counts
-        latest: list[dg.EventLogRecord] = []
-        if counts_wanted and not asset_wide:
-            own = _records(instance, key, partition, window)
-            counts, latest = _row_counts(own), own[:1]
-        elif columns_wanted:
-            latest = _records(instance, key, partition, 1)
-        columns = _undeclared(latest) if columns_wanted else None
-        histories[partition] = History(counts, columns)
+    if asset_wide:
+        asset_counts = _row_counts(_latest(instance, key, [None], window)[None])
+    wanted = window if own_counts else 1 if columns_wanted else 0
+    latest = _latest(instance, key, partition_keys, wanted)
+    histories = {
+        partition: History(
+            _row_counts(latest[partition]) if own_counts else asset_counts,
+            _undeclared(latest[partition]) if columns_wanted else None,
+        )
+        for partition in partition_keys
+    }
     return RangeHistory(histories, asset_wide, window)
 
 
-def _records(
-    instance: dg.DagsterInstance, key: dg.AssetKey, partition: str | None, limit: int
-) -> list[dg.EventLogRecord]:
-    """The latest `limit` materializations of the asset, of one partition when given one."""
-    partitions = [str(partition)] if partition is not None else None
-    records = instance.fetch_materializations(
-        dg.AssetRecordsFilter(asset_key=key, asset_partitions=partitions), limit=limit
-    ).records
-    return list(records)
+def _latest(
+    instance: dg.DagsterInstance,
+    key: dg.AssetKey,
+    partitions: Sequence[str | None],
+    count: int,
+) -> dict[str | None, list[dg.EventLogRecord]]:
+    """The latest `count` materializations of each partition (None: of the whole asset).
+
+    The partitions still short of `count` are read together, newest first, a page of `count`
+    records for each at a time: a range costs about one query, and a partition never
+    materialized ends the reading of its own records at once.
+    """
+    found: dict[str | None, list[dg.EventLogRecord]] = {p: [] for p in partitions}
+    if not count:
+        return found
+    if None in found:  # the whole asset: its latest, whichever partition
+        found[None] = list(instance.fetch_materializations(key, limit=count).records)
+    short = sorted(str(p) for p in partitions if p is not None)
+    cursor = None
+    while short:
+        page = instance.fetch_materializations(
+            dg.AssetRecordsFilter(asset_key=key, asset_partitions=short),
+            limit=count * len(short),
+            cursor=cursor,
+        )
+        for record in page.records:
+            kept = found.get(record.partition_key)
+            if kept is not None and len(kept) < count:
+                kept.append(record)
+        short = [p for p in short if len(found[p]) < count]
+        if not page.has_more:
+            break
+        cursor = page.cursor
+    return found
 
 
 def _row_counts(records: Sequence[dg.EventLogRecord]) -> tuple[int, ...]:
