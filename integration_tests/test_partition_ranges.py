@@ -7,6 +7,7 @@ per partition and refuses a range, so the package refuses it first, before the f
 """
 
 import datetime as dt
+import os
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -17,15 +18,23 @@ import polars as pl
 import pytest
 from dagster_duckdb_polars import DuckDBPolarsIOManager
 from dagster_polars import PolarsParquetIOManager
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 import dagster_dataframely as dd
-from dagster_dataframely.errors import NoValidRowsError, PartitionRangeError
+from dagster_dataframely.errors import (
+    MissingPartitionExprError,
+    NoValidRowsError,
+    PartitionRangeError,
+)
 
 from .conftest import (
     AMOUNT_MIN,
     QUIET,
     Orders,
+    duckdb_frame,
     duckdb_ids,
+    duckdb_tables,
     files_under,
     invalid_ids,
     orders_frame,
@@ -332,3 +341,299 @@ def test_a_time_zone_aware_column_is_split_by_instant(database: Path) -> None:
         "2026-01-01": 2,
         "2026-01-02": 1,
     }
+
+
+# --- multi-partitioned ranges and `partition_expr` on DuckDB -----------------------------------
+
+
+DAY_BY_REGION = dg.MultiPartitionsDefinition(
+    {"region": dg.StaticPartitionsDefinition(["eu", "us"]), "day": THREE_DAYS}
+)
+
+
+def cells_orders(calls: list[tuple[str, ...]]) -> dg.AssetsDefinition:
+    """`Orders` by day and region, one valid and one invalid row in each cell it is asked for."""
+
+    @dd.asset(
+        Orders,
+        quarantine=True,
+        partitions_def=DAY_BY_REGION,
+        backfill_policy=dg.BackfillPolicy.single_run(),
+        metadata={"partition_expr": {"day": "day", "region": "region"}},
+    )
+    def orders(context: dg.AssetExecutionContext) -> pl.DataFrame:
+        calls.append(tuple(str(key) for key in context.partition_keys))
+        cells = [key.keys_by_dimension for key in context.partition_keys]
+        return pl.concat([orders_frame(c["day"], c["region"], valid=1) for c in cells])
+
+    return orders
+
+
+def test_a_multi_partitioned_range_of_one_region_is_stored_per_cell(database: Path) -> None:
+    """The days differ, the region does not: DuckDB stores the range as one slice."""
+    calls: list[tuple[str, ...]] = []
+    tags = {
+        "dagster/asset_partition_range_start": f"{DAYS[0]}|us",
+        "dagster/asset_partition_range_end": f"{DAYS[2]}|us",
+    }
+
+    result = run_range(
+        [cells_orders(calls)], DuckDBPolarsIOManager(database=str(database)), tags=tags
+    )
+
+    assert result.success
+    assert calls == [tuple(f"{day}|us" for day in DAYS)]
+    stored = duckdb_ids(database, "public.orders")
+    assert stored == {f"first-{day}-us-ok0" for day in DAYS}
+    assert duckdb_ids(database, "public.orders_quarantine") == {
+        f"first-{day}-us-bad0" for day in DAYS
+    }
+    reported = by_partition(result, dg.AssetKey("orders"))
+    assert {cell: m[ROW_COUNT] for cell, m in reported.items()} == {f"{d}|us": 1 for d in DAYS}
+
+
+def test_a_multi_partitioned_range_over_both_dimensions_is_refused_before_the_function(
+    database: Path,
+) -> None:
+    """DuckDB's manager would fail after the function ran, with Dagster's bare `CheckError`."""
+    calls: list[tuple[str, ...]] = []
+    tags = {
+        "dagster/asset_partition_range_start": f"{DAYS[0]}|eu",
+        "dagster/asset_partition_range_end": f"{DAYS[1]}|us",
+    }
+
+    result = run_range(
+        [cells_orders(calls)], DuckDBPolarsIOManager(database=str(database)), tags=tags
+    )
+
+    assert not result.success
+    error = step_error(result)
+    assert error.cls_name == PartitionRangeError.__name__
+    assert f"{DAYS[0]}|eu...{DAYS[1]}|us" in error.message
+    assert "differ in every dimension" in error.message
+    assert "one backfill per region" in error.message
+    assert calls == []
+    assert not database.exists() or duckdb_tables(database) == set()
+
+
+@pytest.mark.parametrize("quarantine", [True, False], ids=["quarantine", "no quarantine"])
+@pytest.mark.parametrize(
+    ("partitions_def", "key", "metadata", "missing"),
+    [
+        (THREE_DAYS, DAYS[0], {}, []),
+        (DAY_BY_REGION, f"{DAYS[0]}|eu", {"partition_expr": {"day": "day"}}, ["region"]),
+    ],
+    ids=["daily", "by day and region"],
+)
+def test_a_partition_without_partition_expr_is_refused_before_the_function(
+    database: Path,
+    quarantine: bool,
+    partitions_def: dg.PartitionsDefinition[str],
+    key: str,
+    metadata: dict[str, Any],
+    missing: list[str],
+) -> None:
+    """DuckDB's manager fails at its first write without it, naming `orders_quarantine`."""
+    calls: list[str] = []
+
+    @dd.asset(Orders, quarantine=quarantine, partitions_def=partitions_def, metadata=metadata)
+    def orders() -> pl.DataFrame:
+        calls.append("called")
+        return orders_frame(DAYS[0], valid=1, invalid=int(quarantine))
+
+    result = dg.materialize(
+        [orders],
+        resources={"io_manager": DuckDBPolarsIOManager(database=str(database))},
+        partition_key=key,
+        run_config=QUIET,
+        instance=shared_instance(),
+        raise_on_error=False,
+    )
+
+    error = step_error(result)
+    assert error.cls_name == MissingPartitionExprError.__name__
+    assert "'orders'" in error.message
+    assert "partition_expr" in error.message
+    assert "orders_quarantine" not in error.message
+    assert all(f"'{dimension}'" in error.message for dimension in missing)
+    assert calls == []
+    assert not database.exists() or duckdb_tables(database) == set()
+
+
+# --- a range and the same partitions one at a time: the same verdicts ------------------------
+
+
+PROPERTY_EXAMPLES = int(os.environ.get("DAGSTER_DATAFRAMELY_RANGE_EXAMPLES", "6"))
+"""Examples of the range-versus-partitions property. A longer run sets the variable (200) and
+lifts pytest's per-test timeout: `DAGSTER_DATAFRAMELY_RANGE_EXAMPLES=200 pytest --timeout=0 -k
+judges_each integration_tests/test_partition_ranges.py`."""
+
+
+class World:
+    """One instance and one DuckDB file: `orders` run over ranges, or one partition at a time.
+
+    Each run returns the rows of its partitions from the round's frame, so a run of one day
+    returns that day's slice of what the range returns, with the same columns.
+    """
+
+    def __init__(self, database: Path, quarantine: bool, policy: dd.QualityPolicy) -> None:
+        self.instance = dg.DagsterInstance.ephemeral()
+        self.database = database
+        self.manager = DuckDBPolarsIOManager(database=str(database))
+        self.frame = each_day(valid=0, invalid=0)
+
+        @dd.asset(
+            Orders,
+            quarantine=quarantine,
+            partitions_def=THREE_DAYS,
+            backfill_policy=dg.BackfillPolicy.single_run(),
+            metadata={"partition_expr": "day"},
+            quality_policy=policy,
+        )
+        def orders(context: dg.AssetExecutionContext) -> pl.DataFrame:
+            days = [dt.date.fromisoformat(key) for key in context.partition_keys]
+            return self.frame.filter(pl.col("day").is_in(days))
+
+        self.asset = orders
+
+    def run(self, first: str, last: str | None = None) -> dg.ExecuteInProcessResult:
+        """A run of the range `first...last`, or of the one partition `first`."""
+        tags = {}
+        if last is not None:
+            tags = {
+                "dagster/asset_partition_range_start": first,
+                "dagster/asset_partition_range_end": last,
+            }
+        return dg.materialize(
+            [self.asset],
+            resources={"io_manager": self.manager},
+            run_config=QUIET,
+            instance=self.instance,
+            partition_key=None if last is not None else first,
+            tags=tags,
+            raise_on_error=False,
+        )
+
+    def rows(self, table: str) -> list[tuple[Any, ...]]:
+        """Every stored row of `table`, in order; none when it does not exist yet."""
+        if f"public.{table}" not in duckdb_tables(self.database):
+            return []
+        return sorted(duckdb_frame(self.database, f"public.{table}").rows())
+
+
+def verdicts(result: dg.ExecuteInProcessResult) -> dict[str, Any]:
+    """Each partition's check results and materialization, and the run's error.
+
+    A check result without the quarantine's address (a run's write names its own range).
+    """
+    checks = {
+        (e.partition, e.check_name): (
+            e.passed,
+            e.severity,
+            e.description,
+            {k: v.value for k, v in e.metadata.items() if "address" not in k},
+        )
+        for e in result.get_asset_check_evaluations()
+    }
+    written = {
+        e.materialization.partition: {
+            k: e.materialization.metadata[k].value
+            for k in (ROW_COUNT, INVALID_COUNT, "dataframely/undeclared_columns")
+            if k in e.materialization.metadata
+        }
+        for e in result.get_asset_materialization_events()
+    }
+    failures = result.get_step_failure_events()
+    error = None
+    if failures:
+        data = failures[0].step_failure_data.error
+        assert data is not None
+        cause = data.cause or data
+        assert cause.cls_name in dd.errors.__all__, cause.to_string()
+        error = cause.cls_name
+    return {"checks": checks, "written": written, "error": error}
+
+
+DAY_ROWS = st.tuples(
+    st.sampled_from([0, 1, 2, 5, 20]),  # valid rows
+    st.sampled_from([0, 0, 0, 1, 2]),  # invalid rows
+)
+ROUND = st.tuples(
+    st.tuples(DAY_ROWS, DAY_ROWS, DAY_ROWS),
+    st.sampled_from([(0, 2), (0, 2), (0, 1), (1, 2)]),  # the range: first and last day
+    st.sampled_from([(), ("note",), ("note", "channel")]),  # undeclared columns
+)
+POLICY = st.builds(
+    dd.VolumeCheck,
+    max_drop=st.sampled_from([0.5, 0.9]),
+    max_growth=st.sampled_from([None, 1.0]),
+    window=st.sampled_from([1, 2, 5]),
+    compare_with=st.sampled_from(["partition", "asset"]),
+    severity=st.sampled_from([dg.AssetCheckSeverity.WARN, dg.AssetCheckSeverity.ERROR]),
+)
+
+
+@settings(
+    max_examples=PROPERTY_EXAMPLES,
+    deadline=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
+)
+@given(
+    rounds=st.lists(ROUND, min_size=2, max_size=4),
+    volume=POLICY,
+    quarantine=st.booleans(),
+)
+def test_a_range_judges_each_partition_as_runs_of_one_partition_do(
+    tmp_path_factory: pytest.TempPathFactory,
+    rounds: list[Any],
+    volume: dd.VolumeCheck,
+    quarantine: bool,
+) -> None:
+    """Rounds of one single-run backfill against the same days run one at a time, in order.
+
+    Each partition gets the same checks (its own history: volume, undeclared columns), the
+    range fails exactly when one of those runs does, with the first one's error, and writes
+    its table exactly when all of them write theirs. The worlds diverge once a range fails (the
+    other partitions' runs wrote their tables), so the example ends there.
+    """
+    root = tmp_path_factory.mktemp("range-versus-partitions")
+    policy = dd.QualityPolicy(volume=volume, undeclared_columns="check")
+    ranged = World(root / "ranged.duckdb", quarantine, policy)
+    single = World(root / "single.duckdb", quarantine, policy)
+    try:
+        for number, (days, (first, last), extra) in enumerate(rounds):
+            frame = pl.concat(
+                [
+                    orders_frame(DAYS[i], tag=f"r{number}", valid=valid, invalid=invalid)
+                    for i, (valid, invalid) in enumerate(days)
+                ]
+            ).with_columns(pl.lit("x").alias(name) for name in extra)
+            ranged.frame = single.frame = frame
+            before = ranged.rows("orders")
+
+            in_range = verdicts(ranged.run(DAYS[first], DAYS[last]))
+            one_by_one = [verdicts(single.run(DAYS[i])) for i in range(first, last + 1)]
+
+            errors = [o["error"] for o in one_by_one if o["error"] is not None]
+            assert in_range["error"] == (errors[0] if errors else None)
+            assert in_range["checks"] == {k: v for o in one_by_one for k, v in o["checks"].items()}
+            if errors:
+                assert in_range["written"] == {}
+                assert ranged.rows("orders") == before
+            else:
+                assert in_range["written"] == {
+                    k: v for o in one_by_one for k, v in o["written"].items()
+                }
+                assert ranged.rows("orders") == single.rows("orders")
+            if quarantine:
+                invalid = frame.filter(pl.col("amount") < 0)
+                for day in {d for d in invalid["day"] if DAYS[first] <= str(d) <= DAYS[last]}:
+                    in_day = pl.col("day") == day
+                    stored = [r for r in ranged.rows("orders_quarantine") if r[1] == day]
+                    assert stored == [r for r in single.rows("orders_quarantine") if r[1] == day]
+                    assert {r[0] for r in stored} == set(invalid.filter(in_day)["order_id"])
+            if errors:
+                return
+    finally:
+        ranged.instance.dispose()
+        single.instance.dispose()

@@ -12,6 +12,7 @@ import dagster as dg
 import duckdb
 import polars as pl
 import pytest
+from dagster._check import CheckError
 from dagster_duckdb_polars import DuckDBPolarsIOManager
 from dagster_polars import PolarsParquetIOManager
 
@@ -19,6 +20,7 @@ from dagster_dataframely._upstream import (
     database_handled_types,
     db_io_manager_parts,
     db_io_manager_with,
+    db_range_slice,
     db_table_slice,
     is_duckdb_io_manager,
 )
@@ -104,3 +106,47 @@ def test_db_table_slice_is_where_the_manager_writes(
     duckdb_manager.handle_output(context, pl.DataFrame({"a": [1]}))
     with duckdb.connect(str(tmp_path / "w.duckdb"), read_only=True) as connection:
         assert connection.execute("select a from sales.orders").fetchall() == [(1,)]
+
+
+BY_DAY_AND_REGION = dg.MultiPartitionsDefinition(
+    {
+        "day": dg.DailyPartitionsDefinition(start_date="2026-01-01", end_date="2026-01-04"),
+        "region": dg.StaticPartitionsDefinition(["eu", "us"]),
+    }
+)
+
+
+@pytest.mark.parametrize(
+    ("start", "end", "one_slice"),
+    [
+        ("2026-01-01|eu", "2026-01-03|eu", True),  # only the days differ
+        ("2026-01-02|eu", "2026-01-02|us", True),  # only the regions differ
+        ("2026-01-01|eu", "2026-01-02|us", False),  # both differ: two key ranges
+    ],
+)
+def test_db_range_slice_is_none_where_the_manager_could_not_write_the_range(
+    duckdb_manager: dg.IOManager, tmp_path: Any, start: str, end: str, one_slice: bool
+) -> None:
+    """`DbIOManager._get_table_slice` and `dagster._check.CheckError`.
+
+    The manager reads a multi-partitioned range as its one partition key range, which fails
+    with a `CheckError` when the keys differ in every dimension; so does its own write.
+    """
+    context = dg.build_output_context(
+        asset_key=dg.AssetKey("orders"),
+        definition_metadata={"partition_expr": {"day": "day", "region": "region"}},
+        asset_partitions_def=BY_DAY_AND_REGION,
+        asset_partition_key_range=dg.PartitionKeyRange(start, end),
+        resource_config={"database": str(tmp_path / "w.duckdb"), "connection_config": {}},
+    )
+    table_slice = db_range_slice(duckdb_manager, context)
+    assert (table_slice is not None) is one_slice, (
+        "DbIOManager._get_table_slice no longer fails with dagster._check.CheckError for a "
+        "multi-partitioned range of several key ranges, or fails for one of a single range"
+    )
+    frame = pl.DataFrame({"day": ["x"], "region": ["eu"]})
+    if table_slice is None:
+        with pytest.raises(CheckError):
+            duckdb_manager.handle_output(context, frame)
+    else:
+        assert [d.partition_expr for d in table_slice.partition_dimensions] == ["day", "region"]

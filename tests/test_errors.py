@@ -32,6 +32,7 @@ from dagster_dataframely.errors import (
     InvalidThresholdError,
     MaterializeResultFieldError,
     MaterializeResultValueError,
+    MissingPartitionExprError,
     MultiAssetKeyError,
     MultiAssetReturnError,
     NoRunningStepError,
@@ -55,6 +56,7 @@ from dagster_dataframely.errors import (
     ThresholdNotApplicableError,
     UnexpectedArgumentError,
     UnknownCollectionMemberError,
+    UnknownPartitionKeyError,
     UnknownPolicyRuleError,
     UnknownWarningRuleError,
     UnsafePathKeyError,
@@ -580,6 +582,32 @@ CASES = [
         attributes={"function": "delegating_writer"},
         fragments=("delegating_writer", "direct", "file_writer", "call_asset"),
     ),
+    Case(
+        UnknownPartitionKeyError,
+        ("orders", "not-a-date", "2026-01-01"),
+        attributes={"asset": "orders", "partition_key": "not-a-date", "first_key": "2026-01-01"},
+        fragments=(
+            "'not-a-date'",
+            "'orders'",
+            "run of it would be refused",
+            "such as '2026-01-01'",
+            "build_asset_context(partition_key=",
+            "call_asset",
+        ),
+    ),
+    Case(
+        MissingPartitionExprError,
+        ("orders", "DbIOManager", ["region"]),
+        attributes={"asset": "orders", "manager": "DbIOManager", "dimensions": ["region"]},
+        fragments=(
+            "'orders'",
+            "before its function ran",
+            "DbIOManager",
+            "`partition_expr`",
+            "dimension 'region'",
+            "add 'region': '<column>'",
+        ),
+    ),
 ]
 
 IDS = [case.cls.__name__ for case in CASES]
@@ -717,6 +745,14 @@ SIGNATURES: dict[type[DagsterDataframelyError], list[tuple[str, Any, Any]]] = {
     ThresholdNotApplicableError: [
         (name, POS, inspect.Parameter.empty) for name in ("schema_name", "problem", "fix")
     ],
+    # Not in the reference: a direct call's unknown partition, a database manager's missing
+    # `partition_expr` (issue 36).
+    UnknownPartitionKeyError: [
+        (name, POS, inspect.Parameter.empty) for name in ("asset", "partition_key", "first_key")
+    ],
+    MissingPartitionExprError: [
+        (name, POS, inspect.Parameter.empty) for name in ("asset", "manager", "dimensions")
+    ],
     ThresholdExceededError: [
         *(
             (name, POS, inspect.Parameter.empty)
@@ -760,6 +796,7 @@ CATEGORIES: dict[type[DagsterDataframelyError], set[type[DagsterDataframelyError
         UnknownPolicyRuleError,
         InvalidThresholdError,
         ThresholdNotApplicableError,
+        UnknownPartitionKeyError,
     },
     ValidationFailedError: {
         ColumnSchemaError,
@@ -782,6 +819,7 @@ CATEGORIES: dict[type[DagsterDataframelyError], set[type[DagsterDataframelyError
         StagedWriteError,
         QuarantineFrameTypeError,
         PartitionRangeError,
+        MissingPartitionExprError,
     },
 }
 """Each category base and the errors under it; the rest sit under the base class alone."""
@@ -828,6 +866,8 @@ def test_the_verdict_and_storage_errors_are_no_dagster_errors() -> None:
         (SchemaTypeError, TypeError),
         (StagedWriteError, IsADirectoryError),
         (NoRunningStepError, DagsterInvalidPropertyError),
+        # What a run raises for the same key, so a test written for either catches both.
+        (UnknownPartitionKeyError, dg.DagsterUnknownPartitionError),
     ],
 )
 def test_an_error_that_replaced_a_foreign_one_is_still_that_one(

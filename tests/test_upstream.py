@@ -40,6 +40,7 @@ from dagster_dataframely._upstream import (
     context_for_manager,
     current_asset_context,
     database_handled_types,
+    direct_invocation_context,
     document_type_alias,
     evaluated_rules,
     failure_outcomes,
@@ -135,6 +136,38 @@ def test_current_asset_context_is_the_running_assets_context_and_none_outside_a_
         "dg.AssetExecutionContext.get() outside a step no longer raises "
         "DagsterInvariantViolationError"
     )
+
+
+def test_direct_invocation_context_is_the_context_dagster_took_for_a_function_without_one(
+    instance: dg.DagsterInstance,
+) -> None:
+    """`_type_check_output_wrapper`'s `type_check_gen`, which holds the bound context.
+
+    Dagster takes a context passed to an asset whose function declares none and calls the
+    function without it; the partition key of the call is only on that context.
+    """
+    seen: list[object] = []
+
+    @dg.asset(partitions_def=dg.StaticPartitionsDefinition(["eu", "us"]))
+    def probe() -> Iterator[dg.MaterializeResult]:
+        seen.append(direct_invocation_context())
+        yield dg.MaterializeResult()
+
+    given = dg.build_asset_context(partition_key="eu")
+    list(probe(given))
+    (found,) = seen
+    assert isinstance(found, dg.AssetExecutionContext), (
+        "dagster._core.definitions.op_invocation._type_check_output_wrapper no longer iterates "
+        "a directly invoked generator from `type_check_gen` holding the bound context as "
+        "`context`: a dd.asset without a context cannot name its partition in a direct call"
+    )
+    assert found is given
+    assert found.partition_key == "eu"
+
+    seen.clear()
+    dg.materialize([probe], partition_key="us", instance=instance)
+    assert seen == [None], "a run is no direct invocation"
+    assert direct_invocation_context() is None
 
 
 @pytest.mark.parametrize("name", ["context", "_context", "context_", "_", "ctx", "orders"])

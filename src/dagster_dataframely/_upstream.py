@@ -20,16 +20,20 @@ other modules need (`Rule`, `DagsterInvalidPropertyError`) are re-exported from 
 from __future__ import annotations
 
 import copy
+import sys
 from collections.abc import Callable, Container, Mapping, Sequence, Set
 from dataclasses import dataclass
+from types import FrameType
 from typing import Any, Self, TypeVar
 
 import dagster as dg
 import dataframely as dy
 import polars as pl
+from dagster._check import CheckError
 from dagster._config import process_config
 from dagster._config.pythonic_config import ConfigurableResourceFactory
 from dagster._core.decorator_utils import get_valid_name_permutations
+from dagster._core.definitions import op_invocation
 from dagster._core.definitions.asset_checks.asset_check_evaluation import (
     AssetCheckEvaluationTargetMaterializationData,
 )
@@ -58,7 +62,9 @@ __all__ = [
     "database_handled_types",
     "db_io_manager_parts",
     "db_io_manager_with",
+    "db_range_slice",
     "db_table_slice",
+    "direct_invocation_context",
     "document_type_alias",
     "evaluated_rules",
     "failure_outcomes",
@@ -109,6 +115,29 @@ def current_asset_context() -> dg.AssetExecutionContext | None:
         return dg.AssetExecutionContext.get()
     except dg.DagsterInvariantViolationError:
         return None
+
+
+def direct_invocation_context() -> dg.AssetExecutionContext | None:
+    """The context a direct invocation bound for the compute function running now, or None.
+
+    Dagster takes the context a caller passes to an asset whose compute function declares
+    none (`orders(dg.build_asset_context(partition_key=...))`), binds it, and calls the
+    function without it; the context variable `current_asset_context` reads is set in a run
+    only. So the partition key of such a call is read from Dagster's own frame: relies on
+    `dagster._core.definitions.op_invocation._type_check_output_wrapper`, whose nested
+    generator `type_check_gen` iterates the compute function's generator and holds the bound
+    context in its local `context`. The nearest such frame is the call's. None in a run and
+    for a context of another kind. Since Dagster 1.13.0.
+    """
+    frame: FrameType | None = sys._getframe(1)
+    while frame is not None:
+        if frame.f_code.co_name == "type_check_gen" and (
+            frame.f_globals.get("__name__") == op_invocation.__name__
+        ):
+            context = frame.f_locals.get("context")
+            return context if isinstance(context, dg.AssetExecutionContext) else None
+        frame = frame.f_back
+    return None
 
 
 def is_context_parameter(name: str) -> bool:
@@ -405,6 +434,24 @@ def db_table_slice(manager: dg.IOManager, context: dg.OutputContext) -> Any:
     """
     assert isinstance(manager, DbIOManager)
     return manager._get_table_slice(context, context)
+
+
+def db_range_slice(manager: dg.IOManager, context: dg.OutputContext) -> Any | None:
+    """The one `TableSlice` a `DbIOManager` writes a partition range to; None if it has none.
+
+    A `DbIOManager` stores a multi-partitioned range as one slice: from each dimension's key
+    at the range's start to its key at the end, read from the output context's one partition
+    key range. Dagster splits a multi-partition subset into one key range per key of the
+    dimension with fewer keys, so a range of more than one key in every dimension has several,
+    and `OutputContext.asset_partition_key_range` fails with Dagster's `CheckError` (the
+    manager's write would fail the same way, after the function ran). Relies on
+    `DbIOManager._get_table_slice` (see `db_table_slice`) and on
+    `dagster._check.CheckError`. Since Dagster 1.13.0.
+    """
+    try:
+        return db_table_slice(manager, context)
+    except CheckError:
+        return None
 
 
 def upath_output_locations(manager: dg.UPathIOManager, context: dg.OutputContext) -> list[UPath]:

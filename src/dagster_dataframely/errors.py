@@ -35,6 +35,7 @@ __all__ = [
     "InvalidThresholdError",
     "MaterializeResultFieldError",
     "MaterializeResultValueError",
+    "MissingPartitionExprError",
     "MultiAssetKeyError",
     "MultiAssetReturnError",
     "NoRunningStepError",
@@ -58,6 +59,7 @@ __all__ = [
     "ThresholdNotApplicableError",
     "UnexpectedArgumentError",
     "UnknownCollectionMemberError",
+    "UnknownPartitionKeyError",
     "UnknownPolicyRuleError",
     "UnknownWarningRuleError",
     "UnsafePathKeyError",
@@ -880,6 +882,40 @@ class MultiAssetKeyError(InvalidDefinitionError):
         )
 
 
+class UnknownPartitionKeyError(InvalidDefinitionError, dg.DagsterUnknownPartitionError):
+    """Raised when a direct call of a partitioned asset names a partition the asset does not have.
+
+    A run of such a key never starts (Dagster raises `dg.DagsterUnknownPartitionError`), so a
+    direct call (`dd.testing.call_asset(..., partition_key=...)`, or the asset called with
+    `dg.build_asset_context(partition_key=...)`) refuses it too, before the asset's function
+    runs; it is also a `dg.DagsterUnknownPartitionError`, so a test that expects a run's
+    error catches it. A dimension of dynamic partitions is not checked: its keys live in an
+    instance, which a direct call usually has none of.
+
+    Parameters
+    ----------
+    asset
+        The asset's key, as a string.
+    partition_key
+        The key given, as text (a multi-partition's joined with `|`).
+    first_key
+        The asset's first partition key, shown as an example; None when it has none.
+    """
+
+    def __init__(self, asset: str, partition_key: str, first_key: str | None) -> None:
+        self.asset = asset
+        self.partition_key = str(partition_key)
+        self.first_key = None if first_key is None else str(first_key)
+        example = "" if self.first_key is None else f", such as {self.first_key!r}"
+        super().__init__(
+            f"The partition key {self.partition_key!r} is not a partition of {asset!r}, and a "
+            f"run of it would be refused, so the call stopped before the asset's function ran. "
+            f"Pass one of the asset's partition keys{example}, to "
+            "`dg.build_asset_context(partition_key=...)` or "
+            "`dd.testing.call_asset(..., partition_key=...)`."
+        )
+
+
 class ColumnSchemaError(ValidationFailedError):
     """Raised when a frame's columns or dtypes differ from the schema.
 
@@ -1408,6 +1444,54 @@ class PartitionRangeError(StorageRefusedError):
         super().__init__(
             f"The run of {asset!r} over the partitions {partitions} stopped before writing "
             f"anything: {problem}. {fix}"
+        )
+
+
+class MissingPartitionExprError(StorageRefusedError):
+    """Raised in a run, before the function, when a database manager lacks a `partition_expr`.
+
+    A database IO manager (a `DbIOManager`, such as `DuckDBPolarsIOManager`) replaces one
+    partition of a table by the column the asset's `partition_expr` definition metadata names,
+    and without it fails on its first write, after the function ran: the package's write of
+    the quarantine, under a key the asset never declared. So a run of one partition refuses it
+    first, naming the asset; nothing is written.
+
+    Parameters
+    ----------
+    asset
+        The asset's key, as a string.
+    manager
+        The IO manager that needs it, as its class name.
+    dimensions
+        The dimensions of a multi-partitioned asset that have no entry in its
+        `partition_expr`; empty for an asset with one partitions definition.
+    """
+
+    def __init__(self, asset: str, manager: str, dimensions: list[str]) -> None:
+        self.asset = asset
+        self.manager = manager
+        self.dimensions = list(dimensions)
+        if self.dimensions:
+            missing = (
+                f"its `partition_expr` has no entry for the dimension"
+                f"{'s' if len(self.dimensions) > 1 else ''} {_quoted(self.dimensions)}"
+            )
+            columns = ", ".join(f"{name!r}: '<column>'" for name in self.dimensions)
+            fix = (
+                "Give `partition_expr` one entry per dimension, naming the column that holds "
+                f"each row's key in that dimension: add {columns} to its mapping."
+            )
+        else:
+            missing = "it has no `partition_expr` in its definition metadata"
+            fix = (
+                "Add `metadata={'partition_expr': '<column>'}` to the asset, naming the column "
+                "that holds each row's partition."
+            )
+        super().__init__(
+            f"The run of {asset!r} stopped before its function ran: {manager} stores each "
+            f"partition by the column the asset's `partition_expr` names, and {missing}, so "
+            f"its first write (the quarantine's, or the table's) would fail after the function "
+            f"ran. {fix}"
         )
 
 

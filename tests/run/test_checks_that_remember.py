@@ -18,7 +18,7 @@ import dagster_dataframely as dd
 from dagster_dataframely import errors
 from dagster_dataframely._model.quality_policy import resolve_policy
 from dagster_dataframely._model.schema import read_schema
-from dagster_dataframely._run.history import read_history
+from dagster_dataframely._run.history import History, read_history, read_range_history
 from tests.asset_support import (
     QUIET,
     AssetContext,
@@ -245,6 +245,66 @@ def test_nothing_is_read_from_the_instance_unless_a_check_compares_with_the_past
         read_history(NoInstance(), dg.AssetKey("orders"), None, remembering)
 
 
+def test_each_partition_of_a_range_reads_its_own_latest_materializations(
+    own_instance: dg.DagsterInstance, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A busy day, a day materialized once long ago, a day never materialized: read together.
+
+    The busy day's recent runs do not crowd the others out, and the range costs two queries.
+    """
+    key = dg.AssetKey("orders")
+
+    def materialized(day: str, rows: int, columns: list[str]) -> None:
+        own_instance.report_runless_asset_event(
+            dg.AssetMaterialization(
+                key,
+                partition=day,
+                metadata={"dagster/row_count": rows, "dataframely/undeclared_columns": columns},
+            )
+        )
+
+    materialized("2026-01-02", 100, ["vat"])
+    for rows in range(1, 7):
+        materialized("2026-01-01", rows, [f"c{rows}"])
+    queries = []
+    fetch = own_instance.fetch_materializations
+    monkeypatch.setattr(
+        own_instance,
+        "fetch_materializations",
+        lambda *args, **kwargs: queries.append(args) or fetch(*args, **kwargs),
+    )
+    info = read_schema(SmallOrders)
+    days = ["2026-01-01", "2026-01-02", "2026-01-03"]
+    context = dg.build_asset_context(instance=own_instance)
+
+    policy = dd.QualityPolicy(
+        volume=dd.VolumeCheck(max_drop=0.5, window=2), undeclared_columns="check"
+    )
+    histories = read_range_history(
+        context, key, days, resolve_policy(info, policy, quarantine=True)
+    )
+    assert histories is not None
+    assert [histories.of(day) for day in days] == [
+        History((6, 5), ("c6",)),
+        History((100,), ("vat",)),
+        History((), None),
+    ]
+    assert len(queries) == 2
+
+    queries.clear()
+    asset_wide = dd.QualityPolicy(
+        volume=dd.VolumeCheck(max_drop=0.5, window=3, compare_with="asset")
+    )
+    histories = read_range_history(
+        context, key, days, resolve_policy(info, asset_wide, quarantine=True)
+    )
+    assert histories is not None
+    assert histories.of("2026-01-03") == History((6, 5, 4), None)
+    # After the two days before it in the range wrote 7 and 8 rows, in a run each.
+    assert histories.of("2026-01-03", [7, 8]) == History((8, 7, 6), None)
+    assert len(queries) == 1
+
+
 # --- undeclared columns -------------------------------------------------------------------------
 
 
@@ -289,6 +349,53 @@ def test_the_undeclared_columns_check_warns_when_they_change(
     assert value(check.metadata["dy_previous_columns"]) == ["net"]
     assert changed.success  # a warning: the table is written
     assert pl.read_parquet(warehouse / "orders.parquet").height == 2
+
+
+def test_a_partitions_undeclared_columns_are_compared_with_its_own_last_run(
+    own_instance: dg.DagsterInstance, warehouse: Path
+) -> None:
+    """Each region's source brings its own extra column, every run: nothing changed.
+
+    Compared with the asset's latest run, another region's, the check failed on every run.
+    """
+    runner = Runner(
+        own_instance,
+        warehouse,
+        partitions_def=REGIONS,
+        quality_policy=dd.QualityPolicy(undeclared_columns="check"),
+    )
+    sources = {"eu": frame(2, vat=[0.2, 0.2]), "us": frame(2, state=["NY", "CA"])}
+    found = []
+    for region in ("eu", "us", "eu", "us"):
+        check = run_checks(runner.run(sources[region], region))["dy_undeclared_columns"]
+        found.append((region, check.passed, value(check.metadata["dy_partition"])))
+    assert found == [("eu", True, "eu"), ("us", True, "us"), ("eu", True, "eu"), ("us", True, "us")]
+
+    # A direct call compares with its context's instance, that partition's run too.
+    context = dg.build_asset_context(instance=own_instance, partition_key="us")
+    runner.frames["us"] = frame(2, vat=[0.2, 0.2])
+    check = call_checks(runner.asset(context))["dy_undeclared_columns"]
+    assert not check.passed
+    assert check.description == "Added: vat; removed: state."
+
+
+def test_a_direct_call_without_a_context_parameter_compares_with_its_contexts_instance(
+    own_instance: dg.DagsterInstance, warehouse: Path
+) -> None:
+    """Dagster takes the context a call passes to a function without one; its instance counts."""
+    rows = {"now": frame(100)}
+
+    @dd.asset(SmallOrders, name="orders", quality_policy=volume(max_drop=0.5))
+    def orders() -> pl.DataFrame:
+        return rows["now"]
+
+    resources = {"io_manager": ParquetIOManager(base_dir=str(warehouse))}
+    dg.materialize([orders], resources=resources, instance=own_instance, run_config=QUIET)
+    rows["now"] = frame(10)
+
+    check = call_checks(orders(dg.build_asset_context(instance=own_instance)))["dy_volume"]
+    assert not check.passed
+    assert value(check.metadata["dy_recent_median"]) == 100.0
 
 
 def test_a_volume_check_at_error_takes_part_in_a_multi_assets_atomicity(

@@ -384,3 +384,152 @@ def test_a_collections_filters_apply_within_each_partition() -> None:
     assert reported[DAYS[1]]["dataframely/invalid_count"] == 1
     ((_, quarantined),) = store.written("lines_quarantine")
     assert quarantined.select("order_id", "line_no").rows() == [("o1", 2)]
+
+
+# --- history per partition ---------------------------------------------------------------------
+
+
+WARN = dg.AssetCheckSeverity.WARN
+ERROR = dg.AssetCheckSeverity.ERROR
+VOLUME = "dy_volume"
+UNDECLARED = "dy_undeclared_columns"
+
+
+class History:
+    """Runs of one asset on one instance and one store, over ranges or one partition at a time."""
+
+    def __init__(self, instance: dg.DagsterInstance, **policy: Any) -> None:
+        self.instance = instance
+        self.store = RangeStore()
+        self.frames: dict[str, pl.DataFrame] = {}
+        self.partitions_def: dg.PartitionsDefinition[str] = policy.pop("partitions_def", DAILY)
+        expr = policy.pop("partition_expr", "day")
+
+        @dd.asset(
+            Sales,
+            quarantine=True,
+            partitions_def=self.partitions_def,
+            backfill_policy=SINGLE_RUN,
+            metadata={"partition_expr": expr},
+            quality_policy=dd.QualityPolicy(**policy),
+        )
+        def orders(context: dg.AssetExecutionContext) -> pl.DataFrame:
+            keys = context.partition_keys
+            return pl.concat([self.frames[key] for key in keys], how="diagonal_relaxed")
+
+        self.asset = orders
+
+    def run(self, first: str, last: str | None = None) -> dg.ExecuteInProcessResult:
+        """A run of `first`, or of the range `first...last`."""
+        tags = {}
+        if last is not None:
+            tags = {
+                "dagster/asset_partition_range_start": first,
+                "dagster/asset_partition_range_end": last,
+            }
+        return dg.materialize(
+            [self.asset],
+            resources={"io_manager": self.store},
+            instance=self.instance,
+            run_config=QUIET,
+            raise_on_error=False,
+            partition_key=first if last is None else None,
+            tags=tags,
+        )
+
+
+def day_rows(day: str, count: int, **extra: Any) -> pl.DataFrame:
+    """`count` valid sales of `day`, with a column of each `extra` value."""
+    rows = sales([(f"{day}-{i}", day, "eu", 1.0) for i in range(count)])
+    return rows.with_columns(pl.lit(v).alias(name) for name, v in extra.items())
+
+
+def verdicts(result: dg.ExecuteInProcessResult, check: str) -> dict[str, tuple[bool, Any]]:
+    """Each partition's result of `check`: passed, and its bounds (or the columns it compared)."""
+    shown = ("dy_min_rows", "dy_max_rows", "dy_recent_median", "dy_previous_columns")
+    return {
+        key: (c.passed, tuple(value(c.metadata[k]) for k in shown if k in c.metadata))
+        for key, c in check_by_partition(result, check).items()
+    }
+
+
+def test_a_range_compares_each_partition_with_its_own_row_counts() -> None:
+    """The issue's case: a big day among small ones, each judged against itself.
+
+    Against the asset's history, the big day's unchanged 1,000 rows were out of bounds, and 12
+    rows in its place were within them.
+    """
+    policy = dd.VolumeCheck(max_drop=0.5, max_growth=1.0, severity=ERROR)
+    with dg.DagsterInstance.ephemeral() as instance:
+        runs = History(instance, volume=policy)
+        runs.frames = {DAYS[0]: day_rows(DAYS[0], 1000)}
+        runs.frames |= {day: day_rows(day, 12) for day in DAYS[1:]}
+        assert runs.run(DAYS[0], DAYS[2]).success
+
+        unchanged = runs.run(DAYS[0], DAYS[2])
+        assert unchanged.success
+        assert all(passed for passed, _ in verdicts(unchanged, VOLUME).values())
+
+        runs.frames[DAYS[0]] = day_rows(DAYS[0], 12)
+        dropped = runs.run(DAYS[0], DAYS[2])
+
+    assert failure_cause(dropped).cls_name == "RowCountOutOfBoundsError"
+    assert verdicts(dropped, VOLUME) == {
+        DAYS[0]: (False, (500, 2000, 1000.0)),
+        DAYS[1]: (True, (6, 24, 12.0)),
+        DAYS[2]: (True, (6, 24, 12.0)),
+    }
+    tables = [table.height for _, table in runs.store.written("orders")]
+    assert tables == [1024, 1024], "the 12 rows did not replace the 1,000"
+
+
+def test_a_range_compared_with_the_asset_sees_its_earlier_partitions() -> None:
+    """With `compare_with="asset"`, a day's run after the days before it would compare with them.
+
+    A first backfill of three days, the third a tenth of the others: a run per day fails the
+    third against the first two, and so does the range.
+    """
+    policy = dd.VolumeCheck(max_drop=0.5, compare_with="asset")
+    frames = {DAYS[0]: day_rows(DAYS[0], 100), DAYS[1]: day_rows(DAYS[1], 80)}
+    frames[DAYS[2]] = day_rows(DAYS[2], 10)
+    with dg.DagsterInstance.ephemeral() as instance:
+        ranged = History(instance, volume=policy)
+        ranged.frames = frames
+        in_range = verdicts(ranged.run(DAYS[0], DAYS[2]), VOLUME)
+    with dg.DagsterInstance.ephemeral() as instance:
+        single = History(instance, volume=policy)
+        single.frames = frames
+        one_by_one = {k: v for day in DAYS for k, v in verdicts(single.run(day), VOLUME).items()}
+
+    assert (
+        in_range
+        == one_by_one
+        == {
+            DAYS[0]: (True, ()),
+            DAYS[1]: (True, (50, 100.0)),
+            DAYS[2]: (False, (45, 90.0)),
+        }
+    )
+
+
+def test_a_range_compares_each_partitions_columns_with_its_own_last_run() -> None:
+    """`eu` last brought `note`, `us` `note` and `channel`; the range brings `note` for both."""
+    with dg.DagsterInstance.ephemeral() as instance:
+        runs = History(
+            instance, partitions_def=REGIONS, partition_expr="region", undeclared_columns="check"
+        )
+        eu = sales([("a", DAYS[0], "eu", 1.0)])
+        us = sales([("b", DAYS[0], "us", 1.0)])
+        runs.frames = {"eu": eu.with_columns(note=pl.lit("x"))}
+        runs.frames["us"] = us.with_columns(note=pl.lit("x"), channel=pl.lit("web"))
+        assert runs.run("eu").success
+        assert runs.run("us").success
+        runs.frames["us"] = us.with_columns(note=pl.lit("x"))
+
+        result = runs.run("eu", "us")
+
+    assert result.success
+    assert verdicts(result, UNDECLARED) == {
+        "eu": (True, (["note"],)),
+        "us": (False, (["note", "channel"],)),
+    }

@@ -6,19 +6,25 @@ each evaluation, and the package names the partition on each result (`dy_partiti
 direct invocation (no event log) shows too.
 """
 
+import tempfile
 import warnings
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import dagster as dg
 import polars as pl
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import dagster_dataframely as dd
 from dagster_dataframely import wiring
 from tests.asset_support import (
+    ALL_INVALID,
     CLEAN,
     MIXED,
+    QUIET,
     WRONG_COLUMNS,
     AssetContext,
     Materialize,
@@ -28,6 +34,7 @@ from tests.asset_support import (
     step_error,
     value,
 )
+from tests.parquet_io_manager import ParquetIOManager
 
 pytestmark = [
     pytest.mark.usefixtures("clean_environment"),
@@ -259,6 +266,215 @@ def test_a_call_without_a_partition_key_names_none() -> None:
 
     assert checks
     assert all(PARTITION not in c.metadata for c in checks.values())
+
+
+def test_a_call_of_an_asset_without_a_context_names_its_partition(
+    asset_context: AssetContext,
+) -> None:
+    """Dagster takes the context of a function that declares none; the package reads it."""
+
+    @dd.asset(SmallOrders, partitions_def=DAYS)
+    def orders() -> pl.DataFrame:
+        return MIXED.filter(pl.col("amount") >= 0)
+
+    for checks in (
+        call_checks(orders(asset_context(partition_key="2026-01-02"))),
+        dd.testing.call_asset(orders, partition_key="2026-01-02").checks,
+    ):
+        assert set(checks) == {spec.name for spec in orders.check_specs}
+        assert {value(c.metadata[PARTITION]) for c in checks.values()} == {"2026-01-02"}
+
+
+@pytest.mark.parametrize(
+    ("partitions_def", "key"),
+    [
+        (DAYS, "not-a-date"),
+        (DAYS, "2026-01-03"),  # the end date is excluded
+        (DAYS, "2025-12-31"),
+        (dg.DailyPartitionsDefinition(start_date="2026-01-01"), "2999-01-01"),  # not yet
+        (dg.StaticPartitionsDefinition(["eu", "us"]), "apac"),
+        (GRID, "2026-01-01|apac"),
+        (GRID, "eu|2026-01-01"),  # dimensions in name order: day, then region
+    ],
+)
+def test_a_call_refuses_a_partition_the_asset_does_not_have(
+    asset_context: AssetContext,
+    instance: dg.DagsterInstance,
+    partitions_def: dg.PartitionsDefinition[str],
+    key: str,
+) -> None:
+    calls: list[str] = []
+
+    @dd.asset(SmallOrders, partitions_def=partitions_def)
+    def orders() -> pl.DataFrame:
+        calls.append("called")
+        return CLEAN
+
+    @dd.asset(SmallOrders, name="with_context", quarantine=True, partitions_def=partitions_def)
+    def with_context(context: dg.AssetExecutionContext) -> pl.DataFrame:
+        calls.append("called")
+        return CLEAN
+
+    with pytest.raises(dg.DagsterUnknownPartitionError):
+        dg.materialize([orders], partition_key=key, instance=instance)
+    for asset in (orders, with_context):
+        with pytest.raises(dd.errors.UnknownPartitionKeyError) as raised:
+            list(asset(asset_context(partition_key=key)))
+        assert raised.value.partition_key == key
+        with pytest.raises(dg.DagsterUnknownPartitionError, match=key.replace("|", r"\|")):
+            dd.testing.call_asset(asset, partition_key=key)
+    assert calls == []
+    assert raised.value.first_key == partitions_def.get_first_partition_key()
+
+
+def test_a_call_accepts_any_key_of_dynamic_partitions() -> None:
+    """Their keys live in an instance, which a direct call usually lacks."""
+
+    @dd.asset(SmallOrders, partitions_def=dg.DynamicPartitionsDefinition(name="stores"))
+    def orders() -> pl.DataFrame:
+        return CLEAN
+
+    call = dd.testing.call_asset(orders, partition_key="store-7")
+    assert {value(c.metadata[PARTITION]) for c in call.checks.values()} == {"store-7"}
+
+
+# A direct call equals a run of the same partition: generated keys (known or not), frames
+# (every outcome) and the ways an asset is declared and called.
+
+CANDIDATE_KEYS = {
+    "daily": (DAYS, ["2026-01-01", "2026-01-02", "2026-01-03", "not-a-date", "2025-12-31"]),
+    "static": (dg.StaticPartitionsDefinition(["eu", "us"]), ["eu", "us", "apac"]),
+    "multi": (GRID, ["2026-01-01|eu", "2026-01-01|us", "2026-01-02|eu", "eu|2026-01-01"]),
+}
+FRAMES = {
+    "clean": CLEAN,
+    "mixed": MIXED,
+    "all invalid": ALL_INVALID,
+    "wrong columns": WRONG_COLUMNS,
+}
+FORMS = ("no context", "context", "quarantine", "multi-asset")
+
+
+def _declared(form: str, partitions_def: dg.PartitionsDefinition[str], frame: Any) -> Any:
+    """The asset of one form, returning `frame`."""
+    if form == "no context":
+
+        @dd.asset(SmallOrders, name="orders", partitions_def=partitions_def)
+        def plain() -> pl.DataFrame | None:
+            return frame
+
+        return plain
+    if form == "multi-asset":
+
+        @dd.multi_asset(outs={"orders": dd.AssetOut(SmallOrders)}, partitions_def=partitions_def)
+        def several() -> dict[str, pl.DataFrame | None]:
+            return {"orders": frame}
+
+        return several
+
+    @dd.asset(
+        SmallOrders, name="orders", quarantine=form == "quarantine", partitions_def=partitions_def
+    )
+    def with_context(context: dg.AssetExecutionContext) -> pl.DataFrame | None:
+        return frame
+
+    return with_context
+
+
+def _shown(metadata: Any) -> dict[str, Any]:
+    """Metadata as plain values, without the quarantine's address (a run and a call store it
+    in different places)."""
+    return {k: value(v) for k, v in metadata.items() if "address" not in k}
+
+
+def _verdict_of_run(result: dg.ExecuteInProcessResult) -> tuple[Any, ...]:
+    failures = result.get_step_failure_events()
+    error = None
+    if failures:
+        data = failures[0].step_failure_data.error
+        assert data is not None
+        error = (data.cause or data).cls_name
+    (materialization,) = result.get_asset_materialization_events() or [None]
+    rows = None
+    if materialization is not None:
+        rows = materialization.materialization.metadata["dagster/row_count"].value
+    checks = {
+        e.check_name: (e.passed, e.severity, _shown(e.metadata))
+        for e in result.get_asset_check_evaluations()
+    }
+    return error, rows, checks
+
+
+def _verdict_of_call(events: list[Any], error: Exception | None) -> tuple[Any, ...]:
+    tables = [e for e in events if isinstance(e, dg.MaterializeResult)]
+    rows = None
+    if tables:
+        assert tables[0].metadata is not None
+        rows = value(tables[0].metadata["dagster/row_count"])
+    checks = {
+        e.check_name: (e.passed, e.severity, _shown(e.metadata))
+        for e in events
+        if isinstance(e, dg.AssetCheckResult)
+    }
+    return (type(error).__name__ if error is not None else None), rows, checks
+
+
+@settings(max_examples=30, deadline=None)
+@given(
+    kind=st.sampled_from(sorted(CANDIDATE_KEYS)),
+    pick=st.integers(min_value=0, max_value=4),
+    frame=st.sampled_from([*FRAMES, "skipped"]),
+    form=st.sampled_from(FORMS),
+    through_call_asset=st.booleans(),
+)
+def test_a_direct_call_equals_a_run_of_the_same_partition(
+    instance: dg.DagsterInstance,
+    kind: str,
+    pick: int,
+    frame: str,
+    form: str,
+    through_call_asset: bool,
+) -> None:
+    partitions_def, candidates = CANDIDATE_KEYS[kind]
+    key = candidates[pick % len(candidates)]
+    asset = _declared(form, partitions_def, FRAMES.get(frame))
+    with tempfile.TemporaryDirectory() as warehouse:
+        try:
+            run: Any = dg.materialize(
+                [asset],
+                partition_key=key,
+                instance=instance,
+                resources={"io_manager": ParquetIOManager(base_dir=warehouse)},
+                raise_on_error=False,
+                run_config=QUIET,
+            )
+        except dg.DagsterUnknownPartitionError as refused:
+            run = refused
+        events: list[Any] = []
+        error: Exception | None = None
+        with pytest.MonkeyPatch.context() as patch:
+            patch.setenv("DAGSTER_DATAFRAMELY_QUARANTINE_DIR", str(Path(warehouse) / "q"))
+            try:
+                if through_call_asset:
+                    call = dd.testing.call_asset(asset, partition_key=key)
+                    events = [call.materialization, *call.checks.values()]
+                    error = call.error
+                else:
+                    context = dg.build_asset_context(partition_key=key, instance=instance)
+                    for event in asset(context):
+                        events.append(event)
+            except (dd.errors.ValidationFailedError, dg.DagsterUnknownPartitionError) as raised:
+                error = raised
+
+    if isinstance(run, dg.DagsterUnknownPartitionError):
+        assert isinstance(error, dd.errors.UnknownPartitionKeyError)
+        assert events == []
+        return
+    assert partitions_def.has_partition_key(key)
+    ran = _verdict_of_run(run)
+    called = _verdict_of_call([e for e in events if e is not None], error)
+    assert called == ran
+    assert {checked[2][PARTITION] for checked in ran[2].values()} == {key}
 
 
 # --- hand-wired ------------------------------------------------------------------------------

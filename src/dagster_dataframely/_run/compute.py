@@ -19,14 +19,14 @@ import dagster as dg
 from dagster_dataframely._store.bare_managers import warn_of_unfiltered
 from dagster_dataframely._store.delegating import validate_quarantine_key
 from dagster_dataframely._store.lazy_tables import sinks_lazy_table
-from dagster_dataframely._store.step_storage import table_fit_for
+from dagster_dataframely._store.step_storage import check_partition_storage, table_fit_for
 from dagster_dataframely._store.writer_choice import can_clear, initial_writer_for, writer_for
 from dagster_dataframely._upstream import current_asset_context
 
 from .columns_tab import ColumnsTabs
-from .context import partition_key, selected_outputs
+from .context import call_context, check_call_partition, partition_key, selected_outputs
 from .emit import AssetYield, emit
-from .history import read_history
+from .history import read_history, read_range_history
 from .outcome import Split, decide_each
 from .output import OutputRun, ValidatedOutput
 from .partition_range import PartitionRange
@@ -69,6 +69,10 @@ def compute_function(function: Callable[..., object], step: Step) -> Callable[..
     @functools.wraps(function)
     def compute(*args: Any, **kwargs: Any) -> StepYield:
         context, call = signature.bind(function, args, kwargs, step.prepare_input)
+        context = call_context(context)
+        if step.partitions_def is not None:
+            shown = step.outputs[0].key.to_user_string() if step.single else step.op_name
+            check_call_partition(context, step.partitions_def, shown)
         selected = step.outputs if step.single else selected_outputs(context, step.outputs)
         span = PartitionRange.of_run(context, step.partitions_def)
         staging = Staging()
@@ -114,12 +118,18 @@ def _start(
 ) -> OutputRun:
     """What the context gives one selected output before the user's function runs.
 
-    A range that cannot be stored or split per partition is refused, the quarantine key is
-    checked and the writer made first, so a refused run calls nothing. A streaming output
-    stages its rows where its IO manager sinks a `LazyFrame`; elsewhere it is collected.
+    A range that cannot be stored or split per partition, or a partition a database manager
+    could not find the rows of, is refused, the quarantine key is checked and the writer made
+    first, so a refused run calls nothing. The history is read as a run of each partition
+    alone would read it. A streaming output stages its rows where its IO manager sinks a
+    `LazyFrame`; elsewhere it is collected.
     """
     if span is not None:
         span.check(output)
+    elif step.partitions_def is not None:
+        check_partition_storage(
+            context, output.key, step.partitions_def, quarantine=output.quarantine
+        )
     writer = initial = None
     if output.quarantine:
         validate_quarantine_key(context, output.key)
@@ -127,12 +137,16 @@ def _start(
         initial = initial_writer_for(context, output.key, writer)
     partition = partition_key(context) if step.partitions_def is not None else None
     streams = output.settings.streaming and sinks_lazy_table(step_context, output.key)
+    policy = output.settings.policy
     return OutputRun(
         output,
         partition,
         writer,
         clear_quarantine=output.clear_quarantine and can_clear(context),
-        history=read_history(context, output.key, partition, output.settings.policy),
+        history=read_history(context, output.key, partition, policy) if span is None else None,
+        range_history=(
+            read_range_history(context, output.key, span.keys, policy) if span else None
+        ),
         initial_writer=initial,
         fit_table=table_fit_for(context, output.key),
         staging=staging if streams else None,

@@ -1,7 +1,8 @@
 """What a step's context says about the run: the partition it validates, the outputs it selects.
 
-A direct invocation has no step: its partition key comes from the context the caller built, and
-it selects every output.
+A direct invocation has no step: its partition key comes from the context the caller built
+(even one Dagster took for a function that declares none), which is checked as a run's would
+be, and it selects every output.
 """
 
 from __future__ import annotations
@@ -9,9 +10,27 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from dagster_dataframely._upstream import current_asset_context, running_step
+import dagster as dg
+
+from dagster_dataframely._upstream import (
+    current_asset_context,
+    direct_invocation_context,
+    running_step,
+)
+from dagster_dataframely.errors import UnknownPartitionKeyError
 
 from .output import ValidatedOutput
+
+
+def call_context(context: Any) -> Any:
+    """The context of a call: the function's own, else a direct invocation's, else None.
+
+    An asset without a quarantine keeps the signature its author wrote, so it may receive no
+    context; a direct invocation may still have been given one (Dagster takes it), and it
+    names the partition. In a run such an asset's context is the running step's
+    (`current_asset_context`), read where it is needed.
+    """
+    return context if context is not None else direct_invocation_context()
 
 
 def partition_key(context: Any) -> str | None:
@@ -26,6 +45,54 @@ def partition_key(context: Any) -> str | None:
         return None
     key: str = context.partition_key
     return key
+
+
+def check_call_partition(
+    context: Any, partitions_def: dg.PartitionsDefinition[str], asset: str
+) -> None:
+    """Refuse a direct call's partition key that is not one of the asset's, as a run is refused.
+
+    A run of an unknown key never starts; a direct call's context holds any key it is given.
+    A dimension of dynamic partitions is not checked: its keys live in an instance, which a
+    direct call usually lacks. Nothing in a run, or in a call without a partition key.
+
+    Raises
+    ------
+    UnknownPartitionKeyError
+        The key is not a partition of `partitions_def`.
+    """
+    if context is None or running_step(context) is not None or not context.has_partition_key:
+        return
+    key = context.partition_key
+    if not _has_key(partitions_def, key):
+        raise UnknownPartitionKeyError(asset, key, _first_key(partitions_def))
+
+
+def _has_key(definition: dg.PartitionsDefinition[str], key: str) -> bool:
+    """Whether `key` is a partition of `definition`, any key of a dynamic dimension counting."""
+    if isinstance(definition, dg.MultiPartitionsDefinition):
+        # A multi-partition key is its dimensions' keys joined with `|`, in dimension order.
+        parts = str(key).split("|")
+        dimensions = definition.partitions_defs
+        return len(parts) == len(dimensions) and all(
+            _has_key(dimension.partitions_def, part)
+            for dimension, part in zip(dimensions, parts, strict=True)
+        )
+    if isinstance(definition, dg.DynamicPartitionsDefinition):
+        return True
+    return definition.has_partition_key(key)
+
+
+def _first_key(definition: dg.PartitionsDefinition[str]) -> str | None:
+    """The first partition key, for the error; None when it has none or needs an instance."""
+    dimensions = (
+        [d.partitions_def for d in definition.partitions_defs]
+        if isinstance(definition, dg.MultiPartitionsDefinition)
+        else [definition]
+    )
+    if any(isinstance(d, dg.DynamicPartitionsDefinition) for d in dimensions):
+        return None
+    return definition.get_first_partition_key()
 
 
 def selected_outputs(

@@ -18,7 +18,7 @@ from dagster_dataframely._model.settings import Settings
 from dagster_dataframely._model.shown_values import ShownValues
 from dagster_dataframely._store.quarantine_writer import QuarantineWriter
 
-from .history import History
+from .history import History, RangeHistory
 from .streaming import Staging
 
 
@@ -52,6 +52,9 @@ class OutputRun:
     """Whether a clean outcome replaces the quarantine with an empty frame here."""
     history: History | None = None
     """What the instance remembers of the asset, when its quality policy compares with it."""
+    range_history: RangeHistory | None = None
+    """In a run over a partition range, what a run of each partition alone would remember;
+    `PartitionRange.decide` gives each partition's run its own `history` from it."""
     initial_writer: Callable[[pl.DataFrame], str | None] | None = None
     """Writes a clean outcome's empty quarantine where none is stored yet, so a reader finds
     one; None where the package cannot tell (a direct call, a manager it cannot ask)."""

@@ -5,9 +5,11 @@ step, and a manager that stores a range in one write (a `DbIOManager`, such as D
 them together. The package still validates each partition's rows on their own: each row's
 partition is read from the asset's `partition_expr` (the entry that manager stores the range
 by), and each partition's rows get their own outcome, so a primary key or a `.over()` rule never
-spans two partitions. `range_emit` then reports them one partition at a time and writes the
-table and the quarantine once each. Before the function runs, a manager that would store the
-range as several writes, or an asset without a `partition_expr`, is refused.
+spans two partitions, and the quality policy's checks that remember compare each partition
+with what a run of it alone would (`history.RangeHistory`). `range_emit` then reports them one
+partition at a time and writes the table and the quarantine once each. Before the function
+runs, a manager that would store the range as several writes (or, for a multi-partitioned
+asset, not as one rectangle of keys), or an asset without a `partition_expr`, is refused.
 """
 
 from __future__ import annotations
@@ -23,7 +25,11 @@ import polars as pl
 
 from dagster_dataframely._model.keys import quarantine_key
 from dagster_dataframely._store.quarantine_writer import QuarantineWriter
-from dagster_dataframely._store.storage_slots import check_range_storage
+from dagster_dataframely._store.storage_slots import (
+    PARTITION_EXPR,
+    check_range_storage,
+    partition_expr_gaps,
+)
 from dagster_dataframely._upstream import (
     current_asset_context,
     output_context_for,
@@ -33,12 +39,10 @@ from dagster_dataframely._upstream import (
 )
 from dagster_dataframely.errors import PartitionRangeError
 
-from .outcome import Classified, Outcome, Split
+from .outcome import Classified, Clean, Outcome, Partial, Split
 from .output import OutputRun, ValidatedOutput
 from .split import Frame, collect_once, column_problems
-
-PARTITION_EXPR = "partition_expr"
-"""The definition metadata a database IO manager stores partitions by, and rows are read by."""
+from .valid_rows import row_count
 
 _EPOCH = dt.datetime(1970, 1, 1)
 _MICROSECOND = dt.timedelta(microseconds=1)
@@ -110,12 +114,18 @@ class PartitionRange:
         """Every output's outcome in every partition, each partition's rows split on their own.
 
         `split` is the step's own (a Collection's members split jointly in each partition).
-        Each partition's run keeps the output's settings, names its partition and writes its
-        invalid rows through the output's one quarantine of the whole range.
+        Each partition's run keeps the output's settings, names its partition, writes its
+        invalid rows through the output's one quarantine of the whole range, and compares with
+        the history a run of that partition alone would read: its own, or with
+        `compare_with="asset"` the asset's, after the partitions before it in the range that
+        such runs would have written.
         """
         quarantines = {
             name: _RangeQuarantine(run.writer) for name, run in runs.items() if run.writer
         }
+        # The rows each output's earlier partitions would have written, each in a run of its
+        # own: a history of the whole asset has them before the next partition's run.
+        written: dict[str, list[int]] = {name: [] for name in runs}
         by_key: dict[str, Mapping[str, Outcome]] = {}
         for key, sliced in self._sliced(frames, runs).items():
             partition_runs = {
@@ -123,10 +133,19 @@ class PartitionRange:
                     run,
                     partition_key=key,
                     writer=quarantines[name].write if name in quarantines else None,
+                    history=(
+                        run.range_history.of(key, written[name])
+                        if run.range_history is not None
+                        else run.history
+                    ),
                 )
                 for name, run in runs.items()
             }
-            by_key[key] = split(sliced, partition_runs)
+            outcomes = by_key[key] = split(sliced, partition_runs)
+            if not any(outcome.fails_step for outcome in outcomes.values()):
+                for name, outcome in outcomes.items():
+                    if isinstance(outcome, Clean | Partial):
+                        written[name].append(row_count(outcome.rows.valid))
         for name, quarantine in quarantines.items():
             quarantine.frames = [
                 outcome.rows.quarantined.quarantine_frame
@@ -273,33 +292,28 @@ class PartitionRange:
 
     def _partition_expr(self, output: ValidatedOutput) -> str | Mapping[str, str]:
         """The output's `partition_expr`: text, or one text per dimension of a multi-partition."""
-        expr = self.context.assets_def.metadata_by_key[output.key].get(PARTITION_EXPR)
-        fix = (
-            "Add `metadata={'partition_expr': ...}` to the asset, naming the column that holds "
-            "each row's partition (the entry a database IO manager stores partitions by; one "
-            "per dimension for a multi-partition), or launch one run per partition."
-        )
-        if isinstance(self.partitions_def, dg.MultiPartitionsDefinition):
-            dimensions = {d.name for d in self.partitions_def.partitions_defs}
-            if not isinstance(expr, Mapping) or set(expr) != dimensions:
-                raise PartitionRangeError(
-                    output.key.to_user_string(),
-                    self.shown,
-                    "its definition metadata has no `partition_expr` with one entry per "
-                    f"dimension ({', '.join(sorted(dimensions))}), so nothing says which "
-                    "partition each row belongs to",
-                    fix,
-                )
-            return {str(name): str(value) for name, value in expr.items()}
-        if not isinstance(expr, str):
+        metadata = self.context.assets_def.metadata_by_key[output.key]
+        gaps = partition_expr_gaps(metadata, self.partitions_def)
+        if gaps is not None:
+            multi = isinstance(self.partitions_def, dg.MultiPartitionsDefinition)
             raise PartitionRangeError(
                 output.key.to_user_string(),
                 self.shown,
-                "its definition metadata has no `partition_expr`, so nothing says which "
-                "partition each row belongs to",
-                fix,
+                (
+                    f"its definition metadata has no `partition_expr` with an entry for the "
+                    f"dimension{'s' if len(gaps) > 1 else ''} {', '.join(gaps)}"
+                    if multi
+                    else "its definition metadata has no `partition_expr`"
+                )
+                + ", so nothing says which partition each row belongs to",
+                "Add `metadata={'partition_expr': ...}` to the asset, naming the column that "
+                "holds each row's partition (the entry a database IO manager stores partitions "
+                "by; one per dimension for a multi-partition), or launch one run per partition.",
             )
-        return expr
+        expr = metadata[PARTITION_EXPR]
+        if isinstance(expr, Mapping):
+            return {str(name): str(value) for name, value in expr.items()}
+        return str(expr)
 
 
 @dataclass(eq=False)

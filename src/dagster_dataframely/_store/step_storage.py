@@ -1,11 +1,12 @@
 """What a run asks the step's own IO managers before it writes: where, and what is stored.
 
 Dagster writes a table itself, with the manager bound to the output, after the asset yields
-it; the package writes only the quarantine. Two things have to be settled before then, with
-that same manager: a DuckDB table the frame outgrew gets its new columns (its insert is by
-position and would fail after the slice was deleted), and whether the quarantine already has
-anything stored for the run's partition (a first clean run writes an empty one so that a
-reader finds it). Both look through `QuarantineAwareIOManager` to the manager it wraps.
+it; the package writes only the quarantine. Before the function runs, a database manager must
+have the `partition_expr` it finds a partition's rows by. Two things have to be settled before
+the writes, with that same manager: a DuckDB table the frame outgrew gets its new columns (its
+insert is by position and would fail after the slice was deleted), and whether the quarantine
+already has anything stored for the run's partition (a first clean run writes an empty one so
+that a reader finds it). All look through `QuarantineAwareIOManager` to the manager it wraps.
 """
 
 from __future__ import annotations
@@ -30,8 +31,14 @@ from dagster_dataframely._upstream import (
 
 from .duckdb_tables import fit_table, table_exists
 from .io_manager import QuarantineRouter
+from .storage_slots import check_partition_column
 
-__all__ = ["quarantine_stored_check", "table_fit_for", "table_output"]
+__all__ = [
+    "check_partition_storage",
+    "quarantine_stored_check",
+    "table_fit_for",
+    "table_output",
+]
 
 
 def table_output(context: Any, asset_key: dg.AssetKey | None) -> StepOutput | None:
@@ -54,6 +61,35 @@ def table_output(context: Any, asset_key: dg.AssetKey | None) -> StepOutput | No
         return None
     key = definition_asset_key(context.assets_def, asset_key)
     return step_output(step, context.assets_def.get_output_name_for_asset_key(key))
+
+
+def check_partition_storage(
+    context: Any,
+    asset_key: dg.AssetKey,
+    partitions_def: dg.PartitionsDefinition[str],
+    *,
+    quarantine: bool,
+) -> None:
+    """In a run of one partition, refuse a database manager that could not find its rows.
+
+    Nothing under direct invocation, which writes through no manager.
+
+    Raises
+    ------
+    MissingPartitionExprError
+        A database manager stores the table or the quarantine, and the asset has no usable
+        `partition_expr`.
+    """
+    handle = table_output(context, asset_key)
+    if handle is None:
+        return
+    check_partition_column(
+        asset_key,
+        partitions_def,
+        output_io_manager(handle),
+        output_context_for(handle, asset_key),
+        output_context_for(handle, quarantine_key(asset_key)) if quarantine else None,
+    )
 
 
 def table_fit_for(

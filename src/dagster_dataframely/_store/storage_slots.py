@@ -10,20 +10,31 @@ the writer is made, before the asset's function, so a refused run writes nothing
 
 A run over a partition range (a single-run backfill) also needs a manager that stores the range
 in one write: a path-based manager writes a file per partition and refuses a range only when
-its write comes, after the function ran; `check_range_storage` refuses it first.
+its write comes, after the function ran, and a database manager stores a multi-partitioned
+range only as one rectangle of keys; `check_range_storage` refuses either first. A database
+manager also needs the asset's `partition_expr` for any partition: `check_partition_column`
+refuses a run without it before the function runs.
 """
 
 from __future__ import annotations
 
 import posixpath
+from collections.abc import Mapping
 from dataclasses import dataclass
+from typing import Any
 
 import dagster as dg
 from dagster import UPathIOManager
 from upath import UPath
 
-from dagster_dataframely._upstream import upath_base, upath_output_locations
+from dagster_dataframely._upstream import (
+    database_handled_types,
+    db_range_slice,
+    upath_base,
+    upath_output_locations,
+)
 from dagster_dataframely.errors import (
+    MissingPartitionExprError,
     PartitionKeyTooLongError,
     PartitionRangeError,
     QuarantineStorageError,
@@ -32,6 +43,9 @@ from dagster_dataframely.errors import (
 
 from .files import LOCAL_PROTOCOLS, NAME_MAX
 from .io_manager import QuarantineRouter
+
+PARTITION_EXPR = "partition_expr"
+"""The definition metadata a database IO manager stores partitions by, and rows are read by."""
 
 
 @dataclass(frozen=True)
@@ -124,11 +138,15 @@ def check_range_storage(
     Raises
     ------
     PartitionRangeError
-        A manager of the table or of the quarantine stores each partition in a file of its own.
+        A manager of the table or of the quarantine stores each partition in a file of its own,
+        or is a database manager and the range of a multi-partitioned asset is no rectangle it
+        can store in one write.
     """
     table_store, quarantine_store = _stores(manager, table, quarantine or table)
     stores = (table_store, quarantine_store) if quarantine is not None else (table_store,)
     for store in stores:
+        if database_handled_types(store.manager) is not None:
+            _refuse_scattered_range(asset, partitions, store)
         if not isinstance(store.manager, UPathIOManager):
             continue
         files = upath_output_locations(store.manager, store.context)
@@ -142,6 +160,73 @@ def check_range_storage(
                 "(`backfill_policy=dg.BackfillPolicy.multi_run()`), or store the asset with "
                 "an IO manager that writes a range in one step, such as DuckDBPolarsIOManager.",
             )
+
+
+def _refuse_scattered_range(asset: dg.AssetKey, partitions: str, store: Store) -> None:
+    """Raise unless the database manager of `store` writes the range as one slice.
+
+    Its `handle_output` would fail after the function ran (Dagster's bare `CheckError`) for a
+    multi-partitioned range of more than one key in every dimension.
+    """
+    if db_range_slice(store.manager, store.context) is not None:
+        return
+    raise PartitionRangeError(
+        asset.to_user_string(),
+        partitions,
+        f"{store.name} stores a range of a multi-partitioned asset in one write only when its "
+        "keys differ in one dimension (the rows of one rectangle of partitions are deleted and "
+        "inserted), and the keys of this range differ in every dimension",
+        "Launch one run per key of one dimension (for an asset by day and region, one "
+        "backfill per region over the days, or per day over the regions), or launch the "
+        "backfill with one run per partition (`backfill_policy=dg.BackfillPolicy.multi_run()`).",
+    )
+
+
+def partition_expr_gaps(
+    metadata: Mapping[str, Any], partitions_def: dg.PartitionsDefinition[str]
+) -> list[str] | None:
+    """What the asset's `partition_expr` lacks: None when a database manager can use it.
+
+    An empty list: there is none (or, for a multi-partition, none that maps dimensions to
+    columns); else the dimensions of a multi-partition that have no entry.
+    """
+    expr = metadata.get(PARTITION_EXPR)
+    if not isinstance(partitions_def, dg.MultiPartitionsDefinition):
+        return None if isinstance(expr, str) else []
+    dimensions = sorted(partitions_def.partition_dimension_names)
+    if not isinstance(expr, Mapping):
+        return dimensions
+    missing = [name for name in dimensions if not isinstance(expr.get(name), str)]
+    return missing or None
+
+
+def check_partition_column(
+    asset: dg.AssetKey,
+    partitions_def: dg.PartitionsDefinition[str],
+    manager: dg.IOManager,
+    table: dg.OutputContext,
+    quarantine: dg.OutputContext | None,
+) -> None:
+    """Raise unless a database manager of the table or quarantine can find each partition's rows.
+
+    `table` and `quarantine` (None without one) are the output contexts of a run of one
+    partition. A `DbIOManager` deletes and inserts a partition's rows by the column the
+    asset's `partition_expr` names, and fails on its first write without it.
+
+    Raises
+    ------
+    MissingPartitionExprError
+        A database manager stores the table or the quarantine, and the asset's
+        `partition_expr` is missing or lacks a dimension of a multi-partition.
+    """
+    table_store, quarantine_store = _stores(manager, table, quarantine or table)
+    stores = (table_store, quarantine_store) if quarantine is not None else (table_store,)
+    for store in stores:
+        if database_handled_types(store.manager) is None:
+            continue
+        gaps = partition_expr_gaps(store.context.definition_metadata or {}, partitions_def)
+        if gaps is not None:
+            raise MissingPartitionExprError(asset.to_user_string(), store.name, gaps)
 
 
 def path_key_problem(key: str) -> str | None:
