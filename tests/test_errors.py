@@ -51,6 +51,7 @@ from dagster_dataframely.errors import (
     SensitiveMarkError,
     StagedWriteError,
     StorageRefusedError,
+    StreamingStagingError,
     ThresholdExceededError,
     ThresholdNotApplicableError,
     UnexpectedArgumentError,
@@ -569,6 +570,24 @@ CASES = [
         ),
     ),
     Case(
+        StreamingStagingError,
+        ("sales/orders", "/tmp/dagster-dataframely-x1", "No space left on device (os error 28)"),
+        attributes={
+            "asset": "sales/orders",
+            "path": "/tmp/dagster-dataframely-x1",
+            "problem": "No space left on device (os error 28)",
+        },
+        fragments=(
+            "streaming=True",
+            "'sales/orders'",
+            "/tmp/dagster-dataframely-x1",
+            "No space left on device",
+            "Nothing was written",
+            "TMPDIR",
+            "drop streaming=True",
+        ),
+    ),
+    Case(
         QuarantineFrameTypeError,
         ("orders_quarantine", "dict"),
         attributes={"asset": "orders_quarantine", "value_type": "dict"},
@@ -736,6 +755,10 @@ SIGNATURES: dict[type[DagsterDataframelyError], list[tuple[str, Any, Any]]] = {
     PartitionRangeError: [
         (name, POS, inspect.Parameter.empty) for name in ("asset", "partitions", "problem", "fix")
     ],
+    # Not in the reference: `streaming=True` staging its rows (issue 36).
+    StreamingStagingError: [
+        (name, POS, inspect.Parameter.empty) for name in ("asset", "path", "problem")
+    ],
 }
 
 CATEGORIES: dict[type[DagsterDataframelyError], set[type[DagsterDataframelyError]]] = {
@@ -782,6 +805,7 @@ CATEGORIES: dict[type[DagsterDataframelyError], set[type[DagsterDataframelyError
         StagedWriteError,
         QuarantineFrameTypeError,
         PartitionRangeError,
+        StreamingStagingError,
     },
 }
 """Each category base and the errors under it; the rest sit under the base class alone."""
