@@ -58,10 +58,17 @@ def test_the_returned_rows_are_staged_to_one_file_and_the_valid_rows_read_from_i
         valid, failures = streamed_split(read_schema(Lines), frame, staging, asset="lines")
         assert staging.directory is not None
         staged = sorted(p.name for p in staging.directory.iterdir())
+        (staged_file,) = staging.directory.iterdir()
+        staged_columns = list(pl.read_parquet_schema(staged_file))
         assert_frame_equal(valid.collect(), pl.DataFrame({"sku": ["S-3"], "amount": [1.0]}))
     finally:
         staging.remove()
     assert len(staged) == 1, f"the rows were staged more than once: {staged}"
+    # The five column rules were evaluated while staging, each into a column of its own; the
+    # whole-frame rule `sku_is_unique` was not.
+    assert [c for c in staged_columns if c.startswith("dy_rule_")] == [
+        f"dy_rule_{i}" for i in range(5)
+    ]
     assert failures.outcomes["sku"].to_list() == ["S-1", "bad", "S-1", "S-2"]
 
 

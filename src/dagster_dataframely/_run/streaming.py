@@ -449,9 +449,9 @@ def _stage(
     rule is then evaluated over the staged rows, with the in-memory path's own errors.
     """
     plan = frame.select(columns)
-    if row_by_row and _evaluate_without_rows(plan, row_by_row):
-        names = [f"{_RULE}{index}" for index in range(len(row_by_row))]
-        outcomes = dict(zip(names, row_by_row, strict=True))
+    names = [f"{_RULE}{index}" for index in range(len(row_by_row))]
+    outcomes = dict(zip(names, row_by_row, strict=True))
+    if outcomes and _evaluate_without_rows(plan, outcomes):
         first = plan.with_row_index(_FIRST).with_columns(pl.col(_FIRST) == 0)
         try:
             source = staging.sink(first.with_columns(**outcomes), "returned", asset=asset)
@@ -464,8 +464,8 @@ def _stage(
     return staging.sink(plan, "returned", asset=asset), []
 
 
-def _evaluate_without_rows(plan: pl.LazyFrame, rules: Sequence[pl.Expr]) -> bool:
-    """Whether the rules evaluate over zero rows of the plan's columns, as their dtypes allow.
+def _evaluate_without_rows(plan: pl.LazyFrame, outcomes: Mapping[str, pl.Expr]) -> bool:
+    """Whether the staged rules evaluate over zero rows of the plan's columns.
 
     A rule that fails whatever the rows hold (`.str` on an integer column) is left out of the
     staging pass, so that it fails over the staged rows with the in-memory path's error,
@@ -473,7 +473,7 @@ def _evaluate_without_rows(plan: pl.LazyFrame, rules: Sequence[pl.Expr]) -> bool
     """
     empty = pl.LazyFrame(schema=plan.collect_schema())
     try:
-        empty.with_columns(rules).collect()
+        empty.with_columns(**outcomes).collect()
     except pl.exceptions.PolarsError:
         return False
     return True
