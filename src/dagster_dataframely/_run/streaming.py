@@ -14,10 +14,10 @@ of two places:
   costs memory, never another outcome; a rule that fails there, or changes how many rows are
   staged, has the rows staged again without rules;
 - any other rule (the primary key, a `.over()` rule, an aggregate, a rule that is no
-  `Boolean`) is evaluated next over the staged rows, reading only the columns it needs, and
-  only the positions of the rows it fails are kept. A result that is not one value per row is
-  evaluated again on the in-memory engine beside the rows, which broadcasts a scalar and
-  refuses the rest as the in-memory path does. The primary key, when it is Dataframely's
+  `Boolean`) is evaluated next over the staged rows on the in-memory engine, as the in-memory
+  path evaluates it, reading only the columns it needs, and only the positions of the rows it
+  fails are kept. A result that is not one value per row is evaluated again beside the rows,
+  which broadcasts a scalar and refuses the rest as the in-memory path does. The primary key, when it is Dataframely's
   `pl.struct(key).is_unique()`, is found by hashing the key (duplicates hash equal): only rows
   whose hash repeats are compared exactly, so it holds 8 bytes per row, not the key. A rule
   that is row by row but for `.over()` windows sharing key columns is evaluated over hash parts
@@ -35,7 +35,6 @@ sinks, so the table's rows are read from the staging file once more.
 
 from __future__ import annotations
 
-import contextlib
 import errno
 import json
 import math
@@ -560,26 +559,23 @@ def _evaluated(
 ) -> pl.Series | _Refused | None:
     """The rule's value on each staged row, as Dataframely evaluates it.
 
-    First on the streaming engine, over the rule's columns alone. A result of another length
-    than the rows (an aggregate's one value, `head(3)`), or an error, is left to Polars'
-    in-memory engine evaluating the rule beside the rows, as Dataframely does
-    (`with_columns`): that broadcasts a scalar, raises an error evaluating the rule, and
-    refuses another length with the in-memory path's own error (`_Refused`), where the
-    streaming engine would broadcast or raise another. One value that is no scalar
-    (`head(1)`) it refuses alone, but broadcasts beside rules sharing a subexpression with it
-    (common-subexpression elimination): None, so that the in-memory path's own plan decides.
+    On Polars' in-memory engine, over the rule's columns alone, as the in-memory path
+    evaluates it (the streaming engine gives some expressions another length, such as
+    `pl.len() < pl.lit(0).filter(...)`). An error evaluating the rule is raised. A result of
+    another length than the rows (an aggregate's one value, `head(3)`) is evaluated again
+    beside the rows, as Dataframely does (`with_columns`): that broadcasts a scalar, and
+    refuses another length with the in-memory path's own error (`_Refused`). One value that
+    is no scalar (`head(1)`) it refuses alone, but broadcasts beside rules sharing a
+    subexpression with it (common-subexpression elimination): None, so that the in-memory
+    path's own plan decides.
     """
-    outcome = None
-    with contextlib.suppress(pl.exceptions.PolarsError):
-        outcome = rows.select(rule.alias(name)).collect(engine="streaming").to_series()
-    if outcome is not None and len(outcome) == height:
+    outcome = rows.select(rule.alias(name)).collect(engine="in-memory").to_series()
+    if len(outcome) == height:
         return outcome
     beside_rows = rows.with_columns(rule.alias(name)).select(name)
     try:
         return beside_rows.collect(engine="in-memory").to_series()
     except pl.exceptions.PolarsError as error:
-        if outcome is None:
-            raise  # evaluating the rule failed: the in-memory path raises this first
         return None if len(outcome) == 1 else _Refused(error)
 
 
