@@ -17,12 +17,13 @@ of two places:
   `Boolean`) is evaluated next over the staged rows on the in-memory engine, as the in-memory
   path evaluates it, reading only the columns it needs, and only the positions of the rows it
   fails are kept. A result that is not one value per row is evaluated again beside the rows,
-  which broadcasts a scalar and refuses the rest as the in-memory path does. The primary key, when it is Dataframely's
-  `pl.struct(key).is_unique()`, is found by hashing the key (duplicates hash equal): only rows
-  whose hash repeats are compared exactly, so it holds 8 bytes per row, not the key. A rule
-  that is row by row but for `.over()` windows sharing key columns is evaluated over hash parts
-  of those columns, a part at a time, every group whole in one part (`window_keys`); a part
-  whose result is not one value per row sends the rule back to the whole frame.
+  which broadcasts a scalar and refuses the rest as the in-memory path does. The primary key,
+  when it is Dataframely's `pl.struct(key).is_unique()`, is found by hashing the key
+  (duplicates hash equal): only rows whose hash repeats are compared exactly, so it holds 8
+  bytes per row, not the key. A rule that is row by row but for `.over()` windows sharing key
+  columns is evaluated over hash parts of those columns, a part at a time, every group whole in
+  one part (`window_keys`); a part whose result is not one value per row sends the rule back
+  to the whole frame.
 
 A rule Polars cannot plan, one whose result is no `Boolean`, and one value that is no scalar
 (`head(1)`, which Polars' in-memory engine refuses or broadcasts depending on the other rules)
