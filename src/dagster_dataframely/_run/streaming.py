@@ -403,7 +403,9 @@ def streamed_split(
             if failed is True or (isinstance(failed, pl.Series) and len(failed)):
                 whole_frame.append(outcomes[name])
     if refused is not None:
-        raise refused.error
+        # Raises the in-memory path's error; should it not, the in-memory path decides.
+        refused.beside_rows.collect(engine="in-memory")
+        return _in_memory_split(info, source, rules, without_rows=False)
     if any(dtype != pl.Boolean for dtype in dtypes.values()):
         return _in_memory_split(info, source, rules)
     rows = scan_staged(source).with_row_index(_POSITION)
@@ -509,13 +511,14 @@ it fails every row (True) or none (False), so that a scalar's outcome is one val
 
 @dataclass(frozen=True, slots=True)
 class _Refused:
-    """A rule the in-memory path refuses for the length of its result, with its error.
+    """A rule the in-memory path refuses for the length of its result: the rule beside the rows.
 
     Polars' in-memory engine evaluates every rule before it compares their lengths with the
-    rows, so an error evaluating a later rule comes first: this one is raised after them.
+    rows, so an error evaluating a later rule comes first: this one is raised after them, by
+    evaluating `beside_rows` again.
     """
 
-    error: pl.exceptions.PolarsError
+    beside_rows: pl.LazyFrame
 
 
 def _whole_frame_outcome(failed: Failed) -> pl.Expr:
@@ -576,8 +579,8 @@ def _evaluated(
     beside_rows = rows.with_columns(rule.alias(name)).select(name)
     try:
         return beside_rows.collect(engine="in-memory").to_series()
-    except pl.exceptions.PolarsError as error:
-        return None if len(outcome) == 1 else _Refused(error)
+    except pl.exceptions.PolarsError:
+        return None if len(outcome) == 1 else _Refused(beside_rows)
 
 
 def _is_key_uniqueness(expr: pl.Expr, key: Sequence[str]) -> bool:
