@@ -13,7 +13,6 @@ happens then: the killed or failed write leaves a table that cannot be read, or 
 """
 
 import datetime as dt
-import errno
 import gc
 import json
 import os
@@ -61,6 +60,7 @@ from .interrupted_write import (
     version,
     write_version,
 )
+from .small_disk import fill, mounted_small_disk
 
 pytestmark = [pytest.mark.integration, pytest.mark.timeout(240)]
 
@@ -184,37 +184,8 @@ def test_without_staging_a_killed_write_destroys_the_last_good_table(
 @pytest.fixture
 def small_disk(tmp_path: Path) -> Iterator[Path]:
     """A 4 MiB tmpfs mounted for this test alone, and unmounted after it."""
-    point = tmp_path / "small-disk"
-    point.mkdir()
-    if os.geteuid() != 0:
-        pytest.skip("mounting a tmpfs needs root; CI runs as root and runs this test")
-    mounted = subprocess.run(
-        ["mount", "-t", "tmpfs", "-o", "size=4m", "tmpfs", str(point)],
-        capture_output=True,
-        text=True,
-        check=False,
-    )
-    if mounted.returncode != 0:
-        pytest.skip(f"this machine refuses to mount a tmpfs: {mounted.stderr.strip()}")
-    try:
+    with mounted_small_disk(tmp_path) as point:
         yield point
-    finally:
-        subprocess.run(["umount", str(point)], check=True)
-
-
-def fill(disk: Path, leave: int) -> None:
-    """Fill `disk` to the last byte, then free `leave` bytes of it."""
-    filler = disk / "filler"
-    with filler.open("wb", buffering=0) as file:
-        chunk = b"\0" * 65536
-        while True:
-            try:
-                file.write(chunk)
-            except OSError as error:
-                if error.errno != errno.ENOSPC:
-                    raise
-                break
-    os.truncate(filler, max(0, filler.stat().st_size - leave))
 
 
 def _disks(kind: str, write: str, small_disk: Path, tmp_path: Path) -> tuple[Path, Path]:

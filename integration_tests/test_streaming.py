@@ -9,6 +9,7 @@ manager that cannot sink one (DuckDB), the rows are validated in memory, as with
 from __future__ import annotations
 
 import tempfile
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -26,11 +27,13 @@ from .conftest import (
     QUIET,
     Orders,
     duckdb_frame,
+    files_under,
     materialization_metadata,
     materialize,
     orders_frame,
     shared_instance,
 )
+from .small_disk import fill, mounted_small_disk
 
 pytestmark = pytest.mark.integration
 
@@ -143,3 +146,79 @@ def test_a_manager_that_cannot_sink_gets_the_rows_in_memory(tmp_path: Path) -> N
         duckdb_frame(database, "public.orders"), expected.sort("order_id"), check_dtypes=False
     )
     assert duckdb_frame(database, "public.orders_quarantine").height == 4
+
+
+def test_a_returned_dataframe_is_validated_in_memory_and_the_log_says_so(tmp_path: Path) -> None:
+    frame = pl.read_parquet(_source(tmp_path))
+    instance = shared_instance()
+
+    @dd.asset(Orders, quarantine=True, name="orders", streaming=True)
+    def orders() -> pl.DataFrame:
+        return frame
+
+    result = materialize([orders], RecordingParquet(base_dir=str(tmp_path / "w")))
+    said = [entry.user_message for entry in instance.all_logs(result.run_id)]
+    lines = [line for line in said if "streaming=True" in line]
+    assert lines == [
+        "orders: streaming=True, but the function returned a DataFrame, whose rows are in "
+        "memory already, so they were validated in memory. Return a LazyFrame (such as "
+        "pl.scan_parquet(...)) to have them staged on local disk and validated without "
+        "holding them."
+    ]
+    assert pl.read_parquet(tmp_path / "w" / "orders_quarantine.parquet").height == 4
+
+    # A returned LazyFrame is staged, and the log says nothing of the kind.
+    streamed = materialize(
+        [_scanning(_source(tmp_path), streaming=True)],
+        RecordingParquet(base_dir=str(tmp_path / "s")),
+    )
+    said = [entry.user_message for entry in instance.all_logs(streamed.run_id)]
+    assert not [line for line in said if "streaming=True" in line]
+
+
+@pytest.fixture
+def small_disk(tmp_path: Path) -> Iterator[Path]:
+    """A 4 MiB tmpfs mounted for this test alone, and unmounted after it."""
+    with mounted_small_disk(tmp_path) as point:
+        yield point
+
+
+def _raised(result: dg.ExecuteInProcessResult) -> Any:
+    """The error the step raised, under Dagster's own wrapper."""
+    (failure,) = result.get_step_failure_events()
+    error = failure.step_failure_data.error
+    assert error is not None
+    assert error.cause is not None
+    return error.cause
+
+
+@pytest.mark.fault_injection
+def test_a_full_staging_disk_is_refused_naming_the_directory_and_tmpdir(
+    tmp_path: Path, small_disk: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Staging on a full disk: a package error naming where and how to move it, nothing written."""
+    source = tmp_path / "big.parquet"
+    big = orders_frame(DAY_1, valid=120_000, invalid=2)
+    big.sample(fraction=1.0, shuffle=True, seed=5).write_parquet(source)
+    monkeypatch.setattr(tempfile, "tempdir", str(small_disk))  # as TMPDIR=<small disk> does
+    fill(small_disk, leave=64 * 1024)
+    warehouse = tmp_path / "warehouse"
+
+    result = dg.materialize(
+        [_scanning(source, streaming=True)],
+        resources={"io_manager": PolarsParquetIOManager(base_dir=str(warehouse))},
+        run_config=QUIET,
+        instance=shared_instance(),
+        raise_on_error=False,
+    )
+
+    assert not result.success
+    error = _raised(result)
+    assert error.cls_name == "StreamingStagingError"
+    assert f"could not stage the rows of 'orders' in {small_disk}/dagster-dataframely-" in (
+        error.message
+    )
+    assert "No space left on device" in error.message
+    assert "TMPDIR" in error.message
+    assert not warehouse.exists() or files_under(warehouse) == set(), "something was written"
+    assert sorted(p.name for p in small_disk.iterdir()) == ["filler"], "staged part left behind"

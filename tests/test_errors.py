@@ -52,6 +52,7 @@ from dagster_dataframely.errors import (
     SensitiveMarkError,
     StagedWriteError,
     StorageRefusedError,
+    StreamingStagingError,
     ThresholdExceededError,
     ThresholdNotApplicableError,
     UnexpectedArgumentError,
@@ -571,6 +572,24 @@ CASES = [
         ),
     ),
     Case(
+        StreamingStagingError,
+        ("sales/orders", "/tmp/dagster-dataframely-x1", "No space left on device (os error 28)"),
+        attributes={
+            "asset": "sales/orders",
+            "path": "/tmp/dagster-dataframely-x1",
+            "problem": "No space left on device (os error 28)",
+        },
+        fragments=(
+            "streaming=True",
+            "'sales/orders'",
+            "/tmp/dagster-dataframely-x1",
+            "No space left on device",
+            "Nothing was written",
+            "TMPDIR",
+            "drop streaming=True",
+        ),
+    ),
+    Case(
         QuarantineFrameTypeError,
         ("orders_quarantine", "dict"),
         attributes={"asset": "orders_quarantine", "value_type": "dict"},
@@ -772,6 +791,10 @@ SIGNATURES: dict[type[DagsterDataframelyError], list[tuple[str, Any, Any]]] = {
     PartitionRangeError: [
         (name, POS, inspect.Parameter.empty) for name in ("asset", "partitions", "problem", "fix")
     ],
+    # Not in the reference: `streaming=True` staging its rows (issue 36).
+    StreamingStagingError: [
+        (name, POS, inspect.Parameter.empty) for name in ("asset", "path", "problem")
+    ],
 }
 
 CATEGORIES: dict[type[DagsterDataframelyError], set[type[DagsterDataframelyError]]] = {
@@ -820,6 +843,7 @@ CATEGORIES: dict[type[DagsterDataframelyError], set[type[DagsterDataframelyError
         QuarantineFrameTypeError,
         PartitionRangeError,
         MissingPartitionExprError,
+        StreamingStagingError,
     },
 }
 """Each category base and the errors under it; the rest sit under the base class alone."""

@@ -55,6 +55,7 @@ __all__ = [
     "SensitiveMarkError",
     "StagedWriteError",
     "StorageRefusedError",
+    "StreamingStagingError",
     "ThresholdExceededError",
     "ThresholdNotApplicableError",
     "UnexpectedArgumentError",
@@ -1514,6 +1515,37 @@ class StagedWriteError(StorageRefusedError, IsADirectoryError):
             f"staged_writes=True stages one file per table, but the IO manager wrote a "
             f"directory (a dataset split into files, or a Delta table); the previous table was "
             f"left as it was. Drop staged_writes=True for this asset: {staging_name}"
+        )
+
+
+class StreamingStagingError(StorageRefusedError):
+    """Raised when `streaming=True` cannot stage the returned rows on the local disk.
+
+    A streamed output stages its rows once, compressed, in a directory under Python's temporary
+    directory (`tempfile`, which `TMPDIR` sets) before validating them. Raised when that disk
+    is full or over its quota, or the directory cannot be made; nothing was written, and the
+    staged part is removed.
+
+    Parameters
+    ----------
+    asset
+        The asset's key, as a string.
+    path
+        The staging directory (or the temporary directory it was to be made in).
+    problem
+        What the operating system or Polars reported.
+    """
+
+    def __init__(self, asset: str, path: str, problem: str) -> None:
+        self.asset = asset
+        self.path = path
+        self.problem = problem
+        super().__init__(
+            f"streaming=True could not stage the rows of {asset!r} in {path}: {problem}. "
+            f"Nothing was written. Staging needs room for the whole table, compressed, in "
+            f"Python's temporary directory: free space there, point the TMPDIR environment "
+            f"variable at a local disk with room for it, or drop streaming=True to validate "
+            f"the rows in memory."
         )
 
 

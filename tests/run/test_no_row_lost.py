@@ -465,7 +465,7 @@ def test_the_streamed_split_is_dataframelys_split_row_for_row(
     staging = Staging()
     try:
         with mock.patch.object(streaming, "ROWS_PER_WINDOW_PART", window_part_rows):
-            valid, failures = streamed_split(info, lazy, staging)
+            valid, failures = streamed_split(info, lazy, staging, asset="mixed")
         valid_rows = valid.collect()
     finally:
         staging.remove()

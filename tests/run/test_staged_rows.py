@@ -9,6 +9,7 @@ in memory, value for value.
 
 from __future__ import annotations
 
+import tempfile
 from pathlib import Path
 from typing import Any
 from unittest import mock
@@ -16,6 +17,7 @@ from unittest import mock
 import dagster as dg
 import dataframely as dy
 import polars as pl
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from polars.testing import assert_frame_equal
@@ -26,6 +28,7 @@ from dagster_dataframely._run import distinct
 from dagster_dataframely._run.statistics import statistics_tables
 from dagster_dataframely._run.streaming import Staging, scan_staged, streamed_split
 from dagster_dataframely._run.valid_rows import first_rows, row_count, staged_statistics
+from dagster_dataframely.errors import StreamingStagingError
 
 
 class Lines(dy.Schema):
@@ -52,13 +55,20 @@ def test_the_returned_rows_are_staged_to_one_file_and_the_valid_rows_read_from_i
     )
     staging = Staging()
     try:
-        valid, failures = streamed_split(read_schema(Lines), frame, staging)
+        valid, failures = streamed_split(read_schema(Lines), frame, staging, asset="lines")
         assert staging.directory is not None
         staged = sorted(p.name for p in staging.directory.iterdir())
+        (staged_file,) = staging.directory.iterdir()
+        staged_columns = list(pl.read_parquet_schema(staged_file))
         assert_frame_equal(valid.collect(), pl.DataFrame({"sku": ["S-3"], "amount": [1.0]}))
     finally:
         staging.remove()
     assert len(staged) == 1, f"the rows were staged more than once: {staged}"
+    # The five column rules were evaluated while staging, each into a column of its own; the
+    # whole-frame rule `sku_is_unique` was not.
+    assert [c for c in staged_columns if c.startswith("dy_rule_")] == [
+        f"dy_rule_{i}" for i in range(5)
+    ]
     assert failures.outcomes["sku"].to_list() == ["S-1", "bad", "S-1", "S-2"]
 
 
@@ -94,3 +104,20 @@ def test_staged_rows_are_reported_as_the_same_rows_in_memory(
     assert _tables(statistics) == _tables(statistics_tables(in_memory))
     assert row_count(staged) == in_memory.height
     assert_frame_equal(first_rows(staged, 4), in_memory.head(4))
+
+
+def test_a_staging_directory_that_cannot_be_made_is_a_package_error(
+    tmp_path: Path, monkeypatch: Any
+) -> None:
+    """Not Python's bare `FileNotFoundError`: the error names the directory and how to move it."""
+    missing = tmp_path / "no-such-directory"
+    monkeypatch.setattr(tempfile, "tempdir", str(missing))  # as TMPDIR=<missing> does
+    staging = Staging()
+    frame = pl.LazyFrame({"sku": ["S-1"], "amount": [1.0]})
+    with pytest.raises(StreamingStagingError) as raised:
+        streamed_split(read_schema(Lines), frame, staging, asset="lines")
+    assert raised.value.asset == "lines"
+    assert raised.value.path == str(missing)
+    assert "TMPDIR" in str(raised.value)
+    assert staging.directory is None
+    assert not missing.exists()

@@ -1,13 +1,20 @@
-"""Which rules the streamed split evaluates batch by batch, and which over the whole frame.
+"""Which rules the streamed split evaluates while staging the rows, and which over them after.
 
-A rule evaluated batch by batch must give each row's outcome from that row alone; counting one
-that does not as such (an aggregate, a window, membership in another column) would change its
-outcome with the batch boundaries. The other way round only costs memory. The rows themselves
-are compared with Dataframely's split in `test_no_row_lost.py`. Where no IO manager sinks a
-`LazyFrame`, a `streaming=True` asset validates in memory, as without it.
+A rule read as row by row is evaluated while the rows are staged, beside every row; any other
+rule over the staged rows afterwards, reading only its own columns. Polars evaluates either
+beside every row, so the reading moves memory, never an outcome:
+`test_streamed_rules.py` compares the split with the in-memory one for rules misread on
+purpose. A window rule read as keeping to its groups is evaluated one hash part of its keys at a
+time, which only the reading of its windows makes right, so that reading trusts no window
+field it does not know. The rows themselves are compared with Dataframely's split in
+`test_no_row_lost.py`. Where no IO manager sinks a `LazyFrame`, a `streaming=True` asset
+validates in memory, as without it.
 """
 
 from __future__ import annotations
+
+import json
+from unittest import mock
 
 import dagster as dg
 import dataframely as dy
@@ -16,6 +23,7 @@ import pytest
 from polars.testing import assert_frame_equal
 
 import dagster_dataframely as dd
+from dagster_dataframely._run import streaming
 from dagster_dataframely._run.streaming import is_elementwise, window_keys
 
 
@@ -113,3 +121,33 @@ def test_a_manager_that_cannot_sink_stores_the_rows_validated_in_memory() -> Non
     result = dg.materialize([keyed])  # the default manager pickles the value
     stored = result.output_for_node("keyed")
     assert_frame_equal(stored, pl.DataFrame({"key": ["b", "a", "c"], "value": [2, 1, 3]}))
+
+
+@pytest.mark.skipif(
+    not hasattr(pl.col("v").meta, "is_length_preserving"),
+    reason="polars 1.x has no meta.is_length_preserving; `make test-newest` runs this on polars 2",
+)
+@pytest.mark.parametrize(
+    "expr",
+    [
+        pl.col("v").head(1) > 0,
+        pl.col("v").filter(pl.col("v") > 0) > 0,
+        pl.col("v").drop_nulls() > 0,
+        pl.lit(pl.Series([True, False])),
+    ],
+    ids=str,
+)
+def test_a_rule_polars_says_changes_its_length_is_never_read_as_row_by_row(expr: pl.Expr) -> None:
+    """Should the serialized form be misread, Polars' own account of the length still counts."""
+    with mock.patch.object(streaming, "_elementwise", return_value=True):
+        assert not streaming.is_elementwise(expr)
+    assert streaming.is_elementwise(pl.col("v") > 0)
+
+
+def test_a_window_with_a_field_the_reading_does_not_know_is_not_split_into_parts() -> None:
+    """A field a later Polars adds to `.over()` could let it reach past its group."""
+    tree = json.loads((pl.col("a").max().over("k") > 0).meta.serialize(format="json"))
+    tree["BinaryExpr"]["left"]["Over"]["frame"] = "Rows(-1, 1)"
+    with mock.patch.object(streaming, "_serialized", return_value=tree):
+        assert streaming.window_keys(pl.col("a").max().over("k") > 0) is None
+    assert streaming.window_keys(pl.col("a").max().over("k") > 0) == {"k"}

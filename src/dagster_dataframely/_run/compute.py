@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import dagster as dg
+import polars as pl
 
 from dagster_dataframely._store.bare_managers import warn_of_unfiltered
 from dagster_dataframely._store.delegating import validate_quarantine_key
@@ -34,7 +35,7 @@ from .range_emit import RangeYield, emit_range
 from .returned import Unpack, unwrap
 from .signature import ComputeSignature
 from .split import Frame
-from .streaming import Staging
+from .streaming import Staging, validated_in_memory
 
 PrepareInput = Callable[[object], object]
 """What one of the user's inputs becomes before the function receives it."""
@@ -95,6 +96,11 @@ def compute_function(function: Callable[..., object], step: Step) -> Callable[..
                     output=output.name,
                     op_name=None if step.single else step.op_name,
                 )
+            for name, run in runs.items():
+                # Staging is set only in a run, whose manager sinks a LazyFrame.
+                if run.staging is not None and isinstance(frames[name], pl.DataFrame):
+                    assert step_context is not None
+                    step_context.log.info(validated_in_memory(run.output.key.to_user_string()))
             if span is not None:
                 yield from emit_range(span, span.decide(step.split, frames, runs), returned)
                 return

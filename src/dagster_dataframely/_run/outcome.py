@@ -143,7 +143,8 @@ def decide(run: OutputRun, frame: Frame | None) -> Outcome:
         return ColumnMismatch(run, tuple(problems))
     undeclared = undeclared_for(run, frame)
     if run.staging is not None and isinstance(frame, pl.LazyFrame):
-        return classify(run, *streamed_split(info, frame, run.staging), undeclared)
+        asset = run.output.key.to_user_string()
+        return classify(run, *streamed_split(info, frame, run.staging, asset=asset), undeclared)
     split = split_rows(info, frame)
     return classify(run, split.result, Failures.from_failure_info(info, split.failure), undeclared)
 

@@ -1,49 +1,73 @@
 """The streamed split: a `LazyFrame` validated without holding its rows in memory.
 
 With `streaming=True`, a returned `LazyFrame` is run once, on the streaming engine, into a local
-staging file, so the user's sources are read once and every later pass reads that file. Each
-rule is then evaluated as Dataframely does (`expr.fill_null(True)`), in one of two ways:
+staging file, so the user's sources are read once and every later pass reads that file. Every
+rule is evaluated as Dataframely evaluates it, beside every row (`with_columns` of
+`expr.fill_null(True)`), and what it returns decides what it means: one value per row is each
+row's outcome, a scalar (`pl.len() < 3`, `pl.col("v").sum() < 10`) is every row's outcome, and
+anything else is refused with the error the in-memory path raises. A rule is evaluated in one
+of two places:
 
-- a rule that works row by row (its expression holds only columns, scalars and element-wise
-  functions) is evaluated in the streaming pass that stages the rows;
-- any other rule (the primary key, a `.over()` rule, an aggregate) needs the whole frame: it is
-  evaluated first over the columns it reads and nothing else, and only the positions of the rows
-  it fails are kept. The primary key is found by hashing the key (duplicates hash equal), and
-  only rows whose hash repeats are compared exactly, so it holds 8 bytes per row, not the key.
-  A rule that is row by row but for `.over()` windows sharing key columns gives each row its
-  value from the row's own group: it is evaluated over hash parts of those columns, a part at a
-  time, every group whole in one part (`window_keys`).
+- a rule read as row by row (its expression holds only columns, scalars and element-wise
+  functions) is evaluated while the rows are staged, into a `Boolean` column of the staged
+  rows. Polars evaluates it beside every row whatever it is, so a rule misread as row by row
+  costs memory, never another outcome; a rule that fails there, or changes how many rows are
+  staged, has the rows staged again without rules;
+- any other rule (the primary key, a `.over()` rule, an aggregate, a rule that is no
+  `Boolean`) is evaluated next over the staged rows on the in-memory engine, as the in-memory
+  path evaluates it, reading only the columns it needs, and only the positions of the rows it
+  fails are kept. A result that is not one value per row is evaluated again beside the rows,
+  which broadcasts a scalar and refuses the rest as the in-memory path does. The primary key,
+  when it is Dataframely's `pl.struct(key).is_unique()`, is found by hashing the key
+  (duplicates hash equal): only rows whose hash repeats are compared exactly, so it holds 8
+  bytes per row, not the key. A rule that is row by row but for `.over()` windows sharing key
+  columns is evaluated over hash parts of those columns, a part at a time, every group whole in
+  one part (`window_keys`); a part whose result is not one value per row sends the rule back
+  to the whole frame.
 
-The row-by-row rules are evaluated while the plan is staged, into one column of whether a row
-passed them all. The invalid rows (those that failed a row-by-row rule, or a whole-frame rule)
-are then collected with one outcome per rule, in the frame's order; memory grows with them, not
-the table. The valid rows are never written a second time: they are a filter of the staged
-rows, which the IO manager sinks, so the table's rows are read from the staging file once more.
+A rule Polars cannot plan, one whose result is no `Boolean`, and one value that is no scalar
+(`head(1)`, which Polars' in-memory engine refuses or broadcasts depending on the other rules)
+are decided by the in-memory path itself (`split_rows`): over zero rows where the rows cannot
+change its verdict, else over the staged rows. The invalid rows are then collected with one
+outcome per rule, in the frame's order; memory grows with them, not the table. The valid rows
+are never written a second time: they are a filter of the staged rows, which the IO manager
+sinks, so the table's rows are read from the staging file once more.
 """
 
 from __future__ import annotations
 
+import errno
 import json
 import math
+import os
 import shutil
 import tempfile
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Final, cast
 
 import polars as pl
 
-from dagster_dataframely._model.schema import PRIMARY_KEY_RULE, SchemaInfo
+from dagster_dataframely._model.schema import PRIMARY_KEY_RULE, SchemaInfo, dataframely_rules
+from dagster_dataframely.errors import StreamingStagingError
 
 from .failures import Failures
-from .split import contiguous
+from .split import contiguous, split_rows
 
 _POSITION = "dy_row"
 """The row-position column of the staged frame; `dy_` is reserved, so no schema column has it."""
 
-_PASSED = "dy_passed"
-"""The staged rows' column of whether every row-by-row rule passed; never written."""
+_RULE = "dy_rule_"
+"""The prefix of the staged columns of each row-by-row rule's outcome (`dy_rule_0`, ...)."""
+
+_FIRST = "dy_first"
+"""The staged column that is True on the returned frame's first row only; never written.
+
+The streaming engine repeats a one-row frame beside a longer column instead of refusing it
+(polars 1.44 and 2.1), so a rule misread as row by row that returns several values would
+stage that row several times. Each copy would then say it is the first row.
+"""
 
 _PART = "dy_part"
 """The column of each row's hash part for a window rule (`window_keys`), never written."""
@@ -102,9 +126,25 @@ def is_elementwise(expr: pl.Expr) -> bool:
 
     Polars' serialized form of an expression is not a stable format, so anything not
     recognized counts as not element-wise: the rule is then evaluated over the whole frame.
+    Where Polars says itself whether an expression keeps its input's length (polars 2), it
+    must agree: the staging pass broadcasts any one value, where the in-memory path refuses
+    one that is not a scalar (`head(1)`).
     """
     tree = _serialized(expr)
-    return tree is not None and _elementwise(tree)
+    return tree is not None and _elementwise(tree) and _keeps_length(expr)
+
+
+def _keeps_length(expr: pl.Expr) -> bool:
+    """Whether Polars says `expr` gives one value per row or a scalar; True where it cannot.
+
+    `meta.is_length_preserving` and `meta.is_scalar` are public since polars 2.0; polars 1.x
+    has neither.
+    """
+    preserving = getattr(expr.meta, "is_length_preserving", None)
+    scalar = getattr(expr.meta, "is_scalar", None)
+    if preserving is None or scalar is None:
+        return True
+    return bool(preserving()) or bool(scalar())
 
 
 def window_keys(expr: pl.Expr) -> frozenset[str] | None:
@@ -166,9 +206,19 @@ def _elementwise(node: object, windows: list[frozenset[str]] | None = None) -> b
     return False
 
 
+_WINDOW_FIELDS: Final = frozenset({"function", "partition_by", "order_by", "mapping"})
+"""The fields of a serialized `.over()` window (polars 1.44 to 2.1)."""
+
+
 def _window_partition(body: Any) -> frozenset[str] | None:
-    """A window's partition columns, if it maps each group back to the group's own rows."""
-    if not isinstance(body, dict) or body.get("mapping") != "GroupsToRows":
+    """A window's partition columns, if it maps each group back to the group's own rows.
+
+    A window with any field beyond the four read here (a new option of another Polars
+    version) is not trusted to keep to its group.
+    """
+    if not isinstance(body, dict) or set(body) != _WINDOW_FIELDS:
+        return None
+    if body.get("mapping") != "GroupsToRows":
         return None
     partition = body.get("partition_by")
     if not isinstance(partition, list) or not partition:
@@ -227,18 +277,46 @@ class Staging:
     """A local directory for one step's staged rows, made when first used, removed at the end.
 
     The step removes it once everything it yielded is written: the IO manager sinks the valid
-    rows from here when Dagster handles the materialization, before the step resumes.
+    rows from here when Dagster handles the materialization, before the step resumes. It is
+    made in Python's temporary directory (`tempfile`, so `TMPDIR` moves it).
     """
 
     directory: Path | None = None
     _count: int = field(default=0, repr=False)
 
-    def file(self, stem: str) -> Path:
-        """A new file name in the directory, made on the first call."""
+    def file(self, stem: str, *, asset: str) -> Path:
+        """A new file name in the directory, made on the first call.
+
+        Raises `StreamingStagingError` when the directory cannot be made.
+        """
         if self.directory is None:
-            self.directory = Path(tempfile.mkdtemp(prefix="dagster-dataframely-"))
+            try:
+                self.directory = Path(tempfile.mkdtemp(prefix="dagster-dataframely-"))
+            except OSError as error:
+                raise StreamingStagingError(asset, tempfile.gettempdir(), str(error)) from error
         self._count += 1
         return self.directory / f"{self._count:03d}-{stem}.parquet"
+
+    def sink(self, plan: pl.LazyFrame, stem: str, *, asset: str) -> Path:
+        """Run `plan` on the streaming engine into a new staging file.
+
+        Raises `StreamingStagingError` when the staging directory's disk is full (or over its
+        quota): a bare Polars error would name neither the directory nor how to move it.
+        """
+        path = self.file(stem, asset=asset)
+        try:
+            plan.sink_parquet(
+                path,
+                compression=_STAGED_COMPRESSION,
+                row_group_size=_STAGED_ROW_GROUP,
+                engine="streaming",
+            )
+        except (pl.exceptions.PolarsError, OSError) as error:
+            if _out_of_space(error, path.parent):
+                path.unlink(missing_ok=True)
+                raise StreamingStagingError(asset, str(path.parent), str(error)) from error
+            raise
+        return path
 
     def remove(self) -> None:
         """Delete every staged file; the step has written what it read from them."""
@@ -247,45 +325,166 @@ class Staging:
             self.directory = None
 
 
+_NO_SPACE: Final = (errno.ENOSPC, errno.EDQUOT)
+"""The operating system's errors of a full disk and of a user's exhausted quota."""
+
+
+def _out_of_space(error: Exception, directory: Path) -> bool:
+    """Whether a failed write into `directory` ran out of room there.
+
+    Polars reports the operating system's error as text (`No space left on device (os error
+    28)`), an `OSError` carries its number; and a disk that a failed write filled has no byte
+    left, whatever a message says.
+    """
+    if isinstance(error, OSError) and error.errno in _NO_SPACE:
+        return True
+    text = str(error)
+    if any(f"(os error {code})" in text or os.strerror(code) in text for code in _NO_SPACE):
+        return True
+    try:
+        return shutil.disk_usage(directory).free == 0
+    except OSError:
+        return False
+
+
+def validated_in_memory(asset: str) -> str:
+    """The step's log line for a `streaming=True` output whose function returned a `DataFrame`.
+
+    Its rows are in memory already, so they are validated there, as without `streaming`; a
+    user who expects them staged would otherwise see no sign of it.
+    """
+    return (
+        f"{asset}: streaming=True, but the function returned a DataFrame, whose rows are in "
+        f"memory already, so they were validated in memory. Return a LazyFrame (such as "
+        f"pl.scan_parquet(...)) to have them staged on local disk and validated without "
+        f"holding them."
+    )
+
+
 def streamed_split(
-    info: SchemaInfo, frame: pl.LazyFrame, staging: Staging
+    info: SchemaInfo, frame: pl.LazyFrame, staging: Staging, *, asset: str
 ) -> tuple[pl.LazyFrame, Failures]:
     """The valid rows (a scan of the staged rows) and the failures, reading `frame` once.
 
-    The same split as `Schema.filter(frame, cast=False)`: the same rule outcomes, the valid rows
-    and the invalid rows each in the frame's order, the schema's columns only. The row-by-row
-    rules run once, while the plan is staged, into one `Boolean` column of the staged rows; the
-    valid rows are then a filter on it (and on the rows a whole-frame rule failed), so they are
-    never written to a file of their own: the IO manager sinks them from the staged rows.
+    The same split as the in-memory path's (`split_rows`, Dataframely's
+    `Schema.filter(frame, cast=False)`): the same rule outcomes, the valid rows and the invalid
+    rows each in the frame's order, the schema's columns only, and the same error for a rule
+    it refuses. The row-by-row rules run once, while the plan is staged, into columns of the
+    staged rows; the valid rows are then a filter on them (and on the rows a whole-frame rule
+    failed), so they are never written to a file of their own: the IO manager sinks them from
+    the staged rows. `asset` names the output in a `StreamingStagingError`.
     """
-    rules = {r.name: r.expr() for r in info.rules if not r.is_filter}
+    written = {name: rule.expr for name, rule in dataframely_rules(info.schema).items()}
+    rules = {name: expr.fill_null(True) for name, expr in written.items()}
     columns = list(info.columns)
-    row_by_row = {n: expr.fill_null(True) for n, expr in rules.items() if is_elementwise(expr)}
-    source_file = staging.file("returned")
-    frame.select(*columns, _all(row_by_row.values()).alias(_PASSED)).sink_parquet(
-        source_file,
-        compression=_STAGED_COMPRESSION,
-        row_group_size=_STAGED_ROW_GROUP,
-        engine="streaming",
-    )
-    outcomes: dict[str, pl.Expr] = {}
+    dtypes = _outcome_dtypes(frame, columns, rules)
+    row_by_row = [
+        name
+        for name in rules
+        if dtypes is not None and dtypes[name] == pl.Boolean and is_elementwise(written[name])
+    ]
+    source, staged = _stage(frame, columns, [rules[name] for name in row_by_row], staging, asset)
+    if dtypes is None:  # Polars cannot plan a rule over these columns
+        return _in_memory_split(info, source, rules)
+    outcomes = dict(zip(row_by_row, staged, strict=False))  # none when staged without rules
+    height: int = scan_staged(source).select(pl.len()).collect().item()
     whole_frame: list[pl.Expr] = []
-    for name, expr in rules.items():
-        if name in row_by_row:
-            outcomes[name] = row_by_row[name]
+    refused: _Refused | None = None
+    for name, rule in rules.items():  # in Dataframely's order, as its errors come
+        if name in outcomes:
             continue
-        failed = _failed_positions(info, name, expr, source_file)
-        outcomes[name] = ~pl.col(_POSITION).is_in(failed.implode())
-        if len(failed):  # a rule no row failed leaves the valid rows' filter as it is
-            whole_frame.append(outcomes[name])
-    rows = scan_staged(source_file).with_row_index(_POSITION)
-    passed = _all([pl.col(_PASSED), *whole_frame])
-    # Each rule's outcome is evaluated again only for the rows that failed one.
+        failed = _failed_rows(info, name, rule, written[name], source, height)
+        if failed is None:
+            return _in_memory_split(info, source, rules, without_rows=False)
+        if isinstance(failed, _Refused):
+            refused = refused or failed
+        elif dtypes[name] == pl.Boolean:  # another dtype is refused below
+            outcomes[name] = _whole_frame_outcome(failed)
+            if failed is True or (isinstance(failed, pl.Series) and len(failed)):
+                whole_frame.append(outcomes[name])
+    if refused is not None:
+        # Raises the in-memory path's error; should it not, the in-memory path decides.
+        refused.beside_rows.collect(engine="in-memory")
+        return _in_memory_split(info, source, rules, without_rows=False)
+    if any(dtype != pl.Boolean for dtype in dtypes.values()):
+        return _in_memory_split(info, source, rules)
+    rows = scan_staged(source).with_row_index(_POSITION)
+    passed = _all([*staged, *whole_frame])
+    # Each rule's outcome is read again only for the rows that failed one, in the schema's order.
+    by_rule = {rule.name: outcomes[rule.name] for rule in info.rules}
     invalid = contiguous(
-        rows.filter(~passed).select(*columns, **outcomes).collect(engine="streaming")
+        rows.filter(~passed).select(*columns, **by_rule).collect(engine="streaming")
     )
-    counts = _counts(invalid, list(rules))
+    counts = _counts(invalid, list(by_rule))
     return rows.filter(passed).select(columns), Failures(info=info, outcomes=invalid, counts=counts)
+
+
+def _outcome_dtypes(
+    frame: pl.LazyFrame, columns: Sequence[str], rules: Mapping[str, pl.Expr]
+) -> dict[str, pl.DataType] | None:
+    """Each rule's result dtype over the frame's columns, read without running the plan.
+
+    None when Polars cannot plan a rule over them (a column of another dtype than it needs).
+    """
+    schema = frame.collect_schema()
+    empty = pl.LazyFrame(schema={column: schema[column] for column in columns})
+    try:
+        return dict(empty.select(**rules).collect_schema())
+    except pl.exceptions.PolarsError:
+        return None
+
+
+def _stage(
+    frame: pl.LazyFrame,
+    columns: Sequence[str],
+    row_by_row: Sequence[pl.Expr],
+    staging: Staging,
+    asset: str,
+) -> tuple[Path, list[pl.Expr]]:
+    """Stage the frame's columns with the outcomes of `row_by_row`; each staged rule's outcome.
+
+    The rules are added as Dataframely adds them (`with_columns`, one column each), so a
+    scalar is broadcast to every row, and an error names the rule as the in-memory path
+    names it. Should a rule fail while the rows are staged, or return another number of values
+    than rows (Polars refuses that, except beside a one-row frame, which it repeats: `_FIRST`
+    shows it), the frame is staged again without rules, reading the plan a second time: each
+    rule is then evaluated over the staged rows, with the in-memory path's own errors.
+    """
+    plan = frame.select(columns)
+    names = [f"{_RULE}{index}" for index in range(len(row_by_row))]
+    outcomes = dict(zip(names, row_by_row, strict=True))
+    if outcomes and _evaluate_without_rows(plan, outcomes):
+        first = plan.with_row_index(_FIRST).with_columns(pl.col(_FIRST) == 0)
+        try:
+            source = staging.sink(first.with_columns(**outcomes), "returned", asset=asset)
+        except pl.exceptions.PolarsError:
+            pass
+        else:
+            if _rows_are_the_frames(source):
+                return source, [pl.col(name) for name in names]
+            source.unlink()
+    return staging.sink(plan, "returned", asset=asset), []
+
+
+def _evaluate_without_rows(plan: pl.LazyFrame, outcomes: Mapping[str, pl.Expr]) -> bool:
+    """Whether the staged rules evaluate over zero rows of the plan's columns.
+
+    A rule that fails whatever the rows hold (`.str` on an integer column) is left out of the
+    staging pass, so that it fails over the staged rows with the in-memory path's error,
+    without reading the plan twice.
+    """
+    empty = pl.LazyFrame(schema=plan.collect_schema())
+    try:
+        empty.with_columns(**outcomes).collect()
+    except pl.exceptions.PolarsError:
+        return False
+    return True
+
+
+def _rows_are_the_frames(source: Path) -> bool:
+    """Whether the staged rows are the frame's own: exactly one is its first (none if empty)."""
+    rows, firsts = scan_staged(source).select(pl.len(), pl.col(_FIRST).sum()).collect().row(0)
+    return bool(firsts == min(rows, 1))
 
 
 def _all(conditions: Iterable[pl.Expr]) -> pl.Expr:
@@ -305,16 +504,127 @@ def scan_staged(path: Path) -> pl.LazyFrame:
     return pl.scan_parquet(path.as_uri())
 
 
-def _failed_positions(info: SchemaInfo, name: str, expr: pl.Expr, source: Path) -> pl.Series:
-    """The positions of the rows a whole-frame rule fails, reading only the columns it needs."""
+Failed = pl.Series | bool
+"""The staged rows a whole-frame rule fails: their positions (`UInt32`, ascending), or whether
+it fails every row (True) or none (False), so that a scalar's outcome is one value."""
+
+
+@dataclass(frozen=True, slots=True)
+class _Refused:
+    """A rule the in-memory path refuses for the length of its result: the rule beside the rows.
+
+    Polars' in-memory engine evaluates every rule before it compares their lengths with the
+    rows, so an error evaluating a later rule comes first: this one is raised after them, by
+    evaluating `beside_rows` again.
+    """
+
+    beside_rows: pl.LazyFrame
+
+
+def _whole_frame_outcome(failed: Failed) -> pl.Expr:
+    """A whole-frame rule's outcome on each staged row, by its position (`_POSITION`)."""
+    if isinstance(failed, bool):
+        return pl.lit(not failed)
+    return ~pl.col(_POSITION).is_in(failed.implode())
+
+
+def _failed_rows(
+    info: SchemaInfo, name: str, rule: pl.Expr, written: pl.Expr, source: Path, height: int
+) -> Failed | _Refused | None:
+    """The staged rows a whole-frame rule fails, reading only the columns it needs.
+
+    `rule` is the rule as evaluated (null filled), `written` as the schema wrote it, which
+    decides the primary key's and a window rule's cheaper ways. A result that is not one
+    value per row sends the rule to the plain evaluation over every row (`_evaluated`), which
+    may refuse it; None when only the in-memory path's own plan can decide it.
+    """
     rows = scan_staged(source)
-    if name == PRIMARY_KEY_RULE and info.primary_key:
-        return _repeated_keys(rows, list(info.primary_key), expr)
-    keys = window_keys(expr)
-    if keys and (parts := _window_parts(rows)) > 1:
-        return _failed_by_parts(rows, sorted(keys), expr, parts)
-    outcome = rows.select(expr.fill_null(True)).collect(engine="streaming").to_series()
-    return outcome.not_().arg_true().cast(pl.UInt32)
+    if name == PRIMARY_KEY_RULE and _is_key_uniqueness(written, info.primary_key):
+        return _repeated_keys(rows, list(info.primary_key), rule)
+    keys = window_keys(written)
+    if keys and (parts := _window_parts(height)) > 1:
+        by_parts = _failed_by_parts(rows, sorted(keys), rule, parts)
+        if by_parts is not None:
+            return by_parts
+    outcome = _evaluated(rows, name, rule, height)
+    if outcome is None or isinstance(outcome, _Refused):
+        return outcome
+    if outcome.dtype != pl.Boolean:
+        return False  # the in-memory path refuses it once every rule's length is checked
+    failing = outcome.not_()
+    count = failing.sum()
+    if count in (0, height):  # no row, or every row (a scalar's fail), kept as one value
+        return bool(count)
+    return failing.arg_true().cast(pl.UInt32)
+
+
+def _evaluated(
+    rows: pl.LazyFrame, name: str, rule: pl.Expr, height: int
+) -> pl.Series | _Refused | None:
+    """The rule's value on each staged row, as Dataframely evaluates it.
+
+    On Polars' in-memory engine, over the rule's columns alone, as the in-memory path
+    evaluates it (the streaming engine gives some expressions another length, such as
+    `pl.len() < pl.lit(0).filter(...)`). An error evaluating the rule is raised. A result of
+    another length than the rows (an aggregate's one value, `head(3)`) is evaluated again
+    beside the rows, as Dataframely does (`with_columns`): that broadcasts a scalar, and
+    refuses another length with the in-memory path's own error (`_Refused`). One value that
+    is no scalar (`head(1)`) it refuses alone, but broadcasts beside rules sharing a
+    subexpression with it (common-subexpression elimination): None, so that the in-memory
+    path's own plan decides.
+    """
+    outcome = rows.select(rule.alias(name)).collect(engine="in-memory").to_series()
+    if len(outcome) == height:
+        return outcome
+    beside_rows = rows.with_columns(rule.alias(name)).select(name)
+    try:
+        return beside_rows.collect(engine="in-memory").to_series()
+    except pl.exceptions.PolarsError:
+        return None if len(outcome) == 1 else _Refused(beside_rows)
+
+
+def _is_key_uniqueness(expr: pl.Expr, key: Sequence[str]) -> bool:
+    """Whether `expr` is Dataframely's primary-key rule, which `_repeated_keys` evaluates.
+
+    Compared with Polars' own `meta.eq`, not read from a serialized form: a Dataframely that
+    checked the key another way would have its rule evaluated over the whole frame.
+    """
+    return bool(key) and expr.meta.eq(pl.struct(list(key)).is_unique())
+
+
+def _in_memory_split(
+    info: SchemaInfo, source: Path, rules: Mapping[str, pl.Expr], *, without_rows: bool = True
+) -> tuple[pl.LazyFrame, Failures]:
+    """The in-memory path's split of the staged rows, for rules the streamed split cannot run.
+
+    A rule Polars cannot plan over the frame's columns, or whose result is no `Boolean`, is
+    refused by the in-memory path whatever the rows hold; so `without_rows`, zero rows of the
+    same columns are split first, which raises its error without reading a row. Where zero
+    rows could decide otherwise than the rows (a rule whose value depends on how many rows
+    there are fails over zero rows but plans), or raise nothing, and for a rule only the rows
+    decide (one value that is no scalar), the staged rows themselves are split in memory.
+    """
+    staged = scan_staged(source).select(list(info.columns))
+    empty = staged.clear().collect()
+    if without_rows and _decided_without_rows(empty, rules):
+        split_rows(info, empty)  # raises the in-memory path's error
+    split = split_rows(info, staged)
+    return split.result.lazy(), Failures.from_failure_info(info, split.failure)
+
+
+def _decided_without_rows(empty: pl.DataFrame, rules: Mapping[str, pl.Expr]) -> bool:
+    """Whether the rules evaluate over `empty` as over any rows: they cannot be planned, or
+    they evaluate (so only their dtypes can refuse them, as over any rows)."""
+    plan = empty.lazy().with_columns(**rules)
+    try:
+        plan.collect_schema()
+    except pl.exceptions.PolarsError:
+        return True
+    try:
+        plan.collect()
+    except pl.exceptions.PolarsError:
+        return False
+    return True
 
 
 ROWS_PER_WINDOW_PART = 4_000_000
@@ -326,31 +636,40 @@ _MAX_WINDOW_PARTS = 16
 passes cost more than the smaller groups save."""
 
 
-def _window_parts(rows: pl.LazyFrame) -> int:
-    """How many hash parts a window rule over the staged `rows` is evaluated in."""
-    count: int = rows.select(pl.len()).collect().item()
-    return min(_MAX_WINDOW_PARTS, max(1, math.ceil(count / ROWS_PER_WINDOW_PART)))
+def _window_parts(height: int) -> int:
+    """How many hash parts a window rule over `height` staged rows is evaluated in."""
+    return min(_MAX_WINDOW_PARTS, max(1, math.ceil(height / ROWS_PER_WINDOW_PART)))
 
 
-def _failed_by_parts(rows: pl.LazyFrame, keys: list[str], expr: pl.Expr, parts: int) -> pl.Series:
+def _failed_by_parts(
+    rows: pl.LazyFrame, keys: list[str], rule: pl.Expr, parts: int
+) -> pl.Series | None:
     """The positions of the rows a window rule fails, over hash parts of its window's `keys`.
 
     The columns the rule reads are read once, with each row's part; the rule then runs over one
     part's rows at a time, so only that part's groups are in memory. Equal keys hash equal, so
     each group's rows all fall in one part, in their own order, and the rule gives each of them
-    what it gives over the whole frame.
+    what it gives over the whole frame. None when a part's result is not one value per row
+    (the rule reaches past its groups after all) or an error: the rule then runs over the
+    whole frame, which broadcasts or refuses it as the in-memory path does.
     """
     part = (pl.struct(keys).hash() % parts).cast(pl.UInt8).alias(_PART)
-    read = rows.select(part, *dict.fromkeys(expr.meta.root_names())).collect(engine="streaming")
+    read = rows.select(part, *dict.fromkeys(rule.meta.root_names())).collect(engine="streaming")
     failed = []
     for index in range(parts):
         in_part = read.get_column(_PART) == index
-        outcome = read.filter(in_part).select(expr.fill_null(True)).to_series()
+        part_rows = read.filter(in_part)
+        try:
+            outcome = part_rows.select(rule).to_series()
+        except pl.exceptions.PolarsError:
+            return None
+        if len(outcome) != part_rows.height or outcome.dtype != pl.Boolean:
+            return None
         failed.append(in_part.arg_true().filter(~outcome))
     return pl.concat(failed).sort().cast(pl.UInt32)
 
 
-def _repeated_keys(rows: pl.LazyFrame, key: list[str], expr: pl.Expr) -> pl.Series:
+def _repeated_keys(rows: pl.LazyFrame, key: list[str], rule: pl.Expr) -> pl.Series:
     """The positions of rows whose primary key another row has, exactly, from key hashes.
 
     Equal keys hash equal, so every row of a repeated key is among the rows whose hash repeats;
@@ -371,7 +690,7 @@ def _repeated_keys(rows: pl.LazyFrame, key: list[str], expr: pl.Expr) -> pl.Seri
         .select(_POSITION, *key)
         .collect(engine="streaming")
     )
-    return picked.filter(~expr.fill_null(True)).get_column(_POSITION)
+    return picked.filter(~rule).get_column(_POSITION)
 
 
 def _counts(invalid: pl.DataFrame, rules: list[str]) -> dict[str, int]:
