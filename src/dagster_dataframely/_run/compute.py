@@ -115,8 +115,9 @@ def _start(
     """What the context gives one selected output before the user's function runs.
 
     A range that cannot be stored or split per partition is refused, the quarantine key is
-    checked and the writer made first, so a refused run calls nothing. A streaming output
-    stages its rows where its IO manager sinks a `LazyFrame`; elsewhere it is collected.
+    checked and the writer made first, so a refused run calls nothing. Where its IO manager
+    sinks a `LazyFrame`, a streaming output stages its rows, and an output whose values stay
+    out of the event log hands the manager its valid rows as one (`hands_lazy_table`).
     """
     if span is not None:
         span.check(output)
@@ -126,7 +127,7 @@ def _start(
         writer = writer_for(context, output.key, step.partitions_def)
         initial = initial_writer_for(context, output.key, writer)
     partition = partition_key(context) if step.partitions_def is not None else None
-    streams = output.settings.streaming and sinks_lazy_table(step_context, output.key)
+    lazy = output.hands_lazy_table and sinks_lazy_table(step_context, output.key)
     return OutputRun(
         output,
         partition,
@@ -135,5 +136,6 @@ def _start(
         history=read_history(context, output.key, partition, output.settings.policy),
         initial_writer=initial,
         fit_table=table_fit_for(context, output.key),
-        staging=staging if streams else None,
+        staging=staging if lazy and output.settings.streaming else None,
+        lazy_table=lazy,
     )

@@ -29,8 +29,9 @@ from dagster_dataframely._upstream import (
 from dagster_dataframely.errors import QuarantineFrameTypeError, QuarantineIOManagerError
 
 from .duckdb_tables import fitting, transactional
-from .manager_metadata import shown_manager_metadata
+from .manager_metadata import shown_manager_metadata, written_dtypes
 from .staged_writes import staged
+from .write_errors import shown_write_failure
 
 
 class QuarantineAwareIOManager(NestedResourceFactory):
@@ -249,16 +250,20 @@ class QuarantineRouter(dg.IOManager):
     ) -> Mapping[str, Any]:
         """Write with `writer` (one of `target`'s), copy its metadata onto `context`, return it.
 
-        The metadata of a validated output keeps only the values its settings let it show.
+        The metadata of a validated output keeps only the values its settings let it show, and
+        so does the error of a write that failed (`shown_write_failure`).
         """
         forwarded = target.forward(context, clear_logged_metadata=True)
-        try:
+        written = context.asset_key.to_user_string() if context.has_asset_key else context.name
+        with shown_write_failure(
+            context.definition_metadata,
+            asset=written,
+            manager=target.name,
+            note=f"The write went through {target.name}.",
+        ):
             write_through(writer, forwarded, obj)
-        except Exception as error:
-            error.add_note(f"The write went through {target.name}.")
-            raise
         logged = shown_manager_metadata(
-            forwarded.get_logged_metadata(), context.definition_metadata
+            forwarded.get_logged_metadata(), context.definition_metadata, written_dtypes(obj)
         )
         if logged:
             context.add_output_metadata(logged)
