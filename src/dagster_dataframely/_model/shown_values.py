@@ -111,7 +111,7 @@ def _without_categories(dtype: pl.DataType) -> pl.DataType:
     if isinstance(dtype, pl.List):
         return pl.List(_without_categories(_instance(dtype.inner)))
     if isinstance(dtype, pl.Array):
-        return pl.Array(_without_categories(_instance(dtype.inner)), dtype.size)
+        return pl.Array(_without_categories(_instance(dtype.inner)), dtype.shape[0])
     if isinstance(dtype, pl.Struct):
         return pl.Struct(
             {field.name: _without_categories(_instance(field.dtype)) for field in dtype.fields}

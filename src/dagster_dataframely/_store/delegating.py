@@ -97,6 +97,11 @@ def delegating_writer(
         A path-based IO manager cannot hold the asset or partition key as a path as it is.
     ConcurrentRunError
         Another run is writing the same partition of the asset.
+    StorageWriteError
+        From the writer, when the IO manager fails to write the rows of an output of `dd.asset`,
+        `dd.multi_asset` or `dd.collection_asset` whose settings hide values (a sensitive
+        column, or `row_sample=0`): its error, whose message may quote one, is left out. Any
+        other failure is the manager's own error, with a note.
     """
     key_given = coerce_asset_key(asset_key) if asset_key is not None else None
     handle = table_output(context, key_given)

@@ -42,7 +42,7 @@ class QuarantineAwareIOManager(NestedResourceFactory):
     but for an output of `dd.asset`, `dd.multi_asset` or `dd.collection_asset`: there, the
     metadata holding values (dagster-polars' `table` and `stats`) is dropped when `row_sample`
     is 0, and otherwise loses the sensitive columns and has its cells cut, as the package's own
-    samples do.
+    samples do; the column types it records show a sensitive column's without categories.
     A quarantine goes to `quarantine_io_manager` when set, else to `io_manager`, and the table's
     `dataframely/quarantine_address` becomes the location written (a path, a URI, or a
     `schema.table`, never with credentials) instead of the asset key. A key is a quarantine only
@@ -87,6 +87,9 @@ class QuarantineAwareIOManager(NestedResourceFactory):
         `pl.DataFrame`, is itself a `QuarantineAwareIOManager`, or cannot be staged.
     CredentialsInUrlError
         A manager's configuration holds a URL with a user name or password in it.
+    StorageWriteError
+        A write failed for an output whose settings hide values (a sensitive column, or
+        `row_sample=0`): the manager's own error, whose message may quote a value, is left out.
 
     Examples
     --------
