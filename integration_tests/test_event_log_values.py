@@ -20,6 +20,8 @@ import pytest
 from dagster._serdes import serialize_value
 from dagster_duckdb_polars import DuckDBPolarsIOManager
 from dagster_polars import PolarsParquetIOManager
+from hypothesis import HealthCheck, given, settings
+from polars.testing.parametric import dataframes
 
 import dagster_dataframely as dd
 from dagster_dataframely._model.shown_values import CELL_LIMIT
@@ -327,6 +329,30 @@ def test_the_table_a_bare_manager_sinks_is_the_file_it_writes_from_a_data_frame(
     assert not set(MANAGER_VALUE_KEYS) & set(without.metadata)
     assert without.metadata["dagster/row_count"].value == 3  # the package's own count
     assert _found(entries, EVERY_VALUE) == []
+
+
+EAGER = dg.DagsterType(lambda _, value: True, name="Eager", typing_type=pl.DataFrame)
+LAZY = dg.DagsterType(lambda _, value: True, name="Lazy", typing_type=pl.LazyFrame)
+
+
+@settings(
+    max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(dataframes(max_size=30, excluded_dtypes=[pl.Object]))
+def test_the_manager_writes_the_same_file_from_the_rows_and_from_a_lazy_frame_over_them(
+    tmp_path: Path, frame: pl.DataFrame
+) -> None:
+    """The two hand-offs are two paths to one file: compared on generated frames of every dtype."""
+    managers = {"eager": _parquet(tmp_path / "eager"), "lazy": _parquet(tmp_path / "lazy")}
+    with dg.build_resources(managers) as resources:
+        eager = dg.build_output_context(asset_key=dg.AssetKey("t"), dagster_type=EAGER)
+        resources.eager.handle_output(eager, frame)
+        lazy = dg.build_output_context(asset_key=dg.AssetKey("t"), dagster_type=LAZY)
+        resources.lazy.handle_output(lazy, frame.lazy())
+    written = [(tmp_path / name / "warehouse" / "t.parquet").read_bytes() for name in managers]
+    assert written[0] == written[1]
+    # Of a LazyFrame the manager records its path and the column types, and no row.
+    assert set(lazy.get_logged_metadata()) == {"path", "dagster/column_schema"}
 
 
 # A dtype's text: an Enum prints its categories, which are the values of its column.
