@@ -10,6 +10,7 @@ the demo again adds runs instead of deleting the ones the UI showed.
 """
 
 import importlib
+import logging
 import subprocess
 from collections.abc import Iterator
 from pathlib import Path
@@ -144,6 +145,14 @@ def test_the_demo_adds_its_runs_to_the_history_the_ui_shows(
             and not event.dagster_event.event_specific_data.passed
         }
         assert "dy_rule__primary_key" in failing_checks
+        # The demo uses the setup the docs recommend, and no run of it warns of anything.
+        warnings = [
+            entry.user_message
+            for record in records
+            for entry in instance.all_logs(record.dagster_run.run_id)
+            if entry.level >= logging.WARNING
+        ]
+        assert warnings == []
     printed = capsys.readouterr().out
     assert printed.index("order_book/orders") < printed.index("order_book/lines")
     assert "dy_filter__every_line_has_an_order" in printed

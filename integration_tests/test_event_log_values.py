@@ -3,9 +3,9 @@
 Every entry of each run's stored event log (events, their metadata, every log line at every
 level) is scanned for the rows' values, through dagster-polars' `PolarsParquetIOManager` and
 dagster-duckdb-polars' `DuckDBPolarsIOManager`, bare and inside `QuarantineAwareIOManager`.
-A bare dagster-polars manager records its own `table` and `stats` on the materialization,
-which the package cannot filter: there the scan checks that those two keys are the only place
-a value appears, and that the run says so once.
+A bare dagster-polars manager records its own `table` and `stats` of a `DataFrame`; an output
+that hides values hands it a `LazyFrame` instead, of which it records only the path and the
+column types, so no exemption is left: the scan covers every entry of every manager.
 """
 
 import logging
@@ -20,6 +20,8 @@ import pytest
 from dagster._serdes import serialize_value
 from dagster_duckdb_polars import DuckDBPolarsIOManager
 from dagster_polars import PolarsParquetIOManager
+from hypothesis import HealthCheck, given, settings
+from polars.testing.parametric import dataframes
 
 import dagster_dataframely as dd
 from dagster_dataframely._model.shown_values import CELL_LIMIT
@@ -29,7 +31,7 @@ from .conftest import QUIET, shared_instance
 pytestmark = pytest.mark.integration
 
 MANAGER_VALUE_KEYS = ("table", "stats")
-"""What a bare dagster-polars manager records that holds values, and the package cannot drop."""
+"""What a bare dagster-polars manager records of a `DataFrame` that holds values."""
 
 
 class People(dy.Schema):
@@ -83,21 +85,25 @@ MANAGERS: dict[str, Callable[[Path], Any]] = {
     ),
     "wrapped duckdb": lambda root: dd.QuarantineAwareIOManager(io_manager=_duckdb(root)),
 }
-BARE_DAGSTER_POLARS = {"parquet"}
 
 
 def _run(
-    root: Path, manager: str, frame: pl.DataFrame = PEOPLE, **settings: Any
+    root: Path,
+    manager: str,
+    frame: pl.DataFrame = PEOPLE,
+    *,
+    schema: type[dy.Schema] = People,
+    **settings: Any,
 ) -> tuple[dg.ExecuteInProcessResult, list[dg.EventLogEntry]]:
     """One run of `people` (and its quarantine spec), and its event log as stored."""
 
-    @dd.asset(People, **{"quarantine": True, **settings})
+    @dd.asset(schema, name="people", **{"quarantine": True, **settings})
     def people() -> pl.DataFrame:
         return frame
 
     assets: list[Any] = [people]
     if settings.get("quarantine", True):
-        assets.append(dd.quarantine_spec(People, people))  # its writes become observations
+        assets.append(dd.quarantine_spec(schema, people))  # its writes become observations
     instance = shared_instance()
     result = dg.materialize(
         assets,
@@ -110,7 +116,7 @@ def _run(
 
 
 def _without_manager_values(entry: dg.EventLogEntry) -> Iterable[str]:
-    """The entry as stored, but for the bare manager's `table` and `stats` (see the module)."""
+    """The entry as stored, but for a manager's `table` and `stats` (for a size bound alone)."""
     event = entry.dagster_event
     data = event.event_specific_data if event is not None else None
     metadata = getattr(getattr(data, "materialization", data), "metadata", None)
@@ -121,12 +127,9 @@ def _without_manager_values(entry: dg.EventLogEntry) -> Iterable[str]:
     yield from (serialize_value(v) for k, v in metadata.items() if k not in MANAGER_VALUE_KEYS)
 
 
-def _found(entries: list[dg.EventLogEntry], values: Iterable[str], manager: str) -> list[str]:
-    """Each value found anywhere in the log, except in what a bare dagster-polars manager adds."""
-    if manager in BARE_DAGSTER_POLARS:
-        texts = [text for entry in entries for text in _without_manager_values(entry)]
-    else:
-        texts = [serialize_value(entry) for entry in entries]
+def _found(entries: list[dg.EventLogEntry], values: Iterable[str]) -> list[str]:
+    """Each value found anywhere in the log: every entry as the instance stores it."""
+    texts = [serialize_value(entry) for entry in entries]
     return sorted({value for value in values for text in texts if value in text})
 
 
@@ -147,17 +150,6 @@ def _stored(root: Path, manager: str, name: str) -> pl.DataFrame:
     return pl.read_parquet(root / "warehouse" / f"{name}.parquet").sort("person_id")
 
 
-def _assert_manager_named_once(entries: list[dg.EventLogEntry], manager: str) -> None:
-    """A bare dagster-polars manager gets exactly one warning naming its keys and the remedy."""
-    warnings = _warnings(entries)
-    if manager not in BARE_DAGSTER_POLARS:
-        assert warnings == []
-        return
-    (warning,) = warnings
-    assert "PolarsParquetIOManager records `table` (its first rows), `stats`" in warning
-    assert "dd.QuarantineAwareIOManager(io_manager=...)" in warning
-
-
 SAMPLES_OFF = {"row_sample": 0, "max_failure_samples": 0, "statistics": False}
 
 
@@ -176,8 +168,8 @@ def test_with_samples_off_no_value_of_a_row_reaches_the_event_log(
     } <= kinds
     if "parquet" in manager:  # the manager's own "Writing file at" line
         assert any(e.level == logging.DEBUG and not e.is_dagster_event for e in entries)
-    assert _found(entries, EVERY_VALUE, manager) == []
-    _assert_manager_named_once(entries, manager)
+    assert _found(entries, EVERY_VALUE) == []
+    assert _warnings(entries) == []  # every manager here is kept from showing a value
     # Every row is stored, with every value.
     stored = _stored(tmp_path, manager, "people")
     assert stored["salary"].to_list() == [918_273_645, 746_352_819]
@@ -185,13 +177,26 @@ def test_with_samples_off_no_value_of_a_row_reaches_the_event_log(
     assert quarantined["email"].to_list() == ["bob-at-private", "cy@private.example"]
 
 
-def test_a_bare_dagster_polars_manager_still_records_the_values_it_is_named_for(
+def test_a_bare_dagster_polars_manager_still_records_its_previews_where_nothing_is_hidden(
     tmp_path: Path,
 ) -> None:
-    """The scan above is not blind: the values are in the manager's own two keys."""
-    _, entries = _run(tmp_path, "parquet", **SAMPLES_OFF)
-    everything = [serialize_value(entry) for entry in entries]
-    assert any("ann@private.example" in text for text in everything)
+    """The scan is not blind: an output that hides nothing hands the manager a `DataFrame`."""
+
+    class Places(dy.Schema):
+        person_id = dy.String(primary_key=True)
+        city = dy.String()
+
+    @dd.asset(Places)
+    def places() -> pl.DataFrame:
+        return PEOPLE.select("person_id", "city")
+
+    instance = shared_instance()
+    result = dg.materialize(
+        [places], resources={"io_manager": _parquet(tmp_path)}, run_config=QUIET, instance=instance
+    )
+    (materialization,) = result.asset_materializations_for_node("places")
+    assert set(MANAGER_VALUE_KEYS) <= set(materialization.metadata)
+    assert _found(list(instance.all_logs(result.run_id)), ["Trondheim"]) == ["Trondheim"]
 
 
 @pytest.mark.parametrize(
@@ -215,7 +220,7 @@ def test_a_failed_run_with_samples_off_shows_no_value_either(
     assert failure.error is not None
     assert failure.error.cause is not None
     assert failure.error.cause.cls_name == error
-    assert _found(entries, EVERY_VALUE, manager) == []
+    assert _found(entries, EVERY_VALUE) == []
 
 
 @pytest.mark.parametrize("manager", list(MANAGERS))
@@ -224,10 +229,10 @@ def test_a_sensitive_column_reaches_no_event_and_the_stored_rows_keep_it(
 ) -> None:
     result, entries = _run(tmp_path, manager)  # samples and statistics on
     assert result.success
-    assert _found(entries, SENSITIVE, manager) == []
-    _assert_manager_named_once(entries, manager)
+    assert _found(entries, SENSITIVE) == []
+    assert _warnings(entries) == []
     # The samples still show the other columns.
-    assert _found(entries, ["pid-alpha", "Trondheim"], manager) == ["Trondheim", "pid-alpha"]
+    assert _found(entries, ["pid-alpha", "Trondheim"]) == ["Trondheim", "pid-alpha"]
     assert _stored(tmp_path, manager, "people")["email"].to_list() == [
         "ann@private.example",
         "dee@private.example",
@@ -238,15 +243,15 @@ def test_a_sensitive_column_reaches_no_event_and_the_stored_rows_keep_it(
     ]
 
 
-@pytest.mark.parametrize("manager", ["wrapped parquet", "duckdb"])
+@pytest.mark.parametrize("manager", ["wrapped parquet", "duckdb", "parquet"])
 def test_with_samples_off_and_statistics_on_only_numbers_of_unmarked_columns_show(
     tmp_path: Path, manager: str
 ) -> None:
     """The statistics show min, median and max of an unmarked numeric column, and nothing else."""
     result, entries = _run(tmp_path, manager, row_sample=0, max_failure_samples=0)
     assert result.success
-    assert _found(entries, [*TEXT_VALUES, *SENSITIVE], manager) == []
-    assert _found(entries, _texts("age"), manager) == ["141421356", "314159265"]
+    assert _found(entries, [*TEXT_VALUES, *SENSITIVE]) == []
+    assert _found(entries, _texts("age")) == ["141421356", "314159265"]
 
 
 class Blobs(dy.Schema):
@@ -293,3 +298,218 @@ def test_huge_cells_leave_every_event_under_the_bound_and_the_counts_exact(
         for key in MANAGER_VALUE_KEYS:
             cells = [c for r in metadata[key].value.records for c in r.data.values()]
             assert max(len(str(cell)) for cell in cells) <= CELL_LIMIT + 40, key
+
+
+# The stored file: a `LazyFrame` handed to the manager writes the same bytes as a `DataFrame`.
+
+
+class Places(dy.Schema):
+    person_id = dy.String(primary_key=True)
+    city = dy.String()
+    age = dy.Int64(min=0)
+
+
+def test_the_table_a_bare_manager_sinks_is_the_file_it_writes_from_a_data_frame(
+    tmp_path: Path,
+) -> None:
+    """With the samples off the manager is handed a `LazyFrame`: same file, no preview."""
+    frame = PEOPLE.select("person_id", "city", "age")
+    eager, _ = _run(tmp_path / "eager", "parquet", frame, schema=Places)
+    lazy, entries = _run(tmp_path / "lazy", "parquet", frame, schema=Places, **SAMPLES_OFF)
+    written = [tmp_path / run / "warehouse" / "people.parquet" for run in ("eager", "lazy")]
+    assert written[0].read_bytes() == written[1].read_bytes()
+    assert pl.read_parquet(written[1])["person_id"].to_list() == [
+        "pid-alpha",
+        "pid-beta",
+        "pid-delta",
+    ]
+    (with_previews,) = eager.asset_materializations_for_node("people")
+    assert set(MANAGER_VALUE_KEYS) <= set(with_previews.metadata)
+    (without,) = lazy.asset_materializations_for_node("people")
+    assert not set(MANAGER_VALUE_KEYS) & set(without.metadata)
+    assert without.metadata["dagster/row_count"].value == 3  # the package's own count
+    assert _found(entries, EVERY_VALUE) == []
+
+
+EAGER = dg.DagsterType(lambda _, value: True, name="Eager", typing_type=pl.DataFrame)
+LAZY = dg.DagsterType(lambda _, value: True, name="Lazy", typing_type=pl.LazyFrame)
+
+
+@settings(
+    max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(dataframes(max_size=30, excluded_dtypes=[pl.Object]))
+def test_the_manager_writes_the_same_file_from_the_rows_and_from_a_lazy_frame_over_them(
+    tmp_path: Path, frame: pl.DataFrame
+) -> None:
+    """The two hand-offs are two paths to one file: compared on generated frames of every dtype."""
+    managers = {"eager": _parquet(tmp_path / "eager"), "lazy": _parquet(tmp_path / "lazy")}
+    with dg.build_resources(managers) as resources:
+        eager = dg.build_output_context(asset_key=dg.AssetKey("t"), dagster_type=EAGER)
+        resources.eager.handle_output(eager, frame)
+        lazy = dg.build_output_context(asset_key=dg.AssetKey("t"), dagster_type=LAZY)
+        resources.lazy.handle_output(lazy, frame.lazy())
+    written = [(tmp_path / name / "warehouse" / "t.parquet").read_bytes() for name in managers]
+    assert written[0] == written[1]
+    # Of a LazyFrame the manager records its path and the column types, and no row.
+    assert set(lazy.get_logged_metadata()) == {"path", "dagster/column_schema"}
+
+
+# A dtype's text: an Enum prints its categories, which are the values of its column.
+
+EMAILS = _texts("email")
+
+
+@pytest.mark.parametrize(
+    ("dtype", "shown"),
+    [(pl.Enum(EMAILS), "Enum(categories=[sensitive])"), (pl.Categorical(), "Categorical")],
+    ids=["enum", "categorical"],
+)
+@pytest.mark.parametrize("manager", ["parquet", "duckdb", "wrapped parquet"])
+def test_a_sensitive_column_failing_the_column_gate_shows_no_category(
+    tmp_path: Path, manager: str, dtype: pl.DataType, shown: str
+) -> None:
+    frame = PEOPLE.with_columns(pl.col("email").cast(dtype))
+    result, entries = _run(tmp_path, manager, frame)
+    cause = _cause(result)
+    assert cause.cls_name == "ColumnSchemaError"
+    assert f"'email': expected String, actual {shown}" in cause.message
+    assert _found(entries, SENSITIVE) == []
+
+
+TIERS = ["tier-gold-ann", "tier-lead-bob", "tier-none-cy"]
+
+
+class Tiers(dy.Schema):
+    person_id = dy.String(primary_key=True)
+    tier = dy.Enum(TIERS, metadata={"pii": True})
+    age = dy.Int64(min=0)
+
+
+TIERED = PEOPLE.select(
+    "person_id", pl.Series("tier", [*TIERS, TIERS[0]], dtype=pl.Enum(TIERS)), "age"
+)
+"""Rows 1, 2 and 4 valid; row 3 (a negative age) quarantined."""
+
+
+@pytest.mark.parametrize("manager", ["wrapped parquet", "wrapped duckdb"])
+def test_through_the_wrapper_a_sensitive_enums_categories_reach_no_event(
+    tmp_path: Path, manager: str
+) -> None:
+    result, entries = _run(tmp_path, manager, TIERED, schema=Tiers)
+    assert result.success
+    assert _found(entries, TIERS) == []
+    assert _warnings(entries) == []
+    (materialization,) = result.asset_materializations_for_node("people")
+    tab = {c.name: c.type for c in materialization.metadata["dagster/column_schema"].value.columns}
+    assert tab["tier"] == "Enum(categories=[sensitive])"
+    assert _stored(tmp_path, manager, "people")["tier"].cast(pl.String).to_list() == [
+        TIERS[0],
+        TIERS[1],
+        TIERS[0],
+    ]
+
+
+@pytest.mark.parametrize(
+    ("manager", "key"), [("parquet", "dagster/column_schema"), ("duckdb", "dataframe_columns")]
+)
+def test_a_bare_manager_recording_a_sensitive_enums_type_is_named_once(
+    tmp_path: Path, manager: str, key: str
+) -> None:
+    """The one thing a bare manager can still show: the column types it records as text."""
+    result, entries = _run(tmp_path, manager, TIERED, schema=Tiers)
+    assert result.success
+    (warning,) = _warnings(entries)
+    assert f"`{key}` (the column types, whose text shows the categories of 'tier')" in warning
+    assert "dd.QuarantineAwareIOManager(io_manager=...)" in warning
+    # That key is where they are, and the only place.
+    assert _found(entries, TIERS) == TIERS
+    without_it = [_without_key(entry, key) for entry in entries]
+    assert not [tier for tier in TIERS for text in without_it if tier in text]
+
+
+def _without_key(entry: dg.EventLogEntry, key: str) -> str:
+    """The entry as stored, its event's metadata without `key`, when it has metadata."""
+    event = entry.dagster_event
+    data = event.event_specific_data if event is not None else None
+    metadata = getattr(getattr(data, "materialization", data), "metadata", None)
+    if not metadata or key not in metadata:
+        return serialize_value(entry)
+    return entry.user_message + serialize_value({k: v for k, v in metadata.items() if k != key})
+
+
+def _cause(result: dg.ExecuteInProcessResult) -> Any:
+    """The error `people`'s step raised, as the event log stores it (Dagster's wraps it)."""
+    failure = result.failure_data_for_node("people")
+    assert failure is not None
+    assert failure.error is not None
+    assert failure.error.cause is not None
+    return failure.error.cause
+
+
+# The package's own DuckDB quarantine write, failing on a column whose dtype changed.
+
+
+class CodesBefore(dy.Schema):
+    person_id = dy.String(primary_key=True)
+    code = dy.Int64(min=0)
+
+
+class CodesAfter(dy.Schema):
+    person_id = dy.String(primary_key=True)
+    code = dy.String(min_length=12)
+
+
+class SensitiveCodesBefore(CodesBefore):
+    code = dy.Int64(min=0, metadata={"pii": True})
+
+
+class SensitiveCodesAfter(CodesAfter):
+    code = dy.String(min_length=12, metadata={"pii": True})
+
+
+BEFORE = pl.DataFrame({"person_id": ["pid-a", "pid-b"], "code": [7, -5]})
+AFTER = pl.DataFrame({"person_id": ["pid-c", "pid-d"], "code": ["code-long-enough", "zq-short"]})
+"""`code` became a text: the quarantine's stored `code` is BIGINT, its new row 'zq-short'."""
+
+
+@pytest.mark.parametrize("manager", ["duckdb", "wrapped duckdb"])
+@pytest.mark.parametrize(
+    ("schemas", "settings"),
+    [((SensitiveCodesBefore, SensitiveCodesAfter), {}), ((CodesBefore, CodesAfter), SAMPLES_OFF)],
+    ids=["sensitive column", "samples off"],
+)
+def test_a_failed_duckdb_quarantine_write_shows_no_value_it_hides(
+    tmp_path: Path,
+    manager: str,
+    schemas: tuple[type[dy.Schema], type[dy.Schema]],
+    settings: dict[str, Any],
+) -> None:
+    before, after = schemas
+    first, _ = _run(tmp_path, manager, BEFORE, schema=before, **settings)
+    assert first.success
+    result, entries = _run(tmp_path, manager, AFTER, schema=after, **settings)
+    cause = _cause(result)
+    assert cause.cls_name == "StorageWriteError"
+    assert "ConversionException" in cause.message
+    assert "could not write the quarantine 'people_quarantine'" in cause.message
+    # DuckDB's own error is left out, with its message.
+    assert cause.cause is None
+    assert cause.context is None
+    assert _found(entries, ["zq-short", "code-long-enough"]) == []
+    # The write failed as a whole: the quarantine and the table keep the first run's rows.
+    assert _stored(tmp_path, manager, "people_quarantine")["code"].to_list() == [-5]
+    assert _stored(tmp_path, manager, "people")["code"].to_list() == [7]
+
+
+def test_with_samples_on_and_nothing_sensitive_the_managers_error_is_shown_whole(
+    tmp_path: Path,
+) -> None:
+    """Where the settings hide no value, the user sees DuckDB's own error, value included."""
+    first, _ = _run(tmp_path, "duckdb", BEFORE, schema=CodesBefore)
+    assert first.success
+    result, entries = _run(tmp_path, "duckdb", AFTER, schema=CodesAfter)
+    cause = _cause(result)
+    assert cause.cls_name == "ConversionException"
+    assert "zq-short" in cause.message
+    assert _found(entries, ["zq-short"]) == ["zq-short"]

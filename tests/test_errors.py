@@ -52,6 +52,7 @@ from dagster_dataframely.errors import (
     SensitiveMarkError,
     StagedWriteError,
     StorageRefusedError,
+    StorageWriteError,
     StreamingStagingError,
     ThresholdExceededError,
     ThresholdNotApplicableError,
@@ -596,6 +597,28 @@ CASES = [
         fragments=("orders_quarantine", "pl.DataFrame", "got dict", "delegating_writer"),
     ),
     Case(
+        StorageWriteError,
+        (
+            "people_quarantine",
+            "DbIOManager",
+            "_duckdb.ConversionException",
+            "the asset marks 'email' sensitive",
+        ),
+        attributes={
+            "asset": "people_quarantine",
+            "manager": "DbIOManager",
+            "error_type": "_duckdb.ConversionException",
+            "reason": "the asset marks 'email' sensitive",
+        },
+        fragments=(
+            "DbIOManager could not write 'people_quarantine'",
+            "raised _duckdb.ConversionException",
+            "left out of the event log",
+            "the asset marks 'email' sensitive",
+            "compare the stored table with the frame",
+        ),
+    ),
+    Case(
         NoRunningStepError,
         ("delegating_writer",),
         attributes={"function": "delegating_writer"},
@@ -746,6 +769,11 @@ SIGNATURES: dict[type[DagsterDataframelyError], list[tuple[str, Any, Any]]] = {
         (name, POS, inspect.Parameter.empty) for name in ("asset", "value_type")
     ],
     NoRunningStepError: [("function", POS, inspect.Parameter.empty)],
+    # Not in the reference: a failed write whose message may hold hidden values (issue 36).
+    StorageWriteError: [
+        (name, POS, inspect.Parameter.empty)
+        for name in ("asset", "manager", "error_type", "reason")
+    ],
     # Not in the reference: the common mistakes and the Component's YAML (issue 21).
     UnexpectedArgumentError: [
         (name, POS, inspect.Parameter.empty) for name in ("function", "problem", "fix")
@@ -844,6 +872,7 @@ CATEGORIES: dict[type[DagsterDataframelyError], set[type[DagsterDataframelyError
         PartitionRangeError,
         MissingPartitionExprError,
         StreamingStagingError,
+        StorageWriteError,
     },
 }
 """Each category base and the errors under it; the rest sit under the base class alone."""

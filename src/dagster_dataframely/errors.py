@@ -55,6 +55,7 @@ __all__ = [
     "SensitiveMarkError",
     "StagedWriteError",
     "StorageRefusedError",
+    "StorageWriteError",
     "StreamingStagingError",
     "ThresholdExceededError",
     "ThresholdNotApplicableError",
@@ -1570,6 +1571,41 @@ class QuarantineFrameTypeError(StorageRefusedError, dg.DagsterInvariantViolation
             f"A quarantine write for {asset} must be a pl.DataFrame, got {value_type}. Write "
             f"the quarantine with dd.wiring.delegating_writer, which hands the writer the frame "
             f"dd.wiring.quarantine_frame builds."
+        )
+
+
+class StorageWriteError(StorageRefusedError):
+    """Raised when a write of the package fails for an output whose settings hide values.
+
+    A storage error quotes what it could not write (DuckDB names the value it could not
+    convert), and a step's error reaches the event log whole. So when a quarantine write, or a
+    write through `QuarantineAwareIOManager`, fails for an output with a column marked
+    `metadata={"pii": True}` or with `row_sample=0`, this error replaces the manager's: it names
+    the write, the manager and the error's type, and leaves out its message and its chain.
+
+    Parameters
+    ----------
+    asset
+        The asset key the write was for, as a string (a quarantine's: `<name>_quarantine`).
+    manager
+        The IO manager that failed, by class name.
+    error_type
+        The class of the error it raised, with its module (`_duckdb.ConversionException`).
+    reason
+        Why its message is left out: the sensitive columns, or the samples being off.
+    """
+
+    def __init__(self, asset: str, manager: str, error_type: str, reason: str) -> None:
+        self.asset = asset
+        self.manager = manager
+        self.error_type = error_type
+        self.reason = reason
+        super().__init__(
+            f"{manager} could not write {asset!r}: it raised {error_type}, whose message is "
+            f"left out of the event log because it may quote the rows' values, and {reason}. "
+            f"To find the cause, compare the stored table with the frame (a column whose "
+            f"stored type no longer matches the schema's is the usual cause of a failed "
+            f"insert), or repeat the write outside a run, where the message stays with you."
         )
 
 

@@ -13,7 +13,13 @@ import dagster_dataframely as dd
 from dagster_dataframely import errors
 from dagster_dataframely._model.schema import read_schema
 from dagster_dataframely._model.settings import resolve_settings
-from dagster_dataframely._model.shown_values import CELL_LIMIT, ShownValues, cut_text
+from dagster_dataframely._model.shown_values import (
+    CELL_LIMIT,
+    ShownValues,
+    cut_text,
+    dtype_text,
+    types_show_values,
+)
 
 
 class People(dy.Schema):
@@ -97,3 +103,105 @@ def test_a_text_is_cut_to_the_limit_with_its_whole_length(text: str) -> None:
         assert shown == text
     else:
         assert shown == f"{text[:CELL_LIMIT]}…[cut: {len(text)} characters]"
+
+
+# A dtype's text holds values: an Enum prints its categories, which are its column's values.
+
+MARK = "zq"
+"""Every generated category and Categories name starts with it; no dtype's own text holds it."""
+
+_LEAVES = st.one_of(
+    st.sampled_from(
+        [pl.Int64(), pl.String(), pl.Boolean(), pl.Date(), pl.Datetime("us", "UTC"), pl.Null()]
+    ),
+    st.just(pl.Categorical()),
+    st.lists(st.text(max_size=6).map(MARK.__add__), min_size=1, max_size=4, unique=True).map(
+        pl.Enum
+    ),
+    st.text("abc", min_size=1, max_size=4).map(
+        lambda name: pl.Categorical(pl.Categories(MARK + name))
+    ),
+)
+DTYPES = st.recursive(
+    _LEAVES,
+    lambda inner: st.one_of(
+        inner.map(pl.List),
+        st.tuples(inner, st.integers(1, 3)).map(lambda pair: pl.Array(*pair)),
+        st.dictionaries(st.sampled_from(["a", "b", "c"]), inner, min_size=1).map(pl.Struct),
+    ),
+    max_leaves=6,
+)
+
+
+@given(DTYPES)
+def test_a_sensitive_columns_dtype_shows_no_category_and_anothers_is_polars_text(
+    dtype: pl.DataType,
+) -> None:
+    shown = dtype_text(dtype, sensitive=True)
+    assert MARK not in shown
+    assert dtype_text(dtype, sensitive=False) == str(dtype)
+    if MARK not in str(dtype):  # nothing to hide: Polars' own text
+        assert shown == str(dtype)
+    # What stays is the dtype's shape: every Enum is there, masked.
+    assert shown.count("Enum(categories=[sensitive])") == str(dtype).count("Enum(")
+
+
+def test_a_masked_dtype_reads_as_its_shape() -> None:
+    tiers = pl.Enum(["gold-ann@example.com", "lead-bob@example.com"])
+    assert dtype_text(tiers, sensitive=True) == "Enum(categories=[sensitive])"
+    nested = pl.Struct({"tier": tiers, "tags": pl.List(pl.Categorical(pl.Categories("crm")))})
+    assert dtype_text(nested, sensitive=True) == (
+        "Struct({'tier': Enum(categories=[sensitive]), 'tags': List(Categorical)})"
+    )
+    assert dtype_text(pl.Array(tiers, (2, 3)), sensitive=True) == (
+        "Array(Enum(categories=[sensitive]), shape=(2, 3))"
+    )
+
+
+@pytest.mark.parametrize(
+    ("column", "shows"),
+    [
+        (dy.Enum(["a", "b"]), True),
+        (dy.List(dy.Enum(["a"])), True),
+        (dy.Struct({"x": dy.Enum(["a"])}), True),
+        (dy.Any(), True),  # it accepts an Enum it did not declare
+        (dy.String(), False),
+        (dy.Categorical(), False),
+        (dy.List(dy.Int64()), False),
+    ],
+    ids=repr,
+)
+def test_which_columns_dtypes_can_print_values(column: dy.Column, shows: bool) -> None:
+    assert types_show_values(column) is shows
+
+
+def test_an_outputs_typed_columns_are_its_sensitive_ones_whose_dtype_can_print_values() -> None:
+    class Tiers(dy.Schema):
+        person_id = dy.String(primary_key=True)
+        tier = dy.Enum(["gold", "lead"], metadata={"pii": True})
+        email = dy.String(metadata={"pii": True})
+        kind = dy.Enum(["a", "b"])
+
+    shown = ShownValues.of(read_schema(Tiers), resolve_settings())
+    assert shown.masked == {"tier", "email"}
+    assert shown.typed == {"tier"}
+
+
+def test_the_columns_tab_masks_a_sensitive_enums_categories_and_shows_anothers() -> None:
+    class Tiers(dy.Schema):
+        person_id = dy.String(primary_key=True)
+        tier = dy.Enum(["gold-ann", "lead-bob"], metadata={"pii": True})
+        kind = dy.Enum(["a", "b"])
+
+    @dd.asset(Tiers, quarantine=True)
+    def tiers() -> pl.DataFrame:
+        return Tiers.create_empty()
+
+    tabs = {
+        "table": tiers.metadata_by_key[tiers.key]["dagster/column_schema"],
+        "quarantine": dd.quarantine_spec(Tiers, tiers).metadata["dagster/column_schema"],
+    }
+    for name, tab in tabs.items():
+        types = {column.name: column.type for column in tab.columns}
+        assert types["tier"] == "Enum(categories=[sensitive])", name
+        assert types["kind"] == "Enum(categories=['a', 'b'])", name

@@ -221,3 +221,69 @@ def test_a_sensitive_column_is_masked_in_a_collection_members_samples() -> None:
     for secret in SECRETS:
         assert secret not in text, secret
     assert sorted(call.quarantine["salary"]) == [-77_777, 42_424]
+
+
+# A dtype's text: an Enum prints its categories, which are the values of its column.
+
+EMAILS = PEOPLE["email"].to_list()
+MASKED_ENUM = "Enum(categories=[sensitive])"
+
+
+@pytest.mark.parametrize(
+    ("dtype", "shown"),
+    [
+        (pl.Enum(EMAILS), MASKED_ENUM),
+        (pl.List(pl.Enum(EMAILS)), f"List({MASKED_ENUM})"),
+        (pl.Struct({"address": pl.Enum(EMAILS)}), f"Struct({{'address': {MASKED_ENUM}}})"),
+    ],
+    ids=["enum", "list of enum", "struct of enum"],
+)
+def test_a_sensitive_column_of_another_dtype_is_named_without_its_categories(
+    dtype: pl.DataType, shown: str
+) -> None:
+    """The column gate's error and check name the dtype, and no value the dtype prints."""
+    email = pl.col("email").cast(pl.Enum(EMAILS))
+    if isinstance(dtype, pl.List):
+        email = pl.concat_list(email)
+    elif isinstance(dtype, pl.Struct):
+        email = pl.struct(email.alias("address"))
+    frame = PEOPLE.with_columns(email.alias("email"))
+    # `city` is not sensitive, and an Enum there keeps its categories in the text.
+    frame = frame.with_columns(pl.col("city").cast(pl.Enum(["Rome", "Oslo", "Oz", "Lima"])))
+    events: list[Any] = []
+    with pytest.raises(errors.ColumnSchemaError) as raised:
+        events.extend(wiring.validation_results(People, frame, valid_key=KEY))
+    (check,) = events
+    problems = {r.data["column"]: r.data for r in check.metadata["dy_schema__errors"].records}
+    assert problems["email"]["actual"] == shown
+    assert problems["city"]["actual"] == "Enum(categories=['Rome', 'Oslo', 'Oz', 'Lima'])"
+    reported = [str(raised.value), _logged(events), repr(raised.value.problems)]
+    for secret in SECRETS:
+        assert not any(secret in text for text in reported), secret
+    assert f"'email': expected String, actual {shown}" in str(raised.value)
+
+
+def test_a_sensitive_column_of_any_dtype_shows_its_enum_masked_in_every_table() -> None:
+    class Tiers(dy.Schema):
+        person_id = dy.String(primary_key=True)
+        tier = dy.Any(metadata={"pii": True})
+        level = dy.Int64(min=0)
+
+    tiers = ["tier-gold-ann", "tier-lead-bob"]
+    frame = pl.DataFrame(
+        {"person_id": ["p-1", "p-2"], "tier": tiers, "level": [1, -1]},
+        schema_overrides={"tier": pl.Enum(tiers)},
+    )
+    writer = Writer()
+    events = _events(Tiers, frame, writer)
+    assert {key.split()[-1] for key in _tables(events)} >= {
+        "dataframely/valid_sample",
+        "dataframely/invalid_sample",
+        "dy_failed_sample",
+    }
+    for key, table in _tables(events).items():
+        types = {column.name: column.type for column in table.schema.columns}
+        assert types.get("tier", MASKED_ENUM) == MASKED_ENUM, key
+    assert not any(tier in _logged(events) for tier in tiers)
+    (quarantined,) = writer.frames
+    assert quarantined["tier"].dtype == pl.Enum(tiers)  # the rows keep their dtype

@@ -146,10 +146,13 @@ def asset(
         `DAGSTER_DATAFRAMELY_STATISTICS` if set, else `True`.
     row_sample
         The materialization metadata has at most this many valid rows, and this many invalid
-        rows; `0` turns both samples off, and has `QuarantineAwareIOManager` drop the rows the
-        IO manager itself records. **A run writes the rows to the Dagster event log**, with
-        only a column marked `metadata={"pii": True}` masked and every cell cut to 256
-        characters. `None` uses `DAGSTER_DATAFRAMELY_ROW_SAMPLE` if set, else `5`.
+        rows; `0` turns both samples off, and keeps the rows out of what the IO manager
+        records too (as a column marked sensitive does for its values): a dagster-polars path
+        manager receives the valid rows as a `pl.LazyFrame`, of which it records no row, and
+        `QuarantineAwareIOManager` drops the rows any manager records. **A run writes the rows
+        to the Dagster event log**, with only a column marked `metadata={"pii": True}` masked
+        and every cell cut to 256 characters. `None` uses `DAGSTER_DATAFRAMELY_ROW_SAMPLE` if
+        set, else `5`.
     streaming
         With `True`, a run validates a returned `pl.LazyFrame` without collecting it: its plan
         runs once into a local staging file, the rules are evaluated in streaming passes over

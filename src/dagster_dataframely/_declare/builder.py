@@ -22,7 +22,7 @@ from dagster_dataframely._run.outcome import Split, decide_each
 from dagster_dataframely._run.returned import collection_members, one_output, output_mapping
 from dagster_dataframely._upstream import with_sibling_checks
 
-from .output import STREAMED_TABLE, Declaration
+from .output import VALID_ROWS, Declaration
 
 
 def build_asset(
@@ -49,7 +49,7 @@ def build_asset(
             **_asset_attributes(declaration.out),
             check_specs=list(check_specs),
             output_required=False,
-            dagster_type=STREAMED_TABLE if output.settings.streaming else None,
+            dagster_type=VALID_ROWS if output.hands_lazy_table else None,
             **_set(op),
         )
 

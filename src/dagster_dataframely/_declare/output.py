@@ -26,17 +26,17 @@ from dagster_dataframely.errors import ClearQuarantineError
 
 from .check_specs import declared_check_specs
 
-STREAMED_TABLE = dg.DagsterType(
+VALID_ROWS = dg.DagsterType(
     lambda _, value: isinstance(value, pl.DataFrame | pl.LazyFrame),
-    name="StreamedTable",
-    description="The valid rows: a LazyFrame an IO manager sinks, or a DataFrame (`streaming`).",
+    name="ValidRows",
+    description="The valid rows: a LazyFrame for a manager that sinks one, else a DataFrame.",
     typing_type=pl.LazyFrame,
 )
-"""The output type of a `streaming=True` output.
+"""The type of an output whose manager may receive a `LazyFrame` (`hands_lazy_table`).
 
 dagster-polars picks sinking a `LazyFrame` over writing a `DataFrame` by the output's type, so
 the type says `LazyFrame`; its check also takes a `DataFrame`, what the output gets from a
-manager that cannot sink (and in a direct call), where the rows are validated in memory.
+manager that cannot sink (and in a direct call).
 """
 
 
@@ -92,13 +92,6 @@ def declare_output(
         description=out.description or own_docstring(info.schema) or description,
         code_version=version if version is not None else info_version(info),
     )
-    resolved = dg.AssetOut.from_spec(
-        spec,
-        dagster_type=STREAMED_TABLE if settings.streaming else out.dagster_type,
-        is_required=out.is_required if is_required is None else is_required,
-        io_manager_key=out.io_manager_key,
-        backfill_policy=out.backfill_policy,
-    )
     validated = ValidatedOutput(
         name=output_name or name,
         key=key,
@@ -106,6 +99,13 @@ def declare_output(
         settings=settings,
         quarantine=given.quarantine,
         clear_quarantine=bool(given.clear_quarantine),
+    )
+    resolved = dg.AssetOut.from_spec(
+        spec,
+        dagster_type=VALID_ROWS if validated.hands_lazy_table else out.dagster_type,
+        is_required=out.is_required if is_required is None else is_required,
+        io_manager_key=out.io_manager_key,
+        backfill_policy=out.backfill_policy,
     )
     specs = declared_check_specs(info, asset=key, settings=settings, partitions_def=partitions_def)
     return Declaration(validated, resolved, tuple(specs))

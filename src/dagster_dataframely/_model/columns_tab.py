@@ -10,6 +10,7 @@ import dataframely as dy
 
 from . import names, render
 from .schema import PRIMARY_KEY_RULE, SchemaInfo, read_schema
+from .shown_values import dtype_text
 from .warning_rules import WARNING_SUFFIX, resolve_warning_rules
 
 
@@ -22,7 +23,8 @@ def table_schema(
     constraints as operator text and its `metadata=` as string tags. The primary key is a table
     constraint: Dataframely checks it as one schema-level rule, so marking each key column unique
     would claim a constraint that nothing checks for a composite key. Each `@dy.rule` is a table
-    constraint beside it, by its rule name.
+    constraint beside it, by its rule name. A column marked `metadata={"pii": True}` shows an
+    `Enum`'s categories as `[sensitive]`, since they are its values.
 
     Parameters
     ----------
@@ -57,7 +59,7 @@ def columns_tab(info: SchemaInfo, warnings: frozenset[str] = frozenset()) -> dg.
     columns = [
         dg.TableColumn(
             name=name,
-            type=str(column.dtype),
+            type=dtype_text(column.dtype, sensitive=name in info.sensitive),
             description=column.description,
             constraints=dg.TableColumnConstraints(
                 nullable=column.nullable,
@@ -176,7 +178,7 @@ def quarantine_table_schema(info: SchemaInfo) -> dg.TableSchema:
     columns = [
         dg.TableColumn(
             name=name,
-            type=str(column.dtype),
+            type=dtype_text(column.dtype, sensitive=name in info.sensitive),
             description=column.description,
             tags=_tags(column),
         )

@@ -127,8 +127,9 @@ def _start(
     A range that cannot be stored or split per partition, or a partition a database manager
     could not find the rows of, is refused, the quarantine key is checked and the writer made
     first, so a refused run calls nothing. The history is read as a run of each partition
-    alone would read it. A streaming output stages its rows where its IO manager sinks a
-    `LazyFrame`; elsewhere it is collected.
+    alone would read it. Where its IO manager sinks a `LazyFrame`, a streaming output stages
+    its rows, and an output whose values stay out of the event log hands the manager its
+    valid rows as one (`hands_lazy_table`); elsewhere they are collected.
     """
     if span is not None:
         span.check(output)
@@ -142,7 +143,7 @@ def _start(
         writer = writer_for(context, output.key, step.partitions_def)
         initial = initial_writer_for(context, output.key, writer)
     partition = partition_key(context) if step.partitions_def is not None else None
-    streams = output.settings.streaming and sinks_lazy_table(step_context, output.key)
+    lazy = output.hands_lazy_table and sinks_lazy_table(step_context, output.key)
     policy = output.settings.policy
     return OutputRun(
         output,
@@ -155,5 +156,6 @@ def _start(
         ),
         initial_writer=initial,
         fit_table=table_fit_for(context, output.key),
-        staging=staging if streams else None,
+        staging=staging if lazy and output.settings.streaming else None,
+        lazy_table=lazy,
     )

@@ -358,10 +358,12 @@ def _table(
 def _stored_value(run: OutputRun, valid: ValidRows) -> ValidRows:
     """The valid rows as the IO manager must receive them.
 
-    A streaming run's manager sinks a `LazyFrame`, whether the rows were staged or not; a
-    DuckDB table (never streamed) is first fitted to the rows (`OutputRun.fit_table`).
+    A manager that sinks gets a `LazyFrame` where the run asks for one (`OutputRun.lazy_table`:
+    a streaming run, staged or not, or values kept out of the event log): the same rows, and
+    the same file. A DuckDB table (never handed one) is first fitted to the rows
+    (`OutputRun.fit_table`).
     """
-    if run.staging is not None:
+    if run.staging is not None or run.lazy_table:
         return valid.lazy()
     if run.fit_table is not None and isinstance(valid, pl.DataFrame):
         return run.fit_table(valid)

@@ -39,6 +39,17 @@ class ValidatedOutput:
         """What the event log may show of this output's values."""
         return ShownValues.of(self.info, self.settings)
 
+    @property
+    def hands_lazy_table(self) -> bool:
+        """Whether a manager that sinks a `LazyFrame` receives the valid rows as one.
+
+        A streaming output's rows are staged, not held; and a manager handed a `DataFrame` may
+        record its rows (dagster-polars' `table` and `stats`), which an output whose values
+        stay out of the event log must not let it. Its type says so (`VALID_ROWS`), since
+        dagster-polars chooses between sinking and writing by the output's type.
+        """
+        return self.settings.streaming or self.shown_values.hides_values
+
 
 @dataclass(frozen=True, slots=True, eq=False)
 class OutputRun:
@@ -64,3 +75,6 @@ class OutputRun:
     staging: Staging | None = None
     """Where a returned `LazyFrame` is staged to be validated without collecting it; None to
     collect it (`streaming` off, or a direct call, which has no IO manager to sink to)."""
+    lazy_table: bool = False
+    """Whether the IO manager receives the valid rows as a `LazyFrame`, which it sinks: an
+    output's `hands_lazy_table` stored by a manager that sinks one (dagster-polars')."""

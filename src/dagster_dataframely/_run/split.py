@@ -16,6 +16,7 @@ from dataframely import FailureInfo
 from dataframely.filter_result import FilterResult
 
 from dagster_dataframely._model.schema import SchemaInfo, dataframely_rules
+from dagster_dataframely._model.shown_values import dtype_text
 from dagster_dataframely._upstream import evaluated_rules
 
 from .failures import Failures
@@ -28,18 +29,20 @@ def column_problems(info: SchemaInfo, frame: Frame) -> list[dict[str, str]]:
     """Every declared column that is missing or has another dtype; extra columns are fine.
 
     Reads `collect_schema()` only, so a LazyFrame's plan does not run. A dtype matches when
-    Dataframely's own column accepts it, exactly as `Schema.filter(cast=False)` would.
+    Dataframely's own column accepts it, exactly as `Schema.filter(cast=False)` would. A
+    sensitive column's dtypes are given masked (`dtype_text`): an `Enum` prints its values.
     """
     actual = frame.collect_schema() if isinstance(frame, pl.LazyFrame) else frame.schema
     problems = []
     for name, column in info.columns.items():
         dtype = actual.get(name)
         if dtype is None or not column.validate_dtype(dtype):
+            masked = name in info.sensitive
             problems.append(
                 {
                     "column": name,
-                    "expected": str(column.dtype),
-                    "actual": "missing" if dtype is None else str(dtype),
+                    "expected": dtype_text(column.dtype, sensitive=masked),
+                    "actual": "missing" if dtype is None else dtype_text(dtype, sensitive=masked),
                 }
             )
     return problems

@@ -16,7 +16,7 @@ import dagster as dg
 import polars as pl
 from polars.datatypes import DataTypeClass
 
-from dagster_dataframely._model.shown_values import CELL_LIMIT, CUT, MASK
+from dagster_dataframely._model.shown_values import CELL_LIMIT, CUT, MASK, dtype_text
 from dagster_dataframely._upstream import table_of_records, table_record_of_cells
 
 Cell = str | int | float | bool | None
@@ -29,9 +29,10 @@ def table_value(frame: pl.DataFrame, masked: Collection[str] = ()) -> dg.TableMe
     """Return `frame` as a Dagster table value, with its columns in the frame's order.
 
     Each column's `type` is its Polars dtype as text (`Int64`, `Datetime(time_unit='us', ...)`),
-    as on the Columns tab. Every cell is shown as `_shown_cell` shows it; a column named in
-    `masked` shows `MASK` for each value (a null stays null). An empty frame gives a table with
-    no records; callers decide whether to emit it.
+    as on the Columns tab, a `masked` column's without its categories (`dtype_text`). Every
+    cell is shown as `_shown_cell` shows it; a column named in `masked` shows `MASK` for each
+    value (a null stays null). An empty frame gives a table with no records; callers decide
+    whether to emit it.
     """
     records, schema = table_records(frame, masked)
     return table_of_records(records, schema)
@@ -47,7 +48,10 @@ def table_records(
     have the same keys, so `table_of_records` builds each table without Dagster's checks.
     """
     schema = dg.TableSchema(
-        columns=[dg.TableColumn(name, str(dtype)) for name, dtype in frame.schema.items()]
+        columns=[
+            dg.TableColumn(name, dtype_text(dtype, sensitive=name in masked))
+            for name, dtype in frame.schema.items()
+        ]
     )
     return _records(_shown_frame(frame, masked)), schema
 

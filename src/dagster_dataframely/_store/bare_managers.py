@@ -1,9 +1,18 @@
-"""The bare IO managers whose metadata may hold values the package cannot filter, said once.
+"""The bare IO managers that may record values an output hides, said once per step.
 
 A manager bound directly as the table's writes it when Dagster handles the step's output, and
-records its metadata on the materialization before the package could see it. So when an
-output's settings hide values, its step warns once about each such manager, naming what it
-records and the remedy: bind it inside `QuarantineAwareIOManager`, which filters it.
+records its metadata before the package could see it. Where the manager sinks a `LazyFrame`
+(dagster-polars' path managers), the package hands it the valid rows as one, and it records
+only the path and the column types (`lazy_tables`). So a step warns only where a manager may
+still record a value the output's settings hide:
+
+- previews of the rows: a manager handed a `DataFrame` that records them (a database manager
+  with dagster-polars' type handler), or one the package does not know;
+- the column types, as text, where a sensitive column's dtype can print its values (an `Enum`'s
+  categories): dagster-polars' managers and DuckDB's Polars handler record them.
+
+Each line names the output, the manager and what it records; the remedy is to bind the manager
+inside `QuarantineAwareIOManager`, which filters what its managers record.
 """
 
 from __future__ import annotations
@@ -16,15 +25,26 @@ import dagster as dg
 from dagster_dataframely._model.shown_values import ShownValues
 from dagster_dataframely._upstream import (
     database_handled_types,
+    db_io_manager_parts,
     output_io_manager,
     running_step,
     step_output,
 )
 
 from .io_manager import QuarantineRouter
+from .lazy_tables import records_dagster_polars_metadata, sinks_lazy
 
 DAGSTER_POLARS_VALUE_KEYS = {"table": "its first rows", "stats": "every column's min and max"}
 """The metadata of dagster-polars' managers that holds values, and what each holds."""
+
+_TYPED_HANDLERS = {
+    "dagster_polars": "`dagster/column_schema`",
+    "dagster_duckdb_polars": "`dataframe_columns`",
+}
+"""Type handlers of database managers that record the column types, by package, and the key."""
+
+_PREVIEWLESS_HANDLERS = frozenset({"dagster_duckdb_polars"})
+"""Type handlers of database managers known to record no row: only the types and the count."""
 
 
 def warn_of_unfiltered(context: Any, outputs: Sequence[tuple[str, str, ShownValues]]) -> None:
@@ -43,9 +63,9 @@ def warn_of_unfiltered(context: Any, outputs: Sequence[tuple[str, str, ShownValu
         if not shown.hides_values:
             continue
         manager = output_io_manager(step_output(step, output_name))
-        holding = _value_keys(manager)
-        if holding is not None:
-            lines.append(_unfiltered_line(asset, shown, type(manager).__name__, holding))
+        recorded = _recorded(manager, shown)
+        if recorded:
+            lines.append(_unfiltered_line(asset, shown, type(manager).__name__, recorded))
     if lines:
         context.log.warning(
             "dagster-dataframely cannot filter the metadata an IO manager records on the "
@@ -53,38 +73,71 @@ def warn_of_unfiltered(context: Any, outputs: Sequence[tuple[str, str, ShownValu
             "metadata may show:"
             + "".join(f"\n  - {line}" for line in lines)
             + "\nTo keep those values out of the event log, bind the manager inside "
-            "dd.QuarantineAwareIOManager(io_manager=...): it drops that metadata with the "
-            "samples off, and leaves the sensitive columns out of it otherwise."
+            "dd.QuarantineAwareIOManager(io_manager=...): it drops the rows that metadata "
+            "holds with the samples off, and leaves the sensitive columns out of them and "
+            "masks their types otherwise."
         )
 
 
-def _value_keys(manager: dg.IOManager) -> Mapping[str, str] | None:
-    """The metadata of `manager` that holds values, by key; empty when unknown; None for none.
-
-    None for the wrapper (which filters), for a database manager, for a path manager that adds
-    nothing to Dagster's own `path` and for the in-memory one: they record no value.
-    """
+def _recorded(manager: dg.IOManager, shown: ShownValues) -> list[str]:
+    """What `manager` records that may show a value `shown` hides, as phrases; empty for none."""
     if isinstance(manager, QuarantineRouter | dg.InMemoryIOManager):
-        return None
-    if any(cls.__module__.split(".")[0] == "dagster_polars" for cls in type(manager).__mro__):
+        return []
+    previews = _previews(manager)
+    if previews is not None and not previews:
+        return [
+            "whatever it records (the package cannot see it; a preview or statistics hold values)"
+        ]
+    recorded = [f"`{key}` ({holds})" for key, holds in (previews or {}).items()]
+    types = _types_key(manager)
+    if shown.typed and types is not None:
+        columns = ", ".join(repr(column) for column in sorted(shown.typed))
+        recorded.append(f"{types} (the column types, whose text shows the categories of {columns})")
+    return recorded
+
+
+def _previews(manager: dg.IOManager) -> Mapping[str, str] | None:
+    """The metadata of `manager` that holds rows, by key; empty when unknown; None for none.
+
+    None for a dagster-polars path manager (handed a `LazyFrame`), a path manager that adds
+    nothing to Dagster's own `path`, and a database manager whose handlers are known to record
+    no row.
+    """
+    if isinstance(manager, dg.UPathIOManager):
+        if sinks_lazy(manager) and records_dagster_polars_metadata(manager):
+            return None
+        if type(manager).get_metadata is dg.UPathIOManager.get_metadata:
+            return None
+        return {}
+    packages = _handler_packages(manager)
+    if packages is None:
+        return {}
+    if "dagster_polars" in packages:
         return DAGSTER_POLARS_VALUE_KEYS
-    if database_handled_types(manager) is not None:
-        return None
-    if isinstance(manager, dg.UPathIOManager) and (
-        type(manager).get_metadata is dg.UPathIOManager.get_metadata
-    ):
-        return None
-    return {}
+    return None if packages <= _PREVIEWLESS_HANDLERS else {}
 
 
-def _unfiltered_line(asset: str, shown: ShownValues, manager: str, keys: Mapping[str, str]) -> str:
+def _types_key(manager: dg.IOManager) -> str | None:
+    """The key under which `manager` records the column types as text; None where it does not."""
+    if isinstance(manager, dg.UPathIOManager):
+        return "`dagster/column_schema`" if records_dagster_polars_metadata(manager) else None
+    for package in sorted(_handler_packages(manager) or ()):
+        if package in _TYPED_HANDLERS:
+            return _TYPED_HANDLERS[package]
+    return None
+
+
+def _handler_packages(manager: dg.IOManager) -> frozenset[str] | None:
+    """The top-level packages of a database manager's type handlers; None for another manager."""
+    if database_handled_types(manager) is None:
+        return None
+    _, handlers = db_io_manager_parts(manager)
+    return frozenset(type(handler).__module__.split(".")[0] for handler in handlers.values())
+
+
+def _unfiltered_line(asset: str, shown: ShownValues, manager: str, recorded: list[str]) -> str:
     """One output's line of the warning: what it hides, who records what."""
     hidden = [] if shown.rows else ["row_sample=0"]
     if shown.masked:
         hidden.append("sensitive columns " + ", ".join(repr(c) for c in sorted(shown.masked)))
-    recorded = (
-        ", ".join(f"`{key}` ({holds})" for key, holds in keys.items())
-        if keys
-        else "whatever it records (the package cannot see it; a preview or statistics hold values)"
-    )
-    return f"{asset!r} ({'; '.join(hidden)}): {manager} records {recorded}"
+    return f"{asset!r} ({'; '.join(hidden)}): {manager} records {', '.join(recorded)}"

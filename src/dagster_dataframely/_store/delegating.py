@@ -37,6 +37,7 @@ from .observations import quarantine_observation
 from .quarantine_writer import QuarantineWriter
 from .step_storage import table_output
 from .storage_slots import check_quarantine_storage
+from .write_errors import shown_write_failure
 
 QUARANTINE_FRAME = dg.PythonObjectDagsterType(pl.DataFrame, name="QuarantineFrame")
 """The type a quarantine write reports to the IO manager: the invalid rows, in memory."""
@@ -96,6 +97,11 @@ def delegating_writer(
         A path-based IO manager cannot hold the asset or partition key as a path as it is.
     ConcurrentRunError
         Another run is writing the same partition of the asset.
+    StorageWriteError
+        From the writer, when the IO manager fails to write the rows of an output of `dd.asset`,
+        `dd.multi_asset` or `dd.collection_asset` whose settings hide values (a sensitive
+        column, or `row_sample=0`): its error, whose message may quote one, is left out. Any
+        other failure is the manager's own error, with a note.
     """
     key_given = coerce_asset_key(asset_key) if asset_key is not None else None
     handle = table_output(context, key_given)
@@ -121,19 +127,22 @@ def delegating_writer(
             if is_duckdb_io_manager(io_manager)
             else io_manager
         )
-        try:
+        # A failure's message, like the metadata below, shows only what the asset may show.
+        with shown_write_failure(
+            output.definition_metadata,
+            asset=target.to_user_string(),
+            manager=type(io_manager).__name__,
+            note=f"dagster-dataframely could not write the quarantine {target.to_user_string()!r} "
+            f"(the invalid rows of {key.to_user_string()!r}) through "
+            f"{type(io_manager).__name__}; the table of {key.to_user_string()!r} was not "
+            "written either, so it keeps its previous contents.",
+        ):
             write_through(writer, output, frame)
-        except Exception as error:
-            error.add_note(
-                f"dagster-dataframely could not write the quarantine {target.to_user_string()!r} "
-                f"(the invalid rows of {key.to_user_string()!r}) through "
-                f"{type(io_manager).__name__}; the table of {key.to_user_string()!r} was not "
-                "written either, so it keeps its previous contents."
-            )
-            raise
         # What the manager recorded, with only the values the asset may show: whatever is
         # read from it now or later can never carry a quarantined row the settings hide.
-        logged = shown_manager_metadata(output.get_logged_metadata(), output.definition_metadata)
+        logged = shown_manager_metadata(
+            output.get_logged_metadata(), output.definition_metadata, frame.schema
+        )
         # A manager that knows the real location (`QuarantineAwareIOManager`) reports it under
         # the package's own key; otherwise the quarantine's asset key is the address.
         reported = logged.get(names.QUARANTINE_ADDRESS)

@@ -29,8 +29,9 @@ from dagster_dataframely._upstream import (
 from dagster_dataframely.errors import QuarantineFrameTypeError, QuarantineIOManagerError
 
 from .duckdb_tables import fitting, transactional
-from .manager_metadata import shown_manager_metadata
+from .manager_metadata import shown_manager_metadata, written_dtypes
 from .staged_writes import staged
+from .write_errors import shown_write_failure
 
 
 class QuarantineAwareIOManager(NestedResourceFactory):
@@ -41,7 +42,7 @@ class QuarantineAwareIOManager(NestedResourceFactory):
     but for an output of `dd.asset`, `dd.multi_asset` or `dd.collection_asset`: there, the
     metadata holding values (dagster-polars' `table` and `stats`) is dropped when `row_sample`
     is 0, and otherwise loses the sensitive columns and has its cells cut, as the package's own
-    samples do.
+    samples do; the column types it records show a sensitive column's without categories.
     A quarantine goes to `quarantine_io_manager` when set, else to `io_manager`, and the table's
     `dataframely/quarantine_address` becomes the location written (a path, a URI, or a
     `schema.table`, never with credentials) instead of the asset key. A key is a quarantine only
@@ -86,6 +87,9 @@ class QuarantineAwareIOManager(NestedResourceFactory):
         `pl.DataFrame`, is itself a `QuarantineAwareIOManager`, or cannot be staged.
     CredentialsInUrlError
         A manager's configuration holds a URL with a user name or password in it.
+    StorageWriteError
+        A write failed for an output whose settings hide values (a sensitive column, or
+        `row_sample=0`): the manager's own error, whose message may quote a value, is left out.
 
     Examples
     --------
@@ -249,16 +253,20 @@ class QuarantineRouter(dg.IOManager):
     ) -> Mapping[str, Any]:
         """Write with `writer` (one of `target`'s), copy its metadata onto `context`, return it.
 
-        The metadata of a validated output keeps only the values its settings let it show.
+        The metadata of a validated output keeps only the values its settings let it show, and
+        so does the error of a write that failed (`shown_write_failure`).
         """
         forwarded = target.forward(context, clear_logged_metadata=True)
-        try:
+        written = context.asset_key.to_user_string() if context.has_asset_key else context.name
+        with shown_write_failure(
+            context.definition_metadata,
+            asset=written,
+            manager=target.name,
+            note=f"The write went through {target.name}.",
+        ):
             write_through(writer, forwarded, obj)
-        except Exception as error:
-            error.add_note(f"The write went through {target.name}.")
-            raise
         logged = shown_manager_metadata(
-            forwarded.get_logged_metadata(), context.definition_metadata
+            forwarded.get_logged_metadata(), context.definition_metadata, written_dtypes(obj)
         )
         if logged:
             context.add_output_metadata(logged)

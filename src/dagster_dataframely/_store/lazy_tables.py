@@ -1,9 +1,11 @@
 """Whether a run's IO manager writes the table from a `LazyFrame`, by sinking it.
 
-A `streaming=True` output hands its IO manager a `LazyFrame` of the staged valid rows, which
-only a manager that sinks one can write without collecting it: dagster-polars' managers do
-(`sink_df_to_path`, chosen by the output's type). Any other manager gets the rows validated in
-memory, as a `DataFrame`, exactly as without `streaming`.
+dagster-polars' path managers write a `LazyFrame` by sinking it (`sink_df_to_path`, chosen by
+the output's type), and record only its path and column types, where a `DataFrame` also gets
+its first rows and `DataFrame.describe()` recorded. So such a manager receives the valid rows
+as a `LazyFrame` whenever the output asks for one (`ValidatedOutput.hands_lazy_table`): a
+`streaming=True` output's staged rows, which it writes without collecting them, and the rows of
+an output whose values stay out of the event log. Any other manager gets a `DataFrame`.
 """
 
 from __future__ import annotations
@@ -29,7 +31,21 @@ def sinks_lazy_table(context: Any, asset_key: dg.AssetKey) -> bool:
         return False
     handle = step_output(step, context.assets_def.get_output_name_for_asset_key(asset_key))
     manager = output_io_manager(handle)
-    table = manager.table.manager if isinstance(manager, QuarantineRouter) else manager
-    return isinstance(table, dg.UPathIOManager) and callable(
-        getattr(table, "sink_df_to_path", None)
+    return sinks_lazy(manager.table.manager if isinstance(manager, QuarantineRouter) else manager)
+
+
+def sinks_lazy(manager: dg.IOManager) -> bool:
+    """Whether `manager` writes a `LazyFrame` by sinking it: a path manager of dagster-polars'."""
+    return isinstance(manager, dg.UPathIOManager) and callable(
+        getattr(manager, "sink_df_to_path", None)
     )
+
+
+def records_dagster_polars_metadata(manager: dg.IOManager) -> bool:
+    """Whether `manager`'s metadata is dagster-polars' own: of a `LazyFrame`, path and types."""
+    get_metadata = getattr(type(manager), "get_metadata", None)
+    return _from_dagster_polars(get_metadata)
+
+
+def _from_dagster_polars(code: object) -> bool:
+    return str(getattr(code, "__module__", "")).split(".")[0] == "dagster_polars"

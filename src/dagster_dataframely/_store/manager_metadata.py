@@ -2,11 +2,14 @@
 
 An IO manager adds its own metadata to the materialization of what it writes, and some of it
 holds the rows themselves: dagster-polars' managers record `table` (the first rows) and `stats`
-(`DataFrame.describe()`, every column's min and max). Where the package hands the frame to the
-manager itself (`QuarantineAwareIOManager`, a quarantine write), that metadata passes through
-`shown_manager_metadata`: dropped when the output's samples are off, without its sensitive
-columns otherwise, every text cut. Where a bare manager writes the table, Dagster records the
-metadata before the package sees it, so the step says so once instead (`bare_managers`).
+(`DataFrame.describe()`, every column's min and max) of a `DataFrame`, and every manager of
+Polars frames the column types, where an `Enum` prints its categories. Where the package hands
+the frame to the manager itself (`QuarantineAwareIOManager`, a quarantine write), that metadata
+passes through `shown_manager_metadata`: dropped when the output's samples are off, without its
+sensitive columns otherwise, every text cut, a sensitive column's type masked. Where a bare
+manager writes the table, Dagster records the metadata before the package sees it: the package
+hands such a manager a `LazyFrame` where it can (`lazy_tables`), and the step names the rest
+once (`bare_managers`).
 """
 
 from __future__ import annotations
@@ -15,20 +18,26 @@ from collections.abc import Mapping
 from typing import Any
 
 import dagster as dg
+import polars as pl
 
-from dagster_dataframely._model.shown_values import ShownValues, cut_text
+from dagster_dataframely._model.shown_values import MASK, ShownValues, cut_text, dtype_text
 
 
 def shown_manager_metadata(
-    metadata: Mapping[str, Any], definition_metadata: Mapping[str, Any]
+    metadata: Mapping[str, Any],
+    definition_metadata: Mapping[str, Any],
+    dtypes: Mapping[str, pl.DataType],
 ) -> dict[str, Any]:
     """`metadata`, as recorded by a manager for an output, with only the values it may show.
 
     The value-bearing entries are the table values (dagster-polars' `table` and `stats`) and
     the markdown ones (a frame printed as a preview). With the output's samples off, both are
     dropped; otherwise a table loses the sensitive columns and its texts are cut, and markdown,
-    which cannot lose a column, is dropped when the output has one. An output this package did
-    not declare has no `dataframely/event_log_values` and its metadata is returned unchanged.
+    which cannot lose a column, is dropped when the output has one. A table schema (the column
+    types, `dagster/column_schema`, DuckDB's `dataframe_columns`) shows a sensitive column's
+    type as `dtype_text` does, from `dtypes` (the written frame's schema). An output this
+    package did not declare has no `dataframely/event_log_values` and its metadata is returned
+    unchanged.
     """
     shown = ShownValues.from_definition_metadata(definition_metadata)
     if shown is None:
@@ -41,9 +50,22 @@ def shown_manager_metadata(
         elif isinstance(value, dg.MarkdownMetadataValue):
             if not shown.hides_values:
                 kept[key] = value
+        elif isinstance(value, dg.TableSchemaMetadataValue) and shown.masked:
+            kept[key] = dg.MetadataValue.table_schema(
+                _masked_types(value.schema, shown.masked, dtypes)
+            )
         else:
             kept[key] = value
     return kept
+
+
+def written_dtypes(obj: object) -> Mapping[str, pl.DataType]:
+    """The dtypes of what a manager was handed: a frame's schema, empty for anything else."""
+    if isinstance(obj, pl.LazyFrame):
+        return obj.collect_schema()
+    if isinstance(obj, pl.DataFrame):
+        return obj.schema
+    return {}
 
 
 def _shown_table(table: dg.TableMetadataValue, masked: frozenset[str]) -> dg.TableMetadataValue:
@@ -61,3 +83,22 @@ def _shown_table(table: dg.TableMetadataValue, masked: frozenset[str]) -> dg.Tab
     ]
     schema = dg.TableSchema(columns=columns, constraints=table.schema.constraints)
     return dg.MetadataValue.table(records=records, schema=schema)
+
+
+def _masked_types(
+    schema: dg.TableSchema, masked: frozenset[str], dtypes: Mapping[str, pl.DataType]
+) -> dg.TableSchema:
+    """`schema` with each sensitive column's type as `dtype_text` shows it (`MASK` if unknown)."""
+    columns = [
+        dg.TableColumn(
+            name=column.name,
+            type=dtype_text(dtypes[column.name], sensitive=True) if column.name in dtypes else MASK,
+            description=column.description,
+            constraints=column.constraints,
+            tags=column.tags,
+        )
+        if column.name in masked
+        else column
+        for column in schema.columns
+    ]
+    return dg.TableSchema(columns=columns, constraints=schema.constraints)
