@@ -382,11 +382,21 @@ def test_a_run_and_a_direct_call_order_the_package_keys_alike(
         raise_on_error=False,
     )
 
+    quarantined = call.quarantine is not None and call.quarantine.height > 0
+    green = call.error is None and not call.failed_checks
+    # The run warns exactly when the call's outcome is green with rows quarantined.
+    assert bool(warnings_of(stored, result)) == (green and quarantined)
     if call.materialization is None:  # every row invalid: no materialization either way
         assert not result.get_asset_materialization_events()
         return
-    called = [k for k in call.materialization.metadata or {} if k != "dy_partition"]
+    called = call.materialization.metadata or {}
     (ran,) = stored_keys(stored, result, "orders").values()
-    assert [k for k in ran if k in called] == called
-    assert ran[: len(set(LEAD) & set(called))] == called[: len(set(LEAD) & set(called))]
-    assert (LEAD[0] in called) == (call.quarantine is not None and call.quarantine.height > 0)
+    # The package's keys in the same order, the quarantined rows' first when there are any.
+    assert [k for k in ran if k in called] == list(called)
+    lead = [k for k in LEAD if k in called]
+    assert ran[: len(lead)] == list(called)[: len(lead)] == lead
+    assert bool(lead) == quarantined
+    if quarantined:
+        (event,) = result.get_asset_materialization_events()
+        assert value(event.materialization.metadata[LEAD[0]]) == called[LEAD[0]]
+        assert value(event.materialization.metadata[LEAD[1]]) == "orders_quarantine"
