@@ -1,4 +1,4 @@
-"""Every Python example a reader can see runs, on its own, as a reader would run it.
+"""Every Python example a reader can see runs, on its own, as a reader would run it, twice.
 
 The examples are collected from every ```python block in `docs/**/*.md` and `README.md`, and
 from the docstrings of every public name (which the API reference renders). Each one is written
@@ -6,6 +6,13 @@ to a file in a fresh temporary directory and run there by the test environment's
 with nothing else defined: an example that uses a name it never defines, a parameter that was
 renamed or an import it forgot fails here, not in a reader's terminal. Anything that is not
 meant to run belongs in a ```text or ```bash block.
+
+A reader runs an example again in the same folder, so each one runs a second time there, after
+the first: a table it creates, a file it writes or a directory it makes must not fail it. Both
+runs are processes forked from one interpreter that imported the example's modules first
+(`RUN_TWICE`), so the second costs the example's own work, not another start of Python and
+Dagster, and finds what a reader's second run finds: the folder, and nothing of the first
+run's process.
 
 It lives in the integration suite because the examples use what a reader's project has: real
 IO managers (dagster-polars), a Dagster run, and a local S3 stand-in on 127.0.0.1. So `make
@@ -174,12 +181,79 @@ def test_a_fence_inside_an_admonition_is_collected() -> None:
     assert example.where == "page.md:4"
 
 
+SECOND_RUN = "dd-docs-example: the second run in the same folder"
+"""What the runner writes to stderr before it runs the example again."""
+
+RUN_TWICE = f"""\
+import ast
+import importlib
+import logging
+import os
+import runpy
+import subprocess
+import sys
+import traceback
+
+with open("example.py", encoding="utf-8") as file:
+    body = ast.parse(file.read()).body
+# The example's own top-level imports, done once for both runs: the costly part of a start.
+for node in body:
+    if isinstance(node, ast.Import):
+        modules = [alias.name for alias in node.names]
+    elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+        modules = [node.module]
+    else:
+        continue
+    for module in modules:
+        try:
+            importlib.import_module(module)
+        except Exception:
+            pass  # the run itself reports it
+
+
+def run():
+    code = 0
+    try:
+        runpy.run_path("example.py", run_name="__main__")
+    except SystemExit as exit:
+        code = 0 if exit.code is None else exit.code if isinstance(exit.code, int) else 1
+    except BaseException:
+        traceback.print_exc()
+        code = 1
+    logging.shutdown()
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(code)
+
+
+for second in (False, True):
+    if second:
+        print({SECOND_RUN!r}, file=sys.stderr)
+    sys.stdout.flush()
+    sys.stderr.flush()
+    if not hasattr(os, "fork"):
+        code = subprocess.run([sys.executable, "example.py"], check=False).returncode
+    elif (pid := os.fork()) == 0:
+        run()
+    else:
+        code = os.waitstatus_to_exitcode(os.waitpid(pid, 0)[1])
+    if code:
+        sys.exit(code)
+"""
+"""Run `example.py` as `python example.py` does, then once more in the same folder.
+
+Each run is a process of its own, forked from one that has imported what the example imports
+(so an environment variable, a cache or a server of the first run is gone in the second, as
+for a reader), without paying Python's and Dagster's start twice."""
+
+
 def run_example(example: Example) -> subprocess.CompletedProcess[str]:
-    """Run one example as a reader would: its own file, its own empty directory."""
+    """Run one example as a reader would, twice: its own file, its own empty directory."""
     with tempfile.TemporaryDirectory(prefix="dd-docs-example-") as directory:
-        script = Path(directory) / "example.py"
-        script.write_text(example.source, encoding="utf-8")
-        command = [sys.executable, script.name]
+        (Path(directory) / "example.py").write_text(example.source, encoding="utf-8")
+        runner = Path(directory) / "run_twice.py"
+        runner.write_text(RUN_TWICE, encoding="utf-8")
+        command = [sys.executable, runner.name]
         try:
             return subprocess.run(
                 command,
@@ -198,9 +272,48 @@ def run_example(example: Example) -> subprocess.CompletedProcess[str]:
 # Each example is its own interpreter; `make test` spreads them over its worker processes
 # (pytest-xdist), as it does every test.
 @pytest.mark.parametrize("example", EXAMPLES_FOUND, ids=lambda example: example.where)
-def test_example_runs_on_its_own(example: Example) -> None:
+def test_example_runs_on_its_own_twice_in_one_folder(example: Example) -> None:
     completed = run_example(example)
+    when = "run again in the same folder" if SECOND_RUN in completed.stderr else "run on its own"
     assert completed.returncode == 0, (
-        f"The example at {example.where} failed when run on its own:\n"
+        f"The example at {example.where} failed when {when}:\n"
         f"{completed.stderr[-1500:]}\n--- the example ---\n{example.source}"
     )
+
+
+def test_an_example_that_leaves_its_folder_changed_fails_the_second_run() -> None:
+    """The second run is real: an example that cannot run twice in its folder is caught."""
+    creates = 'from pathlib import Path\nPath("made").mkdir()\nprint("ran")\n'
+
+    completed = run_example(Example(creates, "a test"))
+
+    assert completed.returncode != 0
+    assert completed.stdout.count("ran") == 1
+    assert SECOND_RUN in completed.stderr
+    assert "FileExistsError" in completed.stderr
+
+
+def test_the_second_run_finds_the_folder_and_nothing_of_the_first_process() -> None:
+    """As for a reader: the first run's file is there, its environment variable is not."""
+    source = (
+        "import os\nfrom pathlib import Path\n"
+        'assert "DD_EXAMPLE_RAN" not in os.environ\n'
+        'os.environ["DD_EXAMPLE_RAN"] = "1"\n'
+        'print("found" if Path("note").exists() else "fresh")\n'
+        'Path("note").write_text("x")\n'
+    )
+
+    completed = run_example(Example(source, "a test"))
+
+    assert completed.returncode == 0, completed.stderr
+    assert completed.stdout.split() == ["fresh", "found"]
+
+
+def test_a_pytest_file_example_runs_its_tests_twice() -> None:
+    """An example ending `raise SystemExit(pytest.main(...))` succeeds and is run again."""
+    source = 'import sys\nprint("ran")\nraise SystemExit(0)\n'
+
+    completed = run_example(Example(source, "a test"))
+
+    assert completed.returncode == 0
+    assert completed.stdout.count("ran") == 2

@@ -67,6 +67,10 @@ def test_quarantine_file_is_beside_the_table(
     assert metadata[ADDRESS] == f"{folder}orders_quarantine"
     assert metadata["dataframely/invalid_count"] == 1
     assert metadata["dagster/row_count"] == 2
+    # The quarantined rows lead, before the row count and the manager's own keys.
+    keys = list(metadata)
+    assert keys[:2] == ["dataframely/invalid_count", ADDRESS]
+    assert keys.index("path") > keys.index("dagster/row_count") > 1
 
 
 @pytest.mark.parametrize(

@@ -154,14 +154,24 @@ CASES = [
     ),
     Case(
         CollectionFilterDuplicatesError,
-        ("OrderBook", "lines", 3, 4),
+        ("OrderBook", "lines", 3, 4, ("order_id", "day"), ["has_order"]),
         attributes={
             "collection_name": "OrderBook",
             "member": "lines",
             "input_count": 3,
             "output_count": 4,
+            "primary_key": ["order_id", "day"],
+            "filters": ["has_order"],
         },
-        fragments=("'OrderBook'", "'lines'", "3 rows", "4 rows", ".unique()"),
+        fragments=(
+            "'OrderBook'",
+            "'lines'",
+            "3 rows",
+            "4 rows",
+            "the filter 'has_order' returned the same (order_id, day) on more than one row",
+            "keeps only the common primary key (order_id, day)",
+            "End the filter with `.select('order_id', 'day').unique()`",
+        ),
     ),
     Case(
         ReservedColumnError,
@@ -753,7 +763,14 @@ SIGNATURES: dict[type[DagsterDataframelyError], list[tuple[str, Any, Any]]] = {
     ],
     CollectionFilterDuplicatesError: [
         (name, POS, inspect.Parameter.empty)
-        for name in ("collection_name", "member", "input_count", "output_count")
+        for name in (
+            "collection_name",
+            "member",
+            "input_count",
+            "output_count",
+            "primary_key",
+            "filters",
+        )
     ],
     ConcurrentRunError: [
         (name, POS, inspect.Parameter.empty) for name in ("asset", "partition", "other_run_id")

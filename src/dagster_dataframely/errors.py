@@ -397,9 +397,11 @@ class CollectionMemberMissingError(DagsterDataframelyError):
 class CollectionFilterDuplicatesError(DagsterDataframelyError):
     """Raised when a Collection's filters would duplicate rows of a member.
 
-    `Collection.filter` joins each member on the primary keys a `@dy.filter` returns, so a
-    filter that returns a key twice repeats that key's rows. Nothing is written: a duplicated
-    row is as wrong as a lost one.
+    `Collection.filter` keeps only the Collection's common primary key of what each
+    `@dy.filter` returns, and joins every member on it: a key the filter returns on several
+    rows (a join that repeats an order once per line, say) repeats that key's rows. A
+    `.unique()` over rows with other columns does not remove those repeats; selecting the key
+    first does. Nothing is written: a duplicated row is as wrong as a lost one.
 
     Parameters
     ----------
@@ -411,20 +413,44 @@ class CollectionFilterDuplicatesError(DagsterDataframelyError):
         How many rows the member had.
     output_count
         How many rows came out of the split, valid and invalid together.
+    primary_key
+        The Collection's common primary key: the columns Dataframely keeps of a filter's
+        result, which must be unique in it.
+    filters
+        The filters whose result has a key on more than one row; empty when none could be
+        named (a filter whose result changes between two runs).
     """
 
     def __init__(
-        self, collection_name: str, member: str, input_count: int, output_count: int
+        self,
+        collection_name: str,
+        member: str,
+        input_count: int,
+        output_count: int,
+        primary_key: Sequence[str],
+        filters: Sequence[str],
     ) -> None:
         self.collection_name = collection_name
         self.member = member
         self.input_count = input_count
         self.output_count = output_count
+        self.primary_key = list(primary_key)
+        self.filters = list(filters)
+        key = ", ".join(self.primary_key)
+        which = (
+            f"the {'filter' if len(self.filters) == 1 else 'filters'} {_quoted(self.filters)}"
+            if self.filters
+            else "a `@dy.filter`"
+        )
+        selected = ", ".join(repr(column) for column in self.primary_key)
         super().__init__(
             f"The filters of the Collection {collection_name!r} turned the {_rows(input_count)} "
-            f"of member {member!r} into {_rows(output_count)}: a `@dy.filter` returned some "
-            f"primary key more than once, so nothing was written. Make every filter return "
-            f"each key once, for example by ending it with `.unique()`."
+            f"of member {member!r} into {_rows(output_count)}, so nothing was written: {which} "
+            f"returned the same ({key}) on more than one row. Collection.filter keeps only the "
+            f"common primary key ({key}) of what a filter returns and joins every member on "
+            f"it, so each repeat of a key repeats that key's rows; a `.unique()` over rows that "
+            f"keep other columns (a join's) does not remove the repeats. End the filter with "
+            f"`.select({selected}).unique()`."
         )
 
 

@@ -3,6 +3,9 @@
 No `from __future__ import annotations`: a `dy.Collection` reads its annotations at runtime.
 """
 
+import tempfile
+from collections.abc import Callable
+from pathlib import Path
 from typing import Annotated, Any
 
 import dagster as dg
@@ -24,6 +27,8 @@ from dagster_dataframely._model.settings import resolve_settings
 from dagster_dataframely._run.check_results import check_results_for
 from dagster_dataframely._run.collection_split import split_collection
 from dagster_dataframely._run.failures import Failures
+from tests.asset_support import QUIET
+from tests.parquet_io_manager import ParquetIOManager
 from tests.schemas import BookLines, BookOrders, OrderBook
 
 ORDERS = pl.DataFrame({"order_id": ["o-1", "o-2", "o-3"], "amount": [10.0, -1.0, 5.0]})
@@ -393,6 +398,68 @@ def test_a_filter_that_returns_a_key_twice_is_refused_not_written_twice() -> Non
     with pytest.raises(errors.CollectionFilterDuplicatesError) as raised:
         split_collection(read_collection(Doubling), {"orders": ORDERS, "lines": LINES})
     assert (raised.value.member, raised.value.input_count) in {("orders", 3), ("lines", 5)}
+
+
+def _joined_book(ending: Callable[[pl.LazyFrame], pl.LazyFrame]) -> type[dy.Collection]:
+    """An `OrderBook` whose filter joins lines to orders, a row per line, then `ending`."""
+
+    class JoinedBook(dy.Collection):
+        orders: dy.LazyFrame[BookOrders]
+        lines: dy.LazyFrame[BookLines]
+
+        @dy.filter()
+        def ordered_lines(self) -> pl.LazyFrame:
+            return ending(self.lines.join(self.orders, on="order_id"))
+
+        @dy.filter()
+        def any_order(self) -> pl.LazyFrame:
+            return self.orders.select("order_id")
+
+    return JoinedBook
+
+
+def test_the_filter_error_names_the_filter_and_a_fix_that_works() -> None:
+    """A join repeats an order per line: `.unique()` keeps the repeats, selecting the key not."""
+    orders = pl.DataFrame({"order_id": ["o-1", "o-2"], "amount": [10.0, 5.0]})
+    lines = pl.DataFrame(
+        {"order_id": ["o-1", "o-1", "o-2", "o-9"], "line_no": [1, 2, 1, 1], "quantity": [1] * 4}
+    )
+    returned = {"orders": orders, "lines": lines}
+
+    def book_of(collection: type[dy.Collection]) -> dg.AssetsDefinition:
+        @dd.collection_asset(collection, quarantine=True)
+        def book() -> dict[str, pl.DataFrame]:
+            return returned
+
+        return book
+
+    # `.unique()` over the joined rows, as the message once advised, leaves o-1 on two rows.
+    failing = book_of(_joined_book(lambda joined: joined.unique()))
+    with pytest.raises(errors.CollectionFilterDuplicatesError) as raised:
+        dd.testing.call_asset(failing, asset_key="orders")
+    assert raised.value.filters == ["ordered_lines"]
+    assert raised.value.primary_key == ["order_id"]
+    message = str(raised.value)
+    assert "the filter 'ordered_lines' returned the same (order_id) on more than one row" in message
+    assert "`.unique()` over rows that keep other columns" in message
+    fix = "End the filter with `.select('order_id').unique()`."
+    assert fix in message
+
+    # What the message says, done: every row lands once, o-9's line in the quarantine.
+    fixed = _joined_book(lambda joined: joined.select("order_id").unique())
+    with dg.DagsterInstance.ephemeral() as instance, tempfile.TemporaryDirectory() as base:
+        result = dg.materialize(
+            [book_of(fixed)],
+            resources={"io_manager": ParquetIOManager(base_dir=base)},
+            instance=instance,
+            run_config=QUIET,
+        )
+        assert result.success
+        assert pl.read_parquet(Path(base, "orders.parquet")).height == 2
+        assert pl.read_parquet(Path(base, "lines.parquet")).height == 3
+        assert pl.read_parquet(Path(base, "lines_quarantine.parquet"))["order_id"].to_list() == [
+            "o-9"
+        ]
 
 
 def test_every_lazy_member_runs_once() -> None:

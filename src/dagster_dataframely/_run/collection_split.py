@@ -17,6 +17,7 @@ import polars as pl
 
 from dagster_dataframely._model.collection import CollectionInfo
 from dagster_dataframely._model.schema import SchemaInfo
+from dagster_dataframely._upstream import collection_filters
 from dagster_dataframely.errors import CollectionFilterDuplicatesError, CollectionMemberMissingError
 
 from .failures import Failures
@@ -67,7 +68,8 @@ def split_collection(info: CollectionInfo, frames: Mapping[str, Frame | None]) -
     CollectionMemberMissingError
         Some members are returned, but not every required one.
     CollectionFilterDuplicatesError
-        A filter returned a primary key twice, so a member came out with more rows.
+        A filter returned a common primary key on two rows, so a member came out with more
+        rows.
     """
     present: dict[str, Frame] = {name: value for name, value in frames.items() if value is not None}
     skipped = frozenset(info.members) - present.keys()
@@ -94,10 +96,36 @@ def split_collection(info: CollectionInfo, frames: Mapping[str, Frame | None]) -
         failures = _member_failures(member.info, result.failure[name])
         if valid.height + failures.invalid_count != rows[name].height:
             raise CollectionFilterDuplicatesError(
-                info.name, name, rows[name].height, valid.height + failures.invalid_count
+                info.name,
+                name,
+                rows[name].height,
+                valid.height + failures.invalid_count,
+                info.primary_key,
+                repeating_filters(info, rows),
             )
         splits[name] = MemberSplit(valid, failures)
     return CollectionSplit(splits, {}, skipped)
+
+
+def repeating_filters(info: CollectionInfo, rows: Mapping[str, pl.DataFrame]) -> list[str]:
+    """The `@dy.filter`s whose result has a common primary key on more than one row.
+
+    What `Collection.filter` does with each filter, again: the filter runs over the members'
+    rows that pass their own schema, and only the common primary key of its result is kept.
+    Run only to name the cause of `CollectionFilterDuplicatesError`.
+    """
+    members = info.collection.members()
+    valid = {
+        name: members[name].schema.filter(frame, cast=False).result for name, frame in rows.items()
+    }
+    instance = info.collection.cast(valid)
+    key = list(info.primary_key)
+    repeating = []
+    for name, logic in collection_filters(info.collection).items():
+        kept = logic(instance).lazy().select(key).collect()
+        if kept.height != kept.unique().height:
+            repeating.append(name)
+    return repeating
 
 
 def share_input(value: object) -> object:

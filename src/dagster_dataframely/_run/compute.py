@@ -105,7 +105,8 @@ def compute_function(function: Callable[..., object], step: Step) -> Callable[..
                 yield from emit_range(span, span.decide(step.split, frames, runs), returned)
                 return
             outcomes = step.split(frames, runs)
-            yield from emit([outcomes[output.name] for output in selected], returned)
+            log = step_context.log if step_context is not None else None
+            yield from emit([outcomes[output.name] for output in selected], returned, log)
         finally:
             # Dagster has written every yielded table by now, from the staged rows too.
             staging.remove()

@@ -54,7 +54,8 @@ from .outcome import (
 )
 from .output import OutputRun
 from .policy import Evaluation, policy_check_results
-from .report import materialization_metadata
+from .quarantine_notice import passing_quarantine_line, warn_of_passing_quarantines
+from .report import materialization_metadata, quarantined_first
 from .statistics import statistics_tables
 from .valid_rows import ValidRows, staged_statistics
 
@@ -95,16 +96,22 @@ class Emission:
     """The table's materialization, None when the step writes no table for this outcome."""
     checks: list[dg.AssetCheckResult]
     error: ValidationFailedError | None
+    address: str | None = None
+    """Where the quarantine was written, when it was."""
 
 
-def emit(outcomes: Sequence[Outcome], returned: Returned | None = None) -> StepYield:
+def emit(
+    outcomes: Sequence[Outcome], returned: Returned | None = None, log: Any = None
+) -> StepYield:
     """Write the step's quarantines, yield each output's materialization and checks, then raise.
 
     `outcomes` are the selected outputs' in the order their results are yielded; `returned`
     holds the user's own `MaterializeResult`s, whose metadata, tags and data version are
-    copied onto the table's materialization (this package's keys win over the user's).
+    copied onto the table's materialization (this package's keys win over the user's). `log`
+    is the step's, which warns when rows were quarantined while every check passed.
     """
     emissions = prepare(outcomes, returned)
+    warn_if_quarantined_while_passing(emissions, log)
     for emission in emissions:
         if emission.table is not None:
             yield emission.table
@@ -137,9 +144,19 @@ def prepare(outcomes: Sequence[Outcome], returned: Returned | None = None) -> li
                 table = _table(outcome, report.address, found, returned)
             tables.append(table)
     return [
-        Emission(outcome, table, report.checks, report.error)
+        Emission(outcome, table, report.checks, report.error, report.address)
         for outcome, report, table in zip(outcomes, reports, tables, strict=True)
     ]
+
+
+def warn_if_quarantined_while_passing(emissions: Sequence[Emission], log: Any) -> None:
+    """In a step that succeeds, warn through `log` of each output whose rows were quarantined
+    while every one of its checks passed (`quarantine_notice`)."""
+    if any(emission.error is not None for emission in emissions):
+        return  # the step fails, and its error says what happened
+    warn_of_passing_quarantines(
+        log, [passing_quarantine_line(e.outcome, e.checks, e.address) for e in emissions]
+    )
 
 
 def raise_first(emissions: Sequence[Emission]) -> None:
@@ -332,7 +349,10 @@ def _table(
     statistics: Mapping[str, dg.TableMetadataValue],
     returned: Returned | None,
 ) -> dg.MaterializeResult[ValidRows]:
-    """The table's materialization: the valid rows, this package's metadata over the user's."""
+    """The table's materialization: the valid rows, this package's metadata over the user's.
+
+    The invalid count and the quarantine's address lead, before the user's keys too.
+    """
     output = outcome.run.output
     rows = outcome.rows
     user = (returned or {}).get(output.name)
@@ -349,7 +369,7 @@ def _table(
     return dg.MaterializeResult(
         asset_key=output.key,
         value=_stored_value(outcome.run, rows.valid),
-        metadata={**_user_metadata(user), **metadata},
+        metadata=quarantined_first({**_user_metadata(user), **metadata}),
         tags=user.tags if user is not None else None,
         data_version=user.data_version if user is not None else None,
     )

@@ -4,8 +4,10 @@ Each partition's outcome is emitted under the one rule of every step (`emit.prep
 quarantine first, no table when any outcome fails the step), then regrouped by output. The
 manager stores the range in one write, so each output yields one materialization holding every
 partition's valid rows; each partition's own counts, statistics and samples go onto that
-partition's materialization event through `add_asset_metadata(partition_key=...)`, and no
-package key is put on the range as a whole, so no partition shows another's figures. A check
+partition's materialization event through `add_asset_metadata(partition_key=...)`. On the range
+as a whole goes only what every partition replaces with its own value, so no partition shows
+another's figures: the invalid count and quarantine address, when every partition has them,
+so that they lead each partition's metadata (`report.range_leading_metadata`). A check
 result cannot name a partition (Dagster takes it from the step), so each partition's results
 are yielded as `dg.AssetCheckEvaluation`s of that partition, after the check's output.
 """
@@ -21,9 +23,10 @@ import polars as pl
 from dagster_dataframely._upstream import check_evaluation_target
 from dagster_dataframely.errors import ValidationFailedError
 
-from .emit import Emission, Returned, prepare
+from .emit import Emission, Returned, prepare, warn_if_quarantined_while_passing
 from .outcome import Outcome
 from .partition_range import PartitionRange
+from .report import range_leading_metadata
 from .valid_rows import ValidRows
 
 RangeYield = Iterator[dg.MaterializeResult[ValidRows] | dg.AssetCheckEvaluation | dg.Output[None]]
@@ -40,6 +43,7 @@ def emit_range(
     yielded), then by partition key.
     """
     emissions = prepare([o for by_key in outcomes.values() for o in by_key.values()], returned)
+    warn_if_quarantined_while_passing(emissions, span.context.log)
     for _, group in groupby(emissions, key=lambda e: e.outcome.run.output.name):
         partitions = list(group)
         table = _table(span, partitions)
@@ -79,6 +83,7 @@ def _table(
     return dg.MaterializeResult(
         asset_key=first.asset_key,
         value=rows,
+        metadata=range_leading_metadata([t.metadata or {} for t in tables]),
         tags=first.tags,
         data_version=first.data_version,
     )

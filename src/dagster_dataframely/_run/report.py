@@ -1,14 +1,17 @@
 """The table's materialization metadata: row count, samples, statistics and the failure summary.
 
-A key is absent, never empty, when there is nothing to show for it, so a reader can tell "no
-invalid rows" from "invalid rows, sample turned off". Whatever the data, every value here has a
-bounded size: samples have their setting's rows, cut cells and masked sensitive columns, and
-`invalid_by_rules` at most `RULE_SET_LIMIT` rule sets, the rest summed in one last row.
+When rows were quarantined, how many and where they went lead the metadata (`LEADING_KEYS`),
+before the row count, the user's keys and the IO manager's: a reader of the materialization
+meets them first, above the tables of valid-row statistics. A key is absent, never empty, when
+there is nothing to show for it, so a reader can tell "no invalid rows" from "invalid rows,
+sample turned off". Whatever the data, every value here has a bounded size: samples have their
+setting's rows, cut cells and masked sensitive columns, and `invalid_by_rules` at most
+`RULE_SET_LIMIT` rule sets, the rest summed in one last row.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import dagster as dg
@@ -22,6 +25,9 @@ from .valid_rows import ValidRows, first_rows, row_count
 
 RULE_SET_LIMIT = 20
 """The most rows `invalid_by_rules` has: with more rule sets, the last row sums the smallest."""
+
+LEADING_KEYS = (names.INVALID_COUNT, names.QUARANTINE_ADDRESS)
+"""The keys a materialization with quarantined rows shows first: how many, and where they went."""
 
 
 def materialization_metadata(
@@ -41,7 +47,8 @@ def materialization_metadata(
     quarantine write), or empty when they are turned off. `warning_count` is how many of the
     `valid` rows failed a warning rule; `failures` are the quarantined rows only. A
     partitioned table's row count is also Dagster's `dagster/partition_row_count`; the
-    undeclared columns are listed when the quality policy asks for them.
+    undeclared columns are listed when the quality policy asks for them. The invalid count and
+    the quarantine's address, when there are invalid rows, come first (`quarantined_first`).
     """
     count = row_count(valid)
     metadata: dict[str, Any] = {names.ROW_COUNT: count}
@@ -59,7 +66,35 @@ def materialization_metadata(
         metadata[names.WARNING_COUNT] = warning_count
     if failures.invalid_count:
         metadata.update(invalid_rows_metadata(failures, settings.row_sample, quarantine_address))
-    return metadata
+    return quarantined_first(metadata)
+
+
+def quarantined_first(metadata: Mapping[str, Any]) -> dict[str, Any]:
+    """`metadata` with the `LEADING_KEYS` it has first, in that order, every other key after.
+
+    Dagster stores a materialization's metadata, and the UI lists it, in the order it is given.
+    """
+    lead = {key: metadata[key] for key in LEADING_KEYS if key in metadata}
+    return {**lead, **{key: value for key, value in metadata.items() if key not in lead}}
+
+
+def range_leading_metadata(partitions: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
+    """The `LEADING_KEYS` of a range's materialization: those every partition has, for the range.
+
+    Dagster puts the metadata a step adds for one partition after the IO manager's, and a key
+    already on the range's output keeps its place there with the partition's value. So a key
+    every partition has is put on the range first, with the range's figure (the invalid rows
+    of every partition, the one quarantine they went to), and each partition's own value
+    replaces it on its event. A key some partition lacks is not: that partition would show it.
+    """
+    lead: dict[str, Any] = {}
+    if not partitions or not all(names.INVALID_COUNT in p for p in partitions):
+        return lead
+    lead[names.INVALID_COUNT] = sum(p[names.INVALID_COUNT] for p in partitions)
+    addresses = {p.get(names.QUARANTINE_ADDRESS) for p in partitions}
+    if len(addresses) == 1 and None not in addresses:
+        lead[names.QUARANTINE_ADDRESS] = addresses.pop()
+    return lead
 
 
 def fractions(written: int, quarantined: int, warned: int) -> dict[str, float]:

@@ -22,6 +22,7 @@ from dagster_dataframely._model.quality_policy import QualityPolicy, checked_pol
 from dagster_dataframely._model.schema import read_schema
 from dagster_dataframely._model.settings import Granularity, SchemaRules
 from dagster_dataframely._store.quarantine_writer import QuarantineWriter
+from dagster_dataframely._upstream import current_asset_context
 from dagster_dataframely.errors import ClearQuarantineError, InvalidArgumentsError
 
 from .check_results import stored_table_results
@@ -203,12 +204,17 @@ def validation_results(
 def _emitted(run: OutputRun, frame: Frame | None) -> AssetYield:
     """Decide and emit in the generator, so nothing runs before the first result is asked for.
 
-    The history the quality policy compares with is the running step's asset's, read here.
-    The run has no staging and no streaming output, so every table is a `DataFrame`.
+    The history the quality policy compares with is the running step's asset's, read here,
+    and the step's log is the one that warns of rows quarantined while every check passed
+    (Dagster's own logger outside a step). The run has no staging and no streaming output, so
+    every table is a `DataFrame`.
     """
     output = run.output
     history = read_history(None, output.key, run.partition_key, output.settings.policy)
-    yield from cast(AssetYield, emit([decide(dataclasses.replace(run, history=history), frame)]))
+    context = current_asset_context()
+    outcome = decide(dataclasses.replace(run, history=history), frame)
+    log = context.log if context is not None else None
+    yield from cast(AssetYield, emit([outcome], log=log))
 
 
 def check_results(
