@@ -313,13 +313,13 @@ SHOTS = [
     ),
     Shot(
         "invalid-by-rules.png",
-        "marketplace_lines' materialization with 8 invalid rows: quarantine address, invalid "
-        "count, invalid sample and invalid_by_rules",
+        "marketplace_lines' materialization with 8 invalid rows: invalid count and quarantine "
+        "address first, then the valid rows' tables, the invalid sample and invalid_by_rules",
         "/assets/marketplace_lines?view=events",
         "dataframely/invalid_by_rules",
-        _materialization("dataframely/quarantine_address", "dataframely/invalid_by_rules"),
+        _materialization("dataframely/invalid_count", "dataframely/invalid_by_rules"),
         width=2300,
-        height=1600,
+        height=2100,
     ),
     Shot(
         "collection-filter-check.png",
