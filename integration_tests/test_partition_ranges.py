@@ -20,6 +20,7 @@ from dagster_duckdb_polars import DuckDBPolarsIOManager
 from dagster_polars import PolarsParquetIOManager
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from tests.asset_support import range_tags
 
 import dagster_dataframely as dd
 from dagster_dataframely.errors import (
@@ -46,10 +47,7 @@ pytestmark = pytest.mark.integration
 
 DAYS = ("2026-01-01", "2026-01-02", "2026-01-03")
 THREE_DAYS = dg.DailyPartitionsDefinition(start_date=DAYS[0], end_date="2026-01-04")
-RANGE_TAGS = {
-    "dagster/asset_partition_range_start": DAYS[0],
-    "dagster/asset_partition_range_end": DAYS[-1],
-}
+RANGE_TAGS = range_tags(DAYS[0], DAYS[-1])
 """The tags a single-run backfill of the three days gives its one run."""
 
 ROW_COUNT = "dagster/row_count"
@@ -329,10 +327,7 @@ def test_a_time_zone_aware_column_is_split_by_instant(database: Path) -> None:
     result = run_range(
         [stamped],
         DuckDBPolarsIOManager(database=str(database)),
-        tags={
-            "dagster/asset_partition_range_start": "2026-01-01",
-            "dagster/asset_partition_range_end": "2026-01-02",
-        },
+        tags=range_tags("2026-01-01", "2026-01-02"),
     )
 
     assert result.success
@@ -372,10 +367,7 @@ def cells_orders(calls: list[tuple[str, ...]]) -> dg.AssetsDefinition:
 def test_a_multi_partitioned_range_of_one_region_is_stored_per_cell(database: Path) -> None:
     """The days differ, the region does not: DuckDB stores the range as one slice."""
     calls: list[tuple[str, ...]] = []
-    tags = {
-        "dagster/asset_partition_range_start": f"{DAYS[0]}|us",
-        "dagster/asset_partition_range_end": f"{DAYS[2]}|us",
-    }
+    tags = range_tags(f"{DAYS[0]}|us", f"{DAYS[2]}|us")
 
     result = run_range(
         [cells_orders(calls)], DuckDBPolarsIOManager(database=str(database)), tags=tags
@@ -397,10 +389,7 @@ def test_a_multi_partitioned_range_over_both_dimensions_is_refused_before_the_fu
 ) -> None:
     """DuckDB's manager would fail after the function ran, with Dagster's bare `CheckError`."""
     calls: list[tuple[str, ...]] = []
-    tags = {
-        "dagster/asset_partition_range_start": f"{DAYS[0]}|eu",
-        "dagster/asset_partition_range_end": f"{DAYS[1]}|us",
-    }
+    tags = range_tags(f"{DAYS[0]}|eu", f"{DAYS[1]}|us")
 
     result = run_range(
         [cells_orders(calls)], DuckDBPolarsIOManager(database=str(database)), tags=tags
@@ -498,12 +487,7 @@ class World:
 
     def run(self, first: str, last: str | None = None) -> dg.ExecuteInProcessResult:
         """A run of the range `first...last`, or of the one partition `first`."""
-        tags = {}
-        if last is not None:
-            tags = {
-                "dagster/asset_partition_range_start": first,
-                "dagster/asset_partition_range_end": last,
-            }
+        tags = {} if last is None else range_tags(first, last)
         return dg.materialize(
             [self.asset],
             resources={"io_manager": self.manager},

@@ -44,6 +44,16 @@ SETTING_VARIABLES = tuple(
 QUARANTINE_DIR = "DAGSTER_DATAFRAMELY_QUARANTINE_DIR"
 COLUMN_SCHEMA = "dagster/column_schema"
 QUIET = {"loggers": {"console": {"config": {"log_level": "WARNING"}}}}
+
+
+def range_tags(first: str, last: str) -> dict[str, str]:
+    """The run tags that make one run cover the partitions `first` to `last`, as a backfill's."""
+    return {
+        "dagster/asset_partition_range_start": first,
+        "dagster/asset_partition_range_end": last,
+    }
+
+
 """Run config that keeps Dagster's per-event debug lines out of a failing test's output."""
 
 

@@ -15,7 +15,7 @@ import polars as pl
 import pytest
 
 import dagster_dataframely as dd
-from tests.asset_support import QUIET, value
+from tests.asset_support import QUIET, range_tags, value
 from tests.schemas import BookLines, BookOrders, OrderBook
 
 pytestmark = pytest.mark.filterwarnings("ignore::dagster.PreviewWarning")
@@ -84,10 +84,7 @@ def run_range(
             instance=instance,
             run_config=QUIET,
             raise_on_error=False,
-            tags={
-                "dagster/asset_partition_range_start": first,
-                "dagster/asset_partition_range_end": last,
-            },
+            tags=range_tags(first, last),
         )
     return result, store
 
@@ -421,12 +418,7 @@ class History:
 
     def run(self, first: str, last: str | None = None) -> dg.ExecuteInProcessResult:
         """A run of `first`, or of the range `first...last`."""
-        tags = {}
-        if last is not None:
-            tags = {
-                "dagster/asset_partition_range_start": first,
-                "dagster/asset_partition_range_end": last,
-            }
+        tags = {} if last is None else range_tags(first, last)
         return dg.materialize(
             [self.asset],
             resources={"io_manager": self.store},

@@ -22,7 +22,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import dagster_dataframely as dd
-from tests.asset_support import CLEAN, MIXED, QUIET, SmallOrders, value
+from tests.asset_support import CLEAN, MIXED, QUIET, SmallOrders, range_tags, value
 from tests.parquet_io_manager import ParquetIOManager
 from tests.schemas import OrderBook
 
@@ -243,10 +243,7 @@ def sales_asset(frame: pl.DataFrame, **arguments: Any) -> dg.AssetsDefinition:
     return sales_
 
 
-RANGE = {
-    "dagster/asset_partition_range_start": DAYS[0],
-    "dagster/asset_partition_range_end": DAYS[1],
-}
+RANGE = range_tags(DAYS[0], DAYS[1])
 
 
 def test_a_range_whose_partitions_all_quarantined_rows_leads_each_with_its_own(
