@@ -1,0 +1,1 @@
+"""The policy family: what the failing rows come to (outcome, thresholds, volume, history)."""
