@@ -96,3 +96,13 @@ def test_the_floors_quoted_beside_the_seam_are_the_declared_ones() -> None:
     for where, found in quoted.items():
         assert found is not None, f"{where} no longer quotes the declared floors"
         assert (found[1], found[2]) == expected, f"{where} quotes {found.groups()}, not {expected}"
+
+
+def test_no_two_modules_share_a_name() -> None:
+    """One file name per module in the package: a name in a traceback or a review is one module."""
+    by_name: dict[str, list[str]] = {}
+    for path in SRC.rglob("*.py"):
+        if path.name != "__init__.py":
+            by_name.setdefault(path.name, []).append(path.relative_to(SRC).as_posix())
+    shared = {name: sorted(paths) for name, paths in by_name.items() if len(paths) > 1}
+    assert not shared, f"modules sharing a name: {shared}"

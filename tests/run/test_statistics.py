@@ -16,9 +16,9 @@ from hypothesis import strategies as st
 from polars.testing.parametric import dataframes
 
 from dagster_dataframely._model.shown_values import MASK
-from dagster_dataframely._run import distinct
-from dagster_dataframely._run.distinct import DistinctCount
-from dagster_dataframely._run.statistics import statistics_tables
+from dagster_dataframely._run.report import distinct
+from dagster_dataframely._run.report.distinct import DistinctCount
+from dagster_dataframely._run.report.statistics import statistics_tables
 
 COLUMNS = {
     "numeric": ["column", "count", "null_count", "mean", "std", "min", "p50", "max"],

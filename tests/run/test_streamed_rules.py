@@ -24,10 +24,10 @@ from hypothesis import given, settings
 from polars.testing import assert_frame_equal
 
 from dagster_dataframely._model.schema import read_schema
-from dagster_dataframely._run import streaming
-from dagster_dataframely._run.failures import Failures
-from dagster_dataframely._run.split import split_rows
-from dagster_dataframely._run.streaming import Staging, streamed_split
+from dagster_dataframely._run.report.failures import Failures
+from dagster_dataframely._run.split import streaming
+from dagster_dataframely._run.split.split import split_rows
+from dagster_dataframely._run.split.streaming import Staging, streamed_split
 from tests.rule_grammar import (
     FRAMES,
     examples,

@@ -23,8 +23,8 @@ import pytest
 from polars.testing import assert_frame_equal
 
 import dagster_dataframely as dd
-from dagster_dataframely._run import streaming
-from dagster_dataframely._run.streaming import is_elementwise, window_keys
+from dagster_dataframely._run.split import streaming
+from dagster_dataframely._run.split.streaming import is_elementwise, window_keys
 
 
 @pytest.mark.parametrize(

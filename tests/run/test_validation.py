@@ -16,7 +16,7 @@ from polars.testing import assert_frame_equal
 
 from dagster_dataframely import errors, wiring
 from dagster_dataframely._run import emit as _emit
-from dagster_dataframely._run.tables import table_value
+from dagster_dataframely._run.report.tables import table_value
 from tests.schemas import NoRules, OrderLines, Orders
 
 KEY = dg.AssetKey(["orders"])
@@ -622,7 +622,7 @@ def test_statistics_count_distinct_values_exactly_with_and_without_a_key() -> No
 
 
 def test_a_unique_column_counts_its_values_without_hashing() -> None:
-    from dagster_dataframely._run.statistics import statistics_tables
+    from dagster_dataframely._run.report.statistics import statistics_tables
 
     frame = pl.DataFrame({"email": ["a@x", "b@x", None], "tag": ["t", "t", None]})
     table = statistics_tables(frame, distinct={"email"})["string"]

@@ -17,7 +17,7 @@ import polars as pl
 from dagster_dataframely._api.asset_out import AssetOut
 from dagster_dataframely._api.refusals import refusing_mistakes
 from dagster_dataframely._declare.builder import build_asset
-from dagster_dataframely._declare.output import declare_output
+from dagster_dataframely._declare.output_declaration import declare_output
 from dagster_dataframely._model.quality_policy import QualityPolicy, checked_policy
 from dagster_dataframely._model.schema import read_schema
 from dagster_dataframely._model.settings import Granularity, SchemaRules, read_quarantine_dir

@@ -17,7 +17,7 @@ import dataframely as dy
 
 from dagster_dataframely._api.refusals import refusing_mistakes
 from dagster_dataframely._declare.builder import build_collection_asset
-from dagster_dataframely._declare.output import declare_output
+from dagster_dataframely._declare.output_declaration import declare_output
 from dagster_dataframely._model.asset_settings import OutputSettings
 from dagster_dataframely._model.collection import collection_rules, read_collection
 from dagster_dataframely._model.quality_policy import QualityPolicy, checked_policy

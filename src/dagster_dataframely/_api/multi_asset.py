@@ -14,7 +14,7 @@ import dagster as dg
 
 from dagster_dataframely._api.refusals import refusing_mistakes
 from dagster_dataframely._declare.builder import build_multi_asset
-from dagster_dataframely._declare.output import declare_output
+from dagster_dataframely._declare.output_declaration import declare_output
 from dagster_dataframely._model.schema import read_schema
 from dagster_dataframely._model.settings import read_quarantine_dir
 

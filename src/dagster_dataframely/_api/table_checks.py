@@ -7,7 +7,7 @@ from collections.abc import Iterable, Mapping, Sequence
 import dagster as dg
 import dataframely as dy
 
-from dagster_dataframely._declare.table_checks import (
+from dagster_dataframely._declare.table_check_definitions import (
     EAGER_TABLE,
     LAZY_TABLE,
     collection_table_checks,

@@ -16,13 +16,13 @@ from typing import Any
 import dagster as dg
 
 from dagster_dataframely._model.collection import CollectionInfo
-from dagster_dataframely._run.collection_split import decide_members, share_input
 from dagster_dataframely._run.compute import PrepareInput, Step, compute_function
-from dagster_dataframely._run.outcome import Split, decide_each
+from dagster_dataframely._run.policy.outcome import Split, decide_each
 from dagster_dataframely._run.returned import collection_members, one_output, output_mapping
+from dagster_dataframely._run.split.collection_split import decide_members, share_input
 from dagster_dataframely._upstream import with_sibling_checks
 
-from .output import VALID_ROWS, Declaration
+from .output_declaration import VALID_ROWS, Declaration
 
 
 def build_asset(

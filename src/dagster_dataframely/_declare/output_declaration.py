@@ -21,7 +21,7 @@ from dagster_dataframely._model.keys import output_key
 from dagster_dataframely._model.schema import SchemaInfo, own_docstring
 from dagster_dataframely._model.settings import Settings
 from dagster_dataframely._model.shown_values import ShownValues
-from dagster_dataframely._run.output import ValidatedOutput
+from dagster_dataframely._run.validated_output import ValidatedOutput
 from dagster_dataframely.errors import ClearQuarantineError
 
 from .check_specs import declared_check_specs

@@ -24,18 +24,18 @@ from dagster_dataframely._store.step_storage import check_partition_storage, tab
 from dagster_dataframely._store.writer_choice import can_clear, initial_writer_for, writer_for
 from dagster_dataframely._upstream import current_asset_context
 
-from .columns_tab import ColumnsTabs
 from .context import call_context, check_call_partition, partition_key, selected_outputs
 from .emit import AssetYield, emit
-from .history import read_history, read_range_history
-from .outcome import Split, decide_each
-from .output import OutputRun, ValidatedOutput
 from .partition_range import PartitionRange
+from .policy.history import read_history, read_range_history
+from .policy.outcome import Split, decide_each
 from .range_emit import RangeYield, emit_range
+from .report.materialization_columns import ColumnsTabs
 from .returned import Unpack, unwrap
 from .signature import ComputeSignature
-from .split import Frame
-from .streaming import Staging, validated_in_memory
+from .split.split import Frame
+from .split.streaming import Staging, validated_in_memory
+from .validated_output import OutputRun, ValidatedOutput
 
 PrepareInput = Callable[[object], object]
 """What one of the user's inputs becomes before the function receives it."""

@@ -19,7 +19,7 @@ from dagster_dataframely._upstream import (
 )
 from dagster_dataframely.errors import UnknownPartitionKeyError
 
-from .output import ValidatedOutput
+from .validated_output import ValidatedOutput
 
 
 def call_context(context: Any) -> Any:

@@ -33,14 +33,7 @@ from dagster_dataframely.errors import (
     ValidationFailedError,
 )
 
-from .check_results import (
-    check_results_for,
-    column_schema_result,
-    failure_samples,
-    partition_metadata,
-)
-from .failures import Failures, Samples
-from .outcome import (
+from .policy.outcome import (
     Aborted,
     AllInvalid,
     Clean,
@@ -52,12 +45,19 @@ from .outcome import (
     Skipped,
     Unchecked,
 )
-from .output import OutputRun
-from .policy import Evaluation, policy_check_results
-from .quarantine_notice import passing_quarantine_line, warn_of_passing_quarantines
-from .report import materialization_metadata, quarantined_first
-from .statistics import statistics_tables
-from .valid_rows import ValidRows, staged_statistics
+from .policy.policy import Evaluation, policy_check_results
+from .report.check_results import (
+    check_results_for,
+    column_schema_result,
+    failure_samples,
+    partition_metadata,
+)
+from .report.failures import Failures, Samples
+from .report.quarantine_notice import passing_quarantine_line, warn_of_passing_quarantines
+from .report.report import materialization_metadata, quarantined_first
+from .report.statistics import statistics_tables
+from .split.valid_rows import ValidRows, staged_statistics
+from .validated_output import OutputRun
 
 AssetYield = TypeAliasType(
     "AssetYield", Iterator[dg.MaterializeResult[pl.DataFrame] | dg.AssetCheckResult]

@@ -39,10 +39,10 @@ from dagster_dataframely._upstream import (
 )
 from dagster_dataframely.errors import PartitionRangeError
 
-from .outcome import Classified, Clean, Outcome, Partial, Split
-from .output import OutputRun, ValidatedOutput
-from .split import Frame, collect_once, column_problems
-from .valid_rows import row_count
+from .policy.outcome import Classified, Clean, Outcome, Partial, Split
+from .split.split import Frame, collect_once, column_problems
+from .split.valid_rows import row_count
+from .validated_output import OutputRun, ValidatedOutput
 
 _EPOCH = dt.datetime(1970, 1, 1)
 _MICROSECOND = dt.timedelta(microseconds=1)

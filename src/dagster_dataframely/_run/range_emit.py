@@ -24,10 +24,10 @@ from dagster_dataframely._upstream import check_evaluation_target
 from dagster_dataframely.errors import ValidationFailedError
 
 from .emit import Emission, Returned, prepare, warn_if_quarantined_while_passing
-from .outcome import Outcome
 from .partition_range import PartitionRange
-from .report import range_leading_metadata
-from .valid_rows import ValidRows
+from .policy.outcome import Outcome
+from .report.report import range_leading_metadata
+from .split.valid_rows import ValidRows
 
 RangeYield = Iterator[dg.MaterializeResult[ValidRows] | dg.AssetCheckEvaluation | dg.Output[None]]
 """What a step over a partition range yields: per output its one materialization, then each

@@ -21,7 +21,7 @@ from dagster_dataframely.errors import (
     UnknownCollectionMemberError,
 )
 
-from .split import Frame
+from .split.split import Frame
 
 Unpack = Callable[[object], Mapping[str, object]]
 """Turn what the function returned into a value per output name; raise a package error for

@@ -18,8 +18,8 @@ from dagster_dataframely._model.settings import Settings
 from dagster_dataframely._model.shown_values import ShownValues
 from dagster_dataframely._store.quarantine_writer import QuarantineWriter
 
-from .history import History, RangeHistory
-from .streaming import Staging
+from .policy.history import History, RangeHistory
+from .split.streaming import Staging
 
 
 @dataclass(frozen=True, slots=True, eq=False)

@@ -25,13 +25,13 @@ from dagster_dataframely._store.quarantine_writer import QuarantineWriter
 from dagster_dataframely._upstream import current_asset_context
 from dagster_dataframely.errors import ClearQuarantineError, InvalidArgumentsError
 
-from .check_results import stored_table_results
 from .emit import AssetYield, emit
-from .history import read_history
-from .outcome import decide
-from .output import OutputRun, ValidatedOutput
+from .policy.history import read_history
+from .policy.outcome import decide
+from .report.check_results import stored_table_results
 from .returned import type_name
-from .split import Frame
+from .split.split import Frame
+from .validated_output import OutputRun, ValidatedOutput
 
 __all__ = ["AssetYield", "check_results", "validation_results"]
 

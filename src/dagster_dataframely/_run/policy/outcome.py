@@ -15,15 +15,20 @@ from typing import ClassVar, TypeAlias
 
 import polars as pl
 
+from dagster_dataframely._run.report.failures import Failures
+from dagster_dataframely._run.split.split import (
+    Frame,
+    column_problems,
+    keep_warning_only_rows,
+    split_rows,
+)
+from dagster_dataframely._run.split.streaming import streamed_split
+from dagster_dataframely._run.split.valid_rows import ValidRows, row_count
+from dagster_dataframely._run.validated_output import OutputRun
 from dagster_dataframely._store.quarantine_writer import QuarantineWriter
 
-from .failures import Failures
-from .output import OutputRun
 from .policy import Evaluation, evaluate
-from .split import Frame, column_problems, keep_warning_only_rows, split_rows
-from .streaming import streamed_split
 from .undeclared_columns import undeclared_columns
-from .valid_rows import ValidRows, row_count
 
 
 @dataclass(frozen=True, slots=True, eq=False)

@@ -17,9 +17,9 @@ import polars as pl
 
 from dagster_dataframely._model import names
 from dagster_dataframely._model.schema import SchemaInfo
+from dagster_dataframely._run.split.split import Frame
 
 from .history import History
-from .split import Frame
 
 
 def undeclared_columns(info: SchemaInfo, frame: Frame) -> tuple[str, ...]:

@@ -1,1 +1,1 @@
-"""The report family: what a run tells of its rows (metadata, statistics, check results, samples)."""
+"""The report family: what a run tells of its rows: metadata, statistics, checks, samples."""

@@ -14,14 +14,14 @@ from dagster_dataframely._model.collection import CollectionInfo
 from dagster_dataframely._model.quality_policy import ResolvedPolicy
 from dagster_dataframely._model.schema import SchemaInfo
 from dagster_dataframely._model.settings import Settings
+from dagster_dataframely._run.policy.thresholds import RuleVerdict, rule_verdicts
+from dagster_dataframely._run.split.collection_split import split_collection
+from dagster_dataframely._run.split.split import Frame, column_problems
 from dagster_dataframely._upstream import table_of_records
 from dagster_dataframely.errors import ColumnSchemaError
 
-from .collection_split import split_collection
 from .failures import Failures, Samples
-from .split import Frame, column_problems
 from .tables import records_value, table_records, table_value
-from .thresholds import RuleVerdict, rule_verdicts
 
 
 def check_results_for(

@@ -19,9 +19,8 @@ import dagster as dg
 
 from dagster_dataframely._model import names
 from dagster_dataframely._model.columns_tab import columns_tab
+from dagster_dataframely._run.validated_output import ValidatedOutput
 from dagster_dataframely._upstream import current_asset_context
-
-from .output import ValidatedOutput
 
 
 @dataclass(frozen=True, slots=True)

@@ -1,1 +1,1 @@
-"""The split family: a frame's rows run through the rules, in memory, streamed or as a Collection."""
+"""The split family: a frame's rows through the rules, in memory, streamed or as a Collection."""

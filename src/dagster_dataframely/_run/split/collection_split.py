@@ -17,12 +17,19 @@ import polars as pl
 
 from dagster_dataframely._model.collection import CollectionInfo
 from dagster_dataframely._model.schema import SchemaInfo
+from dagster_dataframely._run.policy.outcome import (
+    ColumnMismatch,
+    Outcome,
+    Skipped,
+    Unchecked,
+    classify,
+    undeclared_for,
+)
+from dagster_dataframely._run.report.failures import Failures
+from dagster_dataframely._run.validated_output import OutputRun
 from dagster_dataframely._upstream import collection_filters
 from dagster_dataframely.errors import CollectionFilterDuplicatesError, CollectionMemberMissingError
 
-from .failures import Failures
-from .outcome import ColumnMismatch, Outcome, Skipped, Unchecked, classify, undeclared_for
-from .output import OutputRun
 from .split import Frame, collect_once, column_problems
 
 

@@ -50,9 +50,9 @@ from typing import Any, Final, cast
 import polars as pl
 
 from dagster_dataframely._model.schema import PRIMARY_KEY_RULE, SchemaInfo, dataframely_rules
+from dagster_dataframely._run.report.failures import Failures
 from dagster_dataframely.errors import StreamingStagingError
 
-from .failures import Failures
 from .split import contiguous, split_rows
 
 _POSITION = "dy_row"

@@ -13,7 +13,7 @@ from collections.abc import Collection
 import dagster as dg
 import polars as pl
 
-from .statistics import statistics_tables, streams_exactly
+from dagster_dataframely._run.report.statistics import statistics_tables, streams_exactly
 
 ValidRows = pl.DataFrame | pl.LazyFrame
 """A `LazyFrame` here is always a (filtered) scan of staged rows, never a user's plan."""
