@@ -39,7 +39,9 @@ def build_asset(
         outputs=(output,),
         unpack=one_output(output.name),
         partitions_def=op.get("partitions_def"),
-        single=True,
+        always_takes_context=False,
+        selects_outputs=False,
+        errors_name_op=False,
     )
     compute = compute_function(function, step)
 
@@ -95,7 +97,9 @@ def _multi_asset(
         outputs=tuple(d.output for d in declarations),
         unpack=unpack,
         partitions_def=op.get("partitions_def"),
-        single=False,
+        always_takes_context=True,
+        selects_outputs=True,
+        errors_name_op=True,
         split=split,
         prepare_input=prepare_input,
     )

@@ -49,9 +49,15 @@ class Step:
     outputs: tuple[ValidatedOutput, ...]
     unpack: Unpack
     partitions_def: dg.PartitionsDefinition[str] | None
-    single: bool
-    """One asset (`dd.asset`): no selection, a context only when a quarantine needs one, and
-    the errors the spec names for what its function returns."""
+    always_takes_context: bool
+    """The wrapper takes Dagster's context even when no quarantine needs it (to read the
+    selection); `dd.asset`'s function may be called without one."""
+    selects_outputs: bool
+    """The run writes only the outputs its context selects (a multi-asset's subset); `dd.asset`
+    has one output, always written."""
+    errors_name_op: bool
+    """A refused partition key or return names the op and the output, with the multi-asset
+    errors; `dd.asset`'s name its asset key, with the errors the spec names for one asset."""
     split: Split = decide_each
     prepare_input: PrepareInput | None = None
     """Applied to each input before the call: a Collection shares its lazy inputs across
@@ -64,7 +70,7 @@ StepYield = AssetYield | RangeYield
 
 def compute_function(function: Callable[..., object], step: Step) -> Callable[..., StepYield]:
     """Wrap `function` in the generator Dagster runs: its inputs, and a context when needed."""
-    needs_context = not step.single or any(output.quarantine for output in step.outputs)
+    needs_context = step.always_takes_context or any(output.quarantine for output in step.outputs)
     signature = ComputeSignature.of(function, needs_context=needs_context)
 
     @functools.wraps(function)
@@ -72,9 +78,9 @@ def compute_function(function: Callable[..., object], step: Step) -> Callable[..
         context, call = signature.bind(function, args, kwargs, step.prepare_input)
         context = call_context(context)
         if step.partitions_def is not None:
-            shown = step.outputs[0].key.to_user_string() if step.single else step.op_name
+            shown = step.op_name if step.errors_name_op else step.outputs[0].key.to_user_string()
             check_call_partition(context, step.partitions_def, shown)
-        selected = step.outputs if step.single else selected_outputs(context, step.outputs)
+        selected = selected_outputs(context, step.outputs) if step.selects_outputs else step.outputs
         span = PartitionRange.of_run(context, step.partitions_def)
         staging = Staging()
         # The function's own context if it takes one, else Dagster's for this step.
@@ -94,7 +100,7 @@ def compute_function(function: Callable[..., object], step: Step) -> Callable[..
                     values.get(output.name),
                     output.key,
                     output=output.name,
-                    op_name=None if step.single else step.op_name,
+                    op_name=step.op_name if step.errors_name_op else None,
                 )
             for name, run in runs.items():
                 # Staging is set only in a run, whose manager sinks a LazyFrame.
