@@ -27,7 +27,8 @@ from dagster_dataframely._model.schema import read_schema
 from dagster_dataframely._run.report.failures import Failures
 from dagster_dataframely._run.split import streaming
 from dagster_dataframely._run.split.split import split_rows
-from dagster_dataframely._run.split.streaming import Staging, streamed_split
+from dagster_dataframely._run.split.staging import Staging
+from dagster_dataframely._run.split.streaming import streamed_split
 from tests.rule_grammar import (
     FRAMES,
     examples,

@@ -23,8 +23,8 @@ import pytest
 from polars.testing import assert_frame_equal
 
 import dagster_dataframely as dd
-from dagster_dataframely._run.split import streaming
-from dagster_dataframely._run.split.streaming import is_elementwise, window_keys
+from dagster_dataframely._run.split import rule_shape
+from dagster_dataframely._run.split.rule_shape import is_elementwise, window_keys
 
 
 @pytest.mark.parametrize(
@@ -139,15 +139,15 @@ def test_a_manager_that_cannot_sink_stores_the_rows_validated_in_memory() -> Non
 )
 def test_a_rule_polars_says_changes_its_length_is_never_read_as_row_by_row(expr: pl.Expr) -> None:
     """Should the serialized form be misread, Polars' own account of the length still counts."""
-    with mock.patch.object(streaming, "_elementwise", return_value=True):
-        assert not streaming.is_elementwise(expr)
-    assert streaming.is_elementwise(pl.col("v") > 0)
+    with mock.patch.object(rule_shape, "_elementwise", return_value=True):
+        assert not rule_shape.is_elementwise(expr)
+    assert rule_shape.is_elementwise(pl.col("v") > 0)
 
 
 def test_a_window_with_a_field_the_reading_does_not_know_is_not_split_into_parts() -> None:
     """A field a later Polars adds to `.over()` could let it reach past its group."""
     tree = json.loads((pl.col("a").max().over("k") > 0).meta.serialize(format="json"))
     tree["BinaryExpr"]["left"]["Over"]["frame"] = "Rows(-1, 1)"
-    with mock.patch.object(streaming, "_serialized", return_value=tree):
-        assert streaming.window_keys(pl.col("a").max().over("k") > 0) is None
-    assert streaming.window_keys(pl.col("a").max().over("k") > 0) == {"k"}
+    with mock.patch.object(rule_shape, "_serialized", return_value=tree):
+        assert rule_shape.window_keys(pl.col("a").max().over("k") > 0) is None
+    assert rule_shape.window_keys(pl.col("a").max().over("k") > 0) == {"k"}

@@ -34,7 +34,8 @@ from .report.materialization_columns import ColumnsTabs
 from .returned import Unpack, unwrap
 from .signature import ComputeSignature
 from .split.split import Frame
-from .split.streaming import Staging, validated_in_memory
+from .split.staging import Staging
+from .split.streaming import validated_in_memory
 from .validated_output import OutputRun, ValidatedOutput
 
 PrepareInput = Callable[[object], object]

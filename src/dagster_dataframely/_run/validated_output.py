@@ -19,7 +19,7 @@ from dagster_dataframely._model.shown_values import ShownValues
 from dagster_dataframely._store.quarantine_writer import QuarantineWriter
 
 from .policy.history import History, RangeHistory
-from .split.streaming import Staging
+from .split.staging import Staging
 
 
 @dataclass(frozen=True, slots=True, eq=False)

@@ -36,24 +36,19 @@ sinks, so the table's rows are read from the staging file once more.
 
 from __future__ import annotations
 
-import errno
-import json
 import math
-import os
-import shutil
-import tempfile
-from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Final, cast
 
 import polars as pl
 
 from dagster_dataframely._model.schema import PRIMARY_KEY_RULE, SchemaInfo, dataframely_rules
 from dagster_dataframely._run.report.failures import Failures
-from dagster_dataframely.errors import StreamingStagingError
 
+from .rule_shape import is_elementwise, window_keys
 from .split import contiguous, split_rows
+from .staging import Staging, scan_staged
 
 _POSITION = "dy_row"
 """The row-position column of the staged frame; `dy_` is reserved, so no schema column has it."""
@@ -71,280 +66,6 @@ stage that row several times. Each copy would then say it is the first row.
 
 _PART = "dy_part"
 """The column of each row's hash part for a window rule (`window_keys`), never written."""
-
-_STAGED_COMPRESSION: Final = "lz4"
-"""Staging files are local and short-lived: fast to write and read back beats small."""
-
-_STAGED_ROW_GROUP: Final = 500_000
-"""Rows per row group of a staging file: an eighth as many groups as the sink's default.
-
-Polars 1.x reads a file by its URI (`scan_staged`) with blocking tasks per column chunk, and
-two passes at once over 240 groups (30M rows) passed its limit of 512 such tasks: Polars then
-warns that this "may indicate a deadlock". At 60 groups it did not; the passes took as long,
-the staging itself 1 to 2 s longer at 30M rows.
-"""
-
-_ELEMENTWISE: Mapping[str, frozenset[str]] = {
-    "": frozenset({"Abs", "Negate"}),
-    "Boolean": frozenset(
-        {
-            "IsNull",
-            "IsNotNull",
-            "Not",
-            "IsNan",
-            "IsNotNan",
-            "IsInfinite",
-            "IsFinite",
-            "IsIn",
-            "IsBetween",
-            "AllHorizontal",
-            "AnyHorizontal",
-        }
-    ),
-    "StringExpr": frozenset(
-        {
-            "Contains",
-            "LenBytes",
-            "LenChars",
-            "StartsWith",
-            "EndsWith",
-            "Lowercase",
-            "Uppercase",
-            "CountMatches",
-        }
-    ),
-}
-"""Polars functions known to give each row's value from that row alone, by namespace.
-
-Only what is listed counts: a function missing here sends its rule to the whole-frame pass,
-which costs memory and never changes a result.
-"""
-
-
-def is_elementwise(expr: pl.Expr) -> bool:
-    """Whether `expr` gives each row's value from that row alone, read from its plan.
-
-    Polars' serialized form of an expression is not a stable format, so anything not
-    recognized counts as not element-wise: the rule is then evaluated over the whole frame.
-    Where Polars says itself whether an expression keeps its input's length (polars 2), it
-    must agree: the staging pass broadcasts any one value, where the in-memory path refuses
-    one that is not a scalar (`head(1)`).
-    """
-    tree = _serialized(expr)
-    return tree is not None and _elementwise(tree) and _keeps_length(expr)
-
-
-def _keeps_length(expr: pl.Expr) -> bool:
-    """Whether Polars says `expr` gives one value per row or a scalar; True where it cannot.
-
-    `meta.is_length_preserving` and `meta.is_scalar` are public since polars 2.0; polars 1.x
-    has neither.
-    """
-    preserving = getattr(expr.meta, "is_length_preserving", None)
-    scalar = getattr(expr.meta, "is_scalar", None)
-    if preserving is None or scalar is None:
-        return True
-    return bool(preserving()) or bool(scalar())
-
-
-def window_keys(expr: pl.Expr) -> frozenset[str] | None:
-    """The columns every `.over()` window of `expr` is partitioned by, if only windows stop it
-    being row by row; else None.
-
-    Such a rule gives each row its value from the rows of its own group: the rows that share
-    its values in those columns. So it can be evaluated over any split of the rows that keeps
-    each group whole, such as hash parts of those columns. None when the expression has no
-    window, a window is partitioned by anything but columns, maps its groups other than back
-    to their rows, holds another window or a literal series, or the windows share no column.
-    """
-    tree = _serialized(expr)
-    windows: list[frozenset[str]] = []
-    if tree is None or not _elementwise(tree, windows) or not windows:
-        return None
-    shared = frozenset.intersection(*windows)
-    return shared or None
-
-
-def _serialized(expr: pl.Expr) -> object | None:
-    """`expr`'s plan as Polars serializes it to JSON; None if Polars cannot."""
-    try:
-        tree: object = json.loads(expr.meta.serialize(format="json"))
-    except (pl.exceptions.PolarsError, ValueError):
-        return None
-    return tree
-
-
-def _elementwise(node: object, windows: list[frozenset[str]] | None = None) -> bool:
-    """One node of a serialized expression, and everything under it, works row by row.
-
-    With `windows`, a `.over()` window that keeps its groups whole (see `window_keys`) counts
-    as row by row too, and its partition columns are appended to `windows`.
-    """
-    if not isinstance(node, dict) or len(node) != 1:
-        return False
-    ((kind, body),) = node.items()
-    if kind == "Over" and windows is not None:
-        keys = _window_partition(body)
-        if keys is not None:
-            windows.append(keys)
-        return keys is not None
-    if kind == "Column":
-        return isinstance(body, str)
-    if kind == "Literal":
-        return _is_one_value(body)
-    if kind == "BinaryExpr":
-        return _elementwise(body.get("left"), windows) and _elementwise(body.get("right"), windows)
-    if kind == "Cast":
-        return _elementwise(body.get("expr"), windows)
-    if kind == "Ternary":
-        parts = ("predicate", "truthy", "falsy")
-        return all(_elementwise(body.get(part), windows) for part in parts)
-    if kind == "Alias":
-        return isinstance(body, list) and bool(body) and _elementwise(body[0], windows)
-    if kind == "Function":
-        return _elementwise_function(body, windows)
-    return False
-
-
-_WINDOW_FIELDS: Final = frozenset({"function", "partition_by", "order_by", "mapping"})
-"""The fields of a serialized `.over()` window (polars 1.44 to 2.1)."""
-
-
-def _window_partition(body: Any) -> frozenset[str] | None:
-    """A window's partition columns, if it maps each group back to the group's own rows.
-
-    A window with any field beyond the four read here (a new option of another Polars
-    version) is not trusted to keep to its group.
-    """
-    if not isinstance(body, dict) or set(body) != _WINDOW_FIELDS:
-        return None
-    if body.get("mapping") != "GroupsToRows":
-        return None
-    partition = body.get("partition_by")
-    if not isinstance(partition, list) or not partition:
-        return None
-    columns = [key.get("Column") if isinstance(key, dict) else None for key in partition]
-    if not all(isinstance(column, str) for column in columns):
-        return None
-    inner = (body.get("function"), body.get("order_by"))
-    if any(_holds(part, _is_window_or_series) for part in inner):
-        return None
-    return frozenset(cast(list[str], columns))
-
-
-def _is_window_or_series(kind: str, body: object) -> bool:
-    """A node that could reach past its group: another window, or a literal of many values."""
-    return kind == "Over" or (kind == "Literal" and not _is_one_value(body))
-
-
-def _is_one_value(literal: object) -> bool:
-    """Whether a literal node's body is a single value (a scalar), not a series."""
-    return isinstance(literal, dict) and set(literal) <= {"Scalar", "Dyn"}
-
-
-def _holds(node: object, found: Callable[[str, object], bool]) -> bool:
-    """Whether `found` is true of any node of a serialized expression, `node` included."""
-    if isinstance(node, dict):
-        if any(found(kind, body) for kind, body in node.items()):
-            return True
-        return any(_holds(value, found) for value in node.values())
-    if isinstance(node, list):
-        return any(_holds(item, found) for item in node)
-    return False
-
-
-def _elementwise_function(body: Any, windows: list[frozenset[str]] | None = None) -> bool:
-    """A function node: a listed function over element-wise inputs, `is_in` over a literal."""
-    if not isinstance(body, dict) or not isinstance(body.get("input"), list):
-        return False
-    function, inputs = body.get("function"), body["input"]
-    if isinstance(function, str):
-        namespace, name = "", function
-    elif isinstance(function, dict) and len(function) == 1:
-        ((namespace, inner),) = function.items()
-        name = inner if isinstance(inner, str) else next(iter(inner), "") if inner else ""
-    else:
-        return False
-    if name not in _ELEMENTWISE.get(namespace, frozenset()):
-        return False
-    if name == "IsIn" and not (len(inputs) == 2 and "Literal" in inputs[1]):
-        return False  # membership in another column is not a row's own value
-    return all(_elementwise(i, windows) for i in inputs)
-
-
-@dataclass(eq=False)
-class Staging:
-    """A local directory for one step's staged rows, made when first used, removed at the end.
-
-    The step removes it once everything it yielded is written: the IO manager sinks the valid
-    rows from here when Dagster handles the materialization, before the step resumes. It is
-    made in Python's temporary directory (`tempfile`, so `TMPDIR` moves it).
-    """
-
-    directory: Path | None = None
-    _count: int = field(default=0, repr=False)
-
-    def file(self, stem: str, *, asset: str) -> Path:
-        """A new file name in the directory, made on the first call.
-
-        Raises `StreamingStagingError` when the directory cannot be made.
-        """
-        if self.directory is None:
-            try:
-                self.directory = Path(tempfile.mkdtemp(prefix="dagster-dataframely-"))
-            except OSError as error:
-                raise StreamingStagingError(asset, tempfile.gettempdir(), str(error)) from error
-        self._count += 1
-        return self.directory / f"{self._count:03d}-{stem}.parquet"
-
-    def sink(self, plan: pl.LazyFrame, stem: str, *, asset: str) -> Path:
-        """Run `plan` on the streaming engine into a new staging file.
-
-        Raises `StreamingStagingError` when the staging directory's disk is full (or over its
-        quota): a bare Polars error would name neither the directory nor how to move it.
-        """
-        path = self.file(stem, asset=asset)
-        try:
-            plan.sink_parquet(
-                path,
-                compression=_STAGED_COMPRESSION,
-                row_group_size=_STAGED_ROW_GROUP,
-                engine="streaming",
-            )
-        except (pl.exceptions.PolarsError, OSError) as error:
-            if _out_of_space(error, path.parent):
-                path.unlink(missing_ok=True)
-                raise StreamingStagingError(asset, str(path.parent), str(error)) from error
-            raise
-        return path
-
-    def remove(self) -> None:
-        """Delete every staged file; the step has written what it read from them."""
-        if self.directory is not None:
-            shutil.rmtree(self.directory, ignore_errors=True)
-            self.directory = None
-
-
-_NO_SPACE: Final = (errno.ENOSPC, errno.EDQUOT)
-"""The operating system's errors of a full disk and of a user's exhausted quota."""
-
-
-def _out_of_space(error: Exception, directory: Path) -> bool:
-    """Whether a failed write into `directory` ran out of room there.
-
-    Polars reports the operating system's error as text (`No space left on device (os error
-    28)`), an `OSError` carries its number; and a disk that a failed write filled has no byte
-    left, whatever a message says.
-    """
-    if isinstance(error, OSError) and error.errno in _NO_SPACE:
-        return True
-    text = str(error)
-    if any(f"(os error {code})" in text or os.strerror(code) in text for code in _NO_SPACE):
-        return True
-    try:
-        return shutil.disk_usage(directory).free == 0
-    except OSError:
-        return False
 
 
 def validated_in_memory(asset: str) -> str:
@@ -491,17 +212,6 @@ def _all(conditions: Iterable[pl.Expr]) -> pl.Expr:
     """True where every condition is; True everywhere without any."""
     listed = list(conditions)
     return pl.all_horizontal(listed) if listed else pl.lit(True)
-
-
-def scan_staged(path: Path) -> pl.LazyFrame:
-    """A scan of a staging file, read through its `file://` URI rather than mapped into memory.
-
-    Polars 1.x maps a local file into the process to read it, so the pages of the whole staged
-    table count in the process's resident memory while a pass reads it (870 MiB of 30M rows);
-    by its URI Polars reads the file in pieces (34 MiB), at the same speed. Polars 2.x reads a
-    local path that way already.
-    """
-    return pl.scan_parquet(path.as_uri())
 
 
 Failed = pl.Series | bool
