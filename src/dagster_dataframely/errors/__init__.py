@@ -13,7 +13,7 @@ from typing import Any
 
 import dagster as dg
 
-from ._upstream import DagsterInvalidPropertyError
+from .._upstream import DagsterInvalidPropertyError
 
 __all__ = [
     "CheckNameCollisionError",
