@@ -28,6 +28,9 @@ SPEC_PINNED = {
     ("_declare/quarantine_spec.py", "quarantine_spec", "DagsterInvariantViolationError"): (
         "quarantine_spec given a definition and partitions_def"
     ),
+    ("_store/delegating.py", "delegating_writer", "DagsterInvalidPropertyError"): (
+        "delegating_writer in a direct invocation"
+    ),
 }
 """Where the spec names Dagster's own class, which stays: (module, function, class) -> when."""
 

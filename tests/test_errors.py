@@ -10,6 +10,7 @@ from typing import Any
 import dagster as dg
 import pytest
 
+import dagster_dataframely as dd
 from dagster_dataframely import errors
 from dagster_dataframely._upstream import DagsterInvalidPropertyError
 from dagster_dataframely.errors import (
@@ -1116,3 +1117,43 @@ def test_a_threshold_error_carries_the_observed_fraction() -> None:
     assert error.fraction == pytest.approx(0.12)
     assert "above its threshold's fail_above of 50 rows" in str(error)
     assert ThresholdExceededError("Orders", "amount|min", 0, 0, 0).fraction == 0.0
+
+
+def _drawn_tree() -> list[str]:
+    """The class tree drawn in the errors package's docstring, one indented line per class."""
+    doc = dd.errors.__doc__ or ""
+    block = doc.split("::\n\n", 1)[1]
+    return [line[4:] for line in block.splitlines() if line.strip()]
+
+
+def _real_tree(cls: type[Exception], depth: int = 0) -> list[str]:
+    """Every exported class under `cls`, each drawn under the first of its package bases."""
+    exported = [getattr(dd.errors, name) for name in dd.errors.__all__]
+    children = sorted(
+        (
+            child
+            for child in exported
+            if next((base for base in child.__bases__ if base in exported), None) is cls
+        ),
+        key=lambda child: child.__name__,
+    )
+    lines = ["    " * depth + cls.__name__]
+    for child in children:
+        lines += _real_tree(child, depth + 1)
+    return lines
+
+
+def test_the_docstring_draws_every_error_class_where_it_sits() -> None:
+    """A class added, moved or removed without redrawing the tree fails here."""
+    drawn = _drawn_tree()
+    assert drawn == _real_tree(dd.errors.DagsterDataframelyError)
+    assert len(drawn) == len(dd.errors.__all__)
+
+
+@pytest.mark.parametrize("name", sorted(dd.errors.__all__))
+def test_every_error_class_keeps_the_public_module_and_pickles_by_it(name: str) -> None:
+    """Dagster's multiprocess executor pickles errors; the reference names the public module."""
+    cls = getattr(dd.errors, name)
+    assert cls.__module__ == "dagster_dataframely.errors"
+    assert pickle.loads(pickle.dumps(cls)) is cls
+    assert b"dagster_dataframely.errors\n" in pickle.dumps(cls, protocol=0)

@@ -192,7 +192,7 @@ def test_running_step_is_none_under_direct_invocation() -> None:
     """`get_step_execution_context()` on a direct invocation's context raises Dagster's error.
 
     `running_step` turns that error into None; the spec names the error for `delegating_writer`,
-    whose own error subclasses it.
+    which raises exactly it.
     """
     context = dg.build_asset_context()
     with pytest.raises(DagsterInvalidPropertyError):

@@ -13,6 +13,7 @@ import pytest
 
 import dagster_dataframely as dd
 from dagster_dataframely import errors
+from dagster_dataframely._upstream import DagsterInvalidPropertyError
 from tests.asset_support import (
     ALL_INVALID,
     CLEAN,
@@ -656,3 +657,13 @@ def test_clear_quarantine_clears_only_its_output_and_never_in_a_failing_step(
     materialize([asset({"orders": CLEAN, "lines": LINES_CLEAN})])
     assert pl.read_parquet(warehouse / "orders_quarantine.parquet").height == 0
     assert pl.read_parquet(warehouse / "lines_quarantine.parquet").height == 2  # not cleared
+
+
+def test_the_writer_raises_exactly_dagsters_error_under_direct_invocation() -> None:
+    """The spec names `DagsterInvalidPropertyError` itself, so a caller matching the class by
+    identity (or by name in a serialized error) sees that class, not a subclass."""
+    context = dg.build_asset_context()
+    with pytest.raises(DagsterInvalidPropertyError) as raised:
+        dd.wiring.delegating_writer(context)
+    assert type(raised.value) is DagsterInvalidPropertyError
+    assert "file_writer" in str(raised.value)

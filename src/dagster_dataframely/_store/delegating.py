@@ -16,6 +16,7 @@ import polars as pl
 from dagster_dataframely._model import names
 from dagster_dataframely._model.keys import coerce_asset_key, definition_asset_key, quarantine_key
 from dagster_dataframely._upstream import (
+    DagsterInvalidPropertyError,
     is_duckdb_io_manager,
     output_context_for,
     output_io_manager,
@@ -84,9 +85,9 @@ def delegating_writer(
 
     Raises
     ------
-    NoRunningStepError
-        There is no step, which means a direct invocation: use `file_writer` there. Also
-        Dagster's `DagsterInvalidPropertyError`, which the spec names for this case.
+    DagsterInvalidPropertyError
+        There is no step, which means a direct invocation: use `file_writer` there. Exactly
+        Dagster's class, as the spec names it; its message is `NoRunningStepError`'s.
     MultiAssetKeyError
         `asset_key` is None and the context's asset definition has more than one asset, or
         `asset_key` is not one of the definition's assets.
@@ -106,7 +107,9 @@ def delegating_writer(
     key_given = coerce_asset_key(asset_key) if asset_key is not None else None
     handle = table_output(context, key_given)
     if handle is None:
-        raise NoRunningStepError("delegating_writer")
+        # The spec names Dagster's own class here, so raise exactly that one, with the
+        # package's message saying what to use instead.
+        raise DagsterInvalidPropertyError(NoRunningStepError("delegating_writer").message)
     step = handle.step
     key = definition_asset_key(context.assets_def, key_given)
     target = quarantine_key(key)

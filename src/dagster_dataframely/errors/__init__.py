@@ -1,0 +1,193 @@
+"""The exceptions dagster-dataframely raises.
+
+They live under one base class so that a caller can catch a single error by
+name, or every error from this package at once, and so that each message says both what
+went wrong and what to change. Three categories sit between the base and most errors: the
+refusals of a declaration (`InvalidDefinitionError`), the data's verdict
+(`ValidationFailedError`) and the refusals to store rows unsafely (`StorageRefusedError`).
+The errors about what a function returned sit under the base alone. The classes are split
+into modules by category, but each one's home stays this module (its `__module__`), so reprs
+and pickled errors read as before. Every class, under the first of its bases from here
+(checked by `tests/test_errors.py`)::
+
+    DagsterDataframelyError
+        CollectionFilterDuplicatesError
+        CollectionMemberMissingError
+        InvalidDefinitionError
+            CheckNameCollisionError
+            ClearQuarantineError
+            CollectionNotSupportedError
+            CollectionWithoutMembersError
+            ComponentFieldError
+            InvalidArgumentsError
+                UnexpectedArgumentError
+            InvalidColumnNameError
+            InvalidRuleNameError
+            InvalidSettingError
+            InvalidThresholdError
+            MultiAssetKeyError
+            ReservedColumnError
+            SchemaTypeError
+            SensitiveMarkError
+            ThresholdNotApplicableError
+            UnknownCollectionMemberError
+            UnknownPartitionKeyError
+            UnknownPolicyRuleError
+            UnknownWarningRuleError
+            UnsupportedDtypeError
+        MaterializeResultFieldError
+        MaterializeResultValueError
+        MultiAssetReturnError
+        NoRunningStepError
+        StorageRefusedError
+            ConcurrentRunError
+            CredentialsInUrlError
+            MissingPartitionExprError
+            PartitionKeyTooLongError
+            PartitionRangeError
+            QuarantineDirError
+            QuarantineDirProtocolError
+            QuarantineFrameTypeError
+            QuarantineIOManagerError
+            QuarantineKeyCollisionError
+                QuarantineStorageCollisionError
+            QuarantineStorageError
+            StagedWriteError
+            StorageWriteError
+            StreamingStagingError
+            UnsafePathKeyError
+        ValidationFailedError
+            ColumnSchemaError
+            NoValidRowsError
+            RowCountOutOfBoundsError
+            ThresholdExceededError
+            ValidationAbortError
+"""
+
+from dagster_dataframely.errors.definition_errors import (
+    CheckNameCollisionError,
+    CollectionNotSupportedError,
+    CollectionWithoutMembersError,
+    ComponentFieldError,
+    InvalidArgumentsError,
+    InvalidColumnNameError,
+    InvalidRuleNameError,
+    ReservedColumnError,
+    SchemaTypeError,
+    SensitiveMarkError,
+    UnexpectedArgumentError,
+    UnknownCollectionMemberError,
+    UnsupportedDtypeError,
+)
+from dagster_dataframely.errors.error_base import (
+    DagsterDataframelyError,
+    InvalidDefinitionError,
+    StorageRefusedError,
+    ValidationFailedError,
+)
+from dagster_dataframely.errors.quarantine_errors import (
+    ConcurrentRunError,
+    QuarantineDirError,
+    QuarantineIOManagerError,
+    QuarantineKeyCollisionError,
+    QuarantineStorageCollisionError,
+    QuarantineStorageError,
+    UnsafePathKeyError,
+)
+from dagster_dataframely.errors.return_errors import (
+    CollectionFilterDuplicatesError,
+    CollectionMemberMissingError,
+    MaterializeResultFieldError,
+    MaterializeResultValueError,
+    MultiAssetReturnError,
+)
+from dagster_dataframely.errors.setting_errors import (
+    ClearQuarantineError,
+    InvalidSettingError,
+    InvalidThresholdError,
+    MultiAssetKeyError,
+    ThresholdNotApplicableError,
+    UnknownPartitionKeyError,
+    UnknownPolicyRuleError,
+    UnknownWarningRuleError,
+)
+from dagster_dataframely.errors.storage_errors import (
+    CredentialsInUrlError,
+    MissingPartitionExprError,
+    NoRunningStepError,
+    PartitionKeyTooLongError,
+    PartitionRangeError,
+    QuarantineDirProtocolError,
+    QuarantineFrameTypeError,
+    StagedWriteError,
+    StorageWriteError,
+    StreamingStagingError,
+)
+from dagster_dataframely.errors.validation_errors import (
+    ColumnSchemaError,
+    NoValidRowsError,
+    RowCountOutOfBoundsError,
+    ThresholdExceededError,
+    ValidationAbortError,
+)
+
+__all__ = [
+    "CheckNameCollisionError",
+    "ClearQuarantineError",
+    "CollectionFilterDuplicatesError",
+    "CollectionMemberMissingError",
+    "CollectionNotSupportedError",
+    "CollectionWithoutMembersError",
+    "ColumnSchemaError",
+    "ComponentFieldError",
+    "ConcurrentRunError",
+    "CredentialsInUrlError",
+    "DagsterDataframelyError",
+    "InvalidArgumentsError",
+    "InvalidColumnNameError",
+    "InvalidDefinitionError",
+    "InvalidRuleNameError",
+    "InvalidSettingError",
+    "InvalidThresholdError",
+    "MaterializeResultFieldError",
+    "MaterializeResultValueError",
+    "MissingPartitionExprError",
+    "MultiAssetKeyError",
+    "MultiAssetReturnError",
+    "NoRunningStepError",
+    "NoValidRowsError",
+    "PartitionKeyTooLongError",
+    "PartitionRangeError",
+    "QuarantineDirError",
+    "QuarantineDirProtocolError",
+    "QuarantineFrameTypeError",
+    "QuarantineIOManagerError",
+    "QuarantineKeyCollisionError",
+    "QuarantineStorageCollisionError",
+    "QuarantineStorageError",
+    "ReservedColumnError",
+    "RowCountOutOfBoundsError",
+    "SchemaTypeError",
+    "SensitiveMarkError",
+    "StagedWriteError",
+    "StorageRefusedError",
+    "StorageWriteError",
+    "StreamingStagingError",
+    "ThresholdExceededError",
+    "ThresholdNotApplicableError",
+    "UnexpectedArgumentError",
+    "UnknownCollectionMemberError",
+    "UnknownPartitionKeyError",
+    "UnknownPolicyRuleError",
+    "UnknownWarningRuleError",
+    "UnsafePathKeyError",
+    "UnsupportedDtypeError",
+    "ValidationAbortError",
+    "ValidationFailedError",
+]
+
+# Each class keeps the public module as its home, so its repr, its pickled reference (errors
+# cross process boundaries in Dagster's multiprocess executor) and the docs stay as they were
+# before the split.
+for _name in __all__:
+    globals()[_name].__module__ = __name__

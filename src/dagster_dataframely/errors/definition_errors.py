@@ -1,0 +1,340 @@
+"""Refusals of a declaration: arguments, schemas, Collections, columns, rule names and dtypes."""
+
+from collections.abc import Mapping, Sequence
+
+import dagster as dg
+
+from dagster_dataframely.errors.error_base import (
+    _CHECK_NAME_CHARACTERS,
+    InvalidDefinitionError,
+    _bulleted,
+    _quoted,
+)
+
+
+class InvalidArgumentsError(InvalidDefinitionError, dg.DagsterInvariantViolationError):
+    """Raised when a call's arguments cannot go together, or one is of a kind it cannot take.
+
+    Also a `dg.DagsterInvariantViolationError`, which these calls raised before this package
+    gave the refusals a class of their own, so code that catches that still catches them.
+
+    Parameters
+    ----------
+    function
+        The function that refused its arguments, such as `table_checks`.
+    problem
+        What is wrong with them.
+    fix
+        What to pass instead.
+    """
+
+    def __init__(self, function: str, problem: str, fix: str) -> None:
+        self.function = function
+        self.problem = problem
+        self.fix = fix
+        super().__init__(f"{function}: {problem}. {fix}")
+
+
+class SchemaTypeError(InvalidDefinitionError, TypeError):
+    """Raised when a Dataframely schema or Collection class is expected and something else given.
+
+    Also a `TypeError`, as it was before this package gave it a class of its own.
+
+    Parameters
+    ----------
+    expected
+        What was expected, such as `a dataframely Schema class (a subclass of dy.Schema)`.
+    given
+        The `repr` of what was given instead.
+    """
+
+    def __init__(self, expected: str, given: str) -> None:
+        self.expected = expected
+        self.given = given
+        super().__init__(
+            f"Expected {expected}, got {given}. Pass the class itself, not an instance or a frame."
+        )
+
+
+class UnexpectedArgumentError(InvalidArgumentsError, TypeError):
+    """Raised when a decorator is given a keyword it does not take, or is used without its schema.
+
+    Several of `@dg.asset`'s keywords have a replacement here (`key=` is `name=` plus
+    `key_prefix=`; `check_specs=` come from the schema), so the message names it instead of
+    Python's bare "unexpected keyword argument". Also a `TypeError`, which Python raised before.
+
+    Parameters
+    ----------
+    function
+        The decorator that refused the call, such as `dd.asset`.
+    problem
+        What it refused: "`key=` is not one of its keywords", or a function where the schema
+        goes.
+    fix
+        What to write instead.
+    """
+
+
+class ComponentFieldError(InvalidDefinitionError):
+    """Raised when a component's YAML field has a value the component cannot use.
+
+    `dg check defs`, `dg dev` and every load of the project fail on it, and the message says
+    which file and line, which field, and what to write instead, as a YAML author needs.
+
+    Parameters
+    ----------
+    file
+        The YAML file and line, such as `defs/orders_checks/defs.yaml:4`.
+    field
+        The field under `attributes`, such as `dataframely_schema` or `assets[1]`.
+    problem
+        What is wrong with its value.
+    fix
+        What to write instead.
+    """
+
+    def __init__(self, file: str, field: str, problem: str, fix: str) -> None:
+        self.file = file
+        self.field = field
+        self.problem = problem
+        self.fix = fix
+        super().__init__(f"{file}: attributes.{field}: {problem}. {fix}")
+
+
+class CollectionNotSupportedError(InvalidDefinitionError):
+    """Raised when the decorator is given a `dy.Collection` instead of a `dy.Schema`.
+
+    An asset is one table, and a Collection describes several, so there is no single
+    schema to check it against.
+
+    Parameters
+    ----------
+    collection_name
+        The name of the `dy.Collection` that was passed.
+    """
+
+    def __init__(self, collection_name: str) -> None:
+        self.collection_name = collection_name
+        super().__init__(
+            f"`schema=` was given the Dataframely Collection {collection_name!r}, but this "
+            f"asset is checked against a single `dy.Schema`. Validate the Collection's members "
+            f"together with `dd.collection_asset({collection_name})`, check members' existing "
+            f"tables with `dd.table_checks({collection_name}, {{member: asset, ...}})`, or give "
+            f"each member an asset of its own with that member's schema."
+        )
+
+
+class CollectionWithoutMembersError(InvalidDefinitionError):
+    """Raised when a `dy.Collection` with no member is declared as assets.
+
+    Each member becomes one asset, so a Collection without members would declare none.
+
+    Parameters
+    ----------
+    collection_name
+        The name of the `dy.Collection`.
+    """
+
+    def __init__(self, collection_name: str) -> None:
+        self.collection_name = collection_name
+        super().__init__(
+            f"The Dataframely Collection {collection_name!r} has no members, so there is no "
+            f"asset to declare. Annotate at least one member on it, such as "
+            f"`orders: dy.LazyFrame[Orders]`."
+        )
+
+
+class UnknownCollectionMemberError(InvalidDefinitionError):
+    """Raised when frames are given for names that are not members of the Collection.
+
+    A frame under a misspelled name would otherwise be dropped without a word, and the member
+    it was meant for validated as missing.
+
+    Parameters
+    ----------
+    collection_name
+        The name of the `dy.Collection`.
+    unknown
+        The names that are not members.
+    members
+        The Collection's members, in declaration order.
+    """
+
+    def __init__(
+        self, collection_name: str, unknown: Sequence[str], members: Sequence[str]
+    ) -> None:
+        self.collection_name = collection_name
+        self.unknown = list(unknown)
+        self.members = list(members)
+        super().__init__(
+            f"Frames were returned for {_quoted(self.unknown)}, which "
+            f"{'is not a member' if len(self.unknown) == 1 else 'are not members'} of the "
+            f"Collection {collection_name!r}. Its members are: {_quoted(self.members)}. "
+            f"Return each frame under its member's name."
+        )
+
+
+class ReservedColumnError(InvalidDefinitionError):
+    """Raised when a schema has a column whose name starts with the reserved `dy_` prefix.
+
+    This package names its checks and the rule columns of the quarantine with `dy_`, so
+    such a column could clash with one of them.
+
+    Parameters
+    ----------
+    schema_name
+        The schema's name.
+    columns
+        The columns whose names start with `dy_`.
+    """
+
+    def __init__(self, schema_name: str, columns: list[str]) -> None:
+        self.schema_name = schema_name
+        self.columns = list(columns)
+        super().__init__(
+            f"Schema {schema_name!r} has columns in the `dy_` namespace, which "
+            f"dagster-dataframely keeps for the checks and rule columns it generates: "
+            f"{_quoted(self.columns)}. Rename these columns so that no name starts with `dy_`."
+        )
+
+
+class InvalidColumnNameError(InvalidDefinitionError):
+    """Raised when a column name has characters Dagster rejects in an asset check name.
+
+    Every rule's check name is built from its column's name, and Dagster only accepts
+    letters, digits and underscores there.
+
+    Parameters
+    ----------
+    schema_name
+        The schema's name.
+    columns
+        The column names with a character outside `A-Za-z0-9_`.
+    """
+
+    def __init__(self, schema_name: str, columns: list[str]) -> None:
+        self.schema_name = schema_name
+        self.columns = list(columns)
+        super().__init__(
+            f"Schema {schema_name!r} has column names that cannot be part of an asset check "
+            f"name: {_quoted(self.columns)}. Check names are built from column names and "
+            f"Dagster accepts only {_CHECK_NAME_CHARACTERS} in them. Rename each column, or "
+            f"change the `alias=` that gives it this name, so that it uses only those "
+            f"characters."
+        )
+
+
+class InvalidRuleNameError(InvalidDefinitionError):
+    """Raised when a rule name has characters Dagster rejects in an asset check name.
+
+    The `|` Dataframely places between a column and its rule is translated, but any other
+    character outside `A-Za-z0-9_`, such as the `-` in a `check={"is-lower": ...}` key,
+    leaves no valid check name for the rule.
+
+    Parameters
+    ----------
+    schema_name
+        The schema's name.
+    rules
+        The rule names with a character outside `A-Za-z0-9_`.
+    """
+
+    def __init__(self, schema_name: str, rules: list[str]) -> None:
+        self.schema_name = schema_name
+        self.rules = list(rules)
+        super().__init__(
+            f"Schema {schema_name!r} has rule names that cannot be part of an asset check "
+            f"name: {_quoted(self.rules)}. Apart from the `|` between a column and its rule, "
+            f"Dagster accepts only {_CHECK_NAME_CHARACTERS} in a check name. Rename each "
+            f"rule (the key in a `check=` dict, or the method name of a `@dy.rule()`) so "
+            f"that it uses only those characters."
+        )
+
+
+class CheckNameCollisionError(InvalidDefinitionError):
+    """Raised when two rules of one schema map to the same asset check name.
+
+    Dagster would reject the duplicate as well, but its error does not say which rules
+    caused it, so this package reports them first.
+
+    Parameters
+    ----------
+    schema_name
+        The schema's name.
+    first
+        The first rule that produces `name`.
+    second
+        The second rule that produces `name`.
+    name
+        The asset check name both rules produce.
+    """
+
+    def __init__(self, schema_name: str, first: str, second: str, name: str) -> None:
+        self.schema_name = schema_name
+        self.first = first
+        self.second = second
+        self.name = name
+        super().__init__(
+            f"In schema {schema_name!r}, the rules {first!r} and {second!r} both become the "
+            f"asset check {name!r}, and an asset cannot have two checks with the same name. "
+            f"Rename one of these two rules."
+        )
+
+
+class UnsupportedDtypeError(InvalidDefinitionError):
+    """Raised when a schema declares a column with a dtype Polars cannot hold.
+
+    Dataframely accepts such a declaration (`dy.Decimal(76)`, a precision beyond Polars' 38
+    digits), but no frame can ever have that dtype, so every run would fail the column-schema
+    check. Refusing it where the schema is declared points at the line to change.
+
+    Parameters
+    ----------
+    schema_name
+        The schema's name.
+    problems
+        One mapping per column whose dtype the package cannot handle, naming the column and
+        its dtype.
+    """
+
+    def __init__(self, schema_name: str, problems: Sequence[Mapping[str, str]]) -> None:
+        self.schema_name = schema_name
+        self.problems = [dict(problem) for problem in problems]
+        listing = _bulleted(
+            f"{problem['column']!r}: {problem['dtype']} ({problem['reason']})"
+            for problem in self.problems
+        )
+        super().__init__(
+            f"Schema {schema_name!r} declares columns with a dtype Polars cannot hold, so no "
+            f"frame could ever match them:{listing}\n"
+            f"Declare each of these columns with a dtype Polars supports; a `dy.Decimal` takes "
+            f"a precision of at most 38 digits."
+        )
+
+
+class SensitiveMarkError(InvalidDefinitionError):
+    """Raised when a column's `metadata={"pii": ...}` is neither `True` nor `False`.
+
+    The package reads `pii` as the mark of a sensitive column, whose values it keeps out of the
+    event log. A value it would have to guess at (`"yes"`, `1`) could leave a column the user
+    meant to hide in every sample, so only the two booleans are accepted.
+
+    Parameters
+    ----------
+    schema_name
+        The schema's name.
+    columns
+        Each column whose mark is not a boolean, with the type of the value it has.
+    """
+
+    def __init__(self, schema_name: str, columns: Mapping[str, str]) -> None:
+        self.schema_name = schema_name
+        self.columns = dict(columns)
+        listing = _bulleted(f"{column!r}: a {kind}" for column, kind in self.columns.items())
+        super().__init__(
+            f"Schema {schema_name!r} marks columns with a `pii` metadata value that is not "
+            f"True or False:{listing}\n"
+            f"dagster-dataframely reads `metadata={{'pii': True}}` as the mark of a sensitive "
+            f"column: its values are masked in every sample and left out of the statistics. "
+            f"Write `True` to mark the column sensitive or `False` to say it is not."
+        )

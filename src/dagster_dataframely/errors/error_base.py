@@ -1,0 +1,138 @@
+"""The base class of every error, its three categories, and the helpers their messages share."""
+
+import inspect
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+import dagster as dg
+
+_CHECK_NAME_CHARACTERS = "letters, digits and underscores (A-Za-z0-9_)"
+
+
+def _quoted(items: Iterable[object]) -> str:
+    """Render items as a comma-separated list of their reprs."""
+    return ", ".join(repr(item) for item in items)
+
+
+def _bulleted(lines: Iterable[str]) -> str:
+    """Render lines as an indented bullet list that starts on a new line."""
+    return "".join(f"\n  - {line}" for line in lines)
+
+
+def _rows(count: int) -> str:
+    """`1 row`, `2 rows`: the count with its noun."""
+    return f"{count} row" if count == 1 else f"{count} rows"
+
+
+def _rule_counts(counts: Mapping[str, int], invalid_count: int) -> str:
+    """Describe how many rows failed each rule, with the caveat about overlapping rules."""
+    listing = _bulleted(f"{rule}: {_rows(count)}" for rule, count in counts.items())
+    return (
+        f"Rows that failed each rule:{listing}\n"
+        f"A row can fail more than one rule, so these counts may add up to more than "
+        f"the number of invalid rows ({invalid_count})."
+    )
+
+
+def _unknown_rules(rules: list[str], valid_rules: list[str], *, filters: bool = False) -> str:
+    """The unknown names, the schema's rules, and how Dataframely names a rule."""
+    listing = _quoted(valid_rules) if valid_rules else "none"
+    kinds = "'primary_key', or a Collection filter's name" if filters else "or 'primary_key'"
+    return (
+        f"{_quoted(rules)}. Its rules are: {listing}. Name each rule as Dataframely does: "
+        f"`<column>|<kind>` for a column's rule (such as 'amount|min'), the method name of "
+        f"a `@dy.rule()`, {kinds}; not the check name (`dy_rule__...`)."
+    )
+
+
+def _quarantined_at(address: str | None) -> str:
+    """Where the invalid rows of a failed run went, as a sentence; nothing without an address."""
+    return "" if address is None else f" The invalid rows are in the quarantine at {address!r}."
+
+
+def _rebuild(
+    cls: type["DagsterDataframelyError"], args: tuple[Any, ...], kwargs: dict[str, Any]
+) -> "DagsterDataframelyError":
+    """Call an error's constructor again; the target of `DagsterDataframelyError.__reduce__`."""
+    return cls(*args, **kwargs)
+
+
+class DagsterDataframelyError(Exception):
+    """Base class of every error this package raises.
+
+    Every subclass stores its constructor arguments as attributes of the same name, so a caller
+    can act on the error (which columns, how many rows, where the quarantine went) without
+    parsing its message; that is also what lets `__reduce__` rebuild it after pickling (Dagster
+    ships errors between processes). Catch this class to catch every error of the package.
+
+    Parameters
+    ----------
+    message
+        The whole message, which says what failed and how to fix it. Also `self.message`.
+    """
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message)
+        self.message = message
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        # The default reduction passes only `self.args` (the message) back to the class,
+        # which breaks for constructors with other parameters or keyword-only ones. Rebuild
+        # from the constructor's own signature instead, then restore `__dict__` so extras
+        # such as `__notes__` survive too.
+        args: list[Any] = []
+        kwargs: dict[str, Any] = {}
+        for parameter in inspect.signature(type(self)).parameters.values():
+            value = getattr(self, parameter.name)
+            if parameter.kind is inspect.Parameter.KEYWORD_ONLY:
+                kwargs[parameter.name] = value
+            else:
+                args.append(value)
+        return (_rebuild, (type(self), tuple(args), kwargs), dict(self.__dict__))
+
+
+class InvalidDefinitionError(DagsterDataframelyError, dg.DagsterInvalidDefinitionError):
+    """Base class of the refusals of a declaration: a schema, setting or argument unusable here.
+
+    Raised where the asset or check is declared, so a code location fails to load instead of a
+    run failing later; a hand-wiring function raises them when it is called. Each is also a
+    `dg.DagsterInvalidDefinitionError`, so code that catches Dagster's own definition errors
+    catches these too (and Dagster reports one raised inside a run as a definition problem,
+    which a retry cannot fix).
+
+    Parameters
+    ----------
+    message
+        The whole message, which says what failed and how to fix it.
+    """
+
+
+class ValidationFailedError(DagsterDataframelyError):
+    """Base class of the data's verdict: validation failed the step, so no table was written.
+
+    `ColumnSchemaError`, `ValidationAbortError` and `NoValidRowsError`: the frame did not have
+    the schema's columns, or rows failed and nothing may be written; with a quality policy,
+    `ThresholdExceededError` and `RowCountOutOfBoundsError`: more rows failed a rule, or fewer
+    or more rows came, than the policy tolerates. The table keeps its last
+    good contents. Catch this one class to handle every failing outcome of the failure policy
+    at once; it is never raised for a bug in the package or in the asset's own code.
+
+    Parameters
+    ----------
+    message
+        The whole message, which says what failed and how to fix it.
+    """
+
+
+class StorageRefusedError(DagsterDataframelyError):
+    """Base class of the refusals to store rows where they would be lost, replaced or exposed.
+
+    A quarantine that would share the table's place, a key a path cannot hold, two runs writing
+    one partition, a URL with credentials, a directory nobody configured: raised before anything
+    is written, so the table and the quarantine keep what they had.
+
+    Parameters
+    ----------
+    message
+        The whole message, which says what failed and how to fix it.
+    """
