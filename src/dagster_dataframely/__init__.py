@@ -14,8 +14,10 @@ from ._api.multi_asset import multi_asset
 from ._api.table_checks import table_checks
 from ._api.table_checks_component import TableChecksComponent
 from ._declare.quarantine_spec import quarantine_spec
-from ._model.quality_policy import QualityPolicy, Threshold, VolumeCheck
+from ._model.quality_policy import QualityPolicy
+from ._model.row_threshold import Threshold
 from ._model.settings import Granularity, SchemaRules
+from ._model.volume_check import VolumeCheck
 from ._store.io_manager import QuarantineAwareIOManager
 from ._version import __version__ as __version__
 

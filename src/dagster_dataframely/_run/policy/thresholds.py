@@ -10,7 +10,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from dagster_dataframely._model.quality_policy import ResolvedPolicy, Threshold, exceeds
+from dagster_dataframely._model.quality_policy import ResolvedPolicy
+from dagster_dataframely._model.row_threshold import Threshold, exceeds
 
 
 @dataclass(frozen=True, slots=True)

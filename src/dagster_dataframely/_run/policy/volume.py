@@ -17,7 +17,8 @@ from typing import Any
 import dagster as dg
 
 from dagster_dataframely._model import names
-from dagster_dataframely._model.quality_policy import VolumeCheck, describe_bound
+from dagster_dataframely._model.row_threshold import describe_bound
+from dagster_dataframely._model.volume_check import VolumeCheck
 
 from .history import History
 
