@@ -56,3 +56,25 @@ def test_hostile_values_are_valid_and_change_every_setting(
     }
     assert changed == read_from_env - {"quarantine_dir"}
     assert read_quarantine_dir() == non_default_environment()["DAGSTER_DATAFRAMELY_QUARANTINE_DIR"]
+
+
+_ROW = re.compile(r"^\| `(?P<name>[a-z_]+)`.*\| (?P<default>[^|]+) \|$")
+
+
+def test_the_settings_page_table_matches_the_settings() -> None:
+    """docs/settings.md lists every setting once, with the default the package resolves."""
+    page = _SOURCE.parents[1] / "docs" / "settings.md"
+    rows = {
+        match["name"]: match["default"].strip().strip("`")
+        for line in page.read_text(encoding="utf-8").splitlines()
+        if (match := _ROW.match(line))
+    }
+    defaults = resolve_settings()
+    expected = {
+        name: str(getattr(defaults, name)) if name != "quarantine_dir" else "unset"
+        for name in (
+            variable.removeprefix("DAGSTER_DATAFRAMELY_").lower()
+            for variable in setting_variables()
+        )
+    }
+    assert rows == expected
