@@ -19,6 +19,9 @@ from dagster_dataframely._credentials import refuse_credentials
 from dagster_dataframely._upstream import document_type_alias
 from dagster_dataframely.errors import InvalidSettingError
 
+from .setting_model import ENV_PREFIX, SETTINGS
+from .setting_model import setting as model_of
+
 if TYPE_CHECKING:
     from .quality_policy import ResolvedPolicy
 
@@ -69,22 +72,13 @@ _SCHEMA_RULES_CHOICES: tuple[SchemaRules, ...] = get_args(SchemaRules.__value__)
 GRANULARITIES: tuple[str, ...] = _GRANULARITY_CHOICES
 SCHEMA_RULES: tuple[str, ...] = _SCHEMA_RULES_CHOICES
 
-ENV_PREFIX = "DAGSTER_DATAFRAMELY_"
-
 _T = TypeVar("_T")
 _Raw = TypeVar("_Raw")
 
-# Package defaults, keyed by setting name. They are validated like any other source, so a
-# mistake here surfaces as an `InvalidSettingError` naming the package default.
+# Package defaults, keyed by setting name, from the settings model. They are validated like
+# any other source, so a mistake there surfaces as an `InvalidSettingError` naming the default.
 _DEFAULTS: Mapping[str, object] = MappingProxyType(
-    {
-        "check_granularity": "rule",
-        "schema_rules": "collapsed",
-        "max_failure_samples": 5,
-        "statistics": True,
-        "row_sample": 5,
-        "streaming": False,
-    }
+    {spec.name: spec.package_default for spec in SETTINGS if spec.env}
 )
 
 _SOURCE_DEFAULT = "the package default"
@@ -135,7 +129,10 @@ class _EnvSetting(Generic[_T]):
 
     @property
     def env_var(self) -> str:
-        return ENV_PREFIX + self.name.upper()
+        """The variable the settings model derives from the name."""
+        variable = model_of(self.name).env_var
+        assert variable is not None, f"{self.name} has no environment variable in the model"
+        return variable
 
 
 @dataclass(frozen=True, slots=True)
@@ -239,7 +236,7 @@ _ENV_SETTINGS: tuple[_EnvSetting[Any], ...] = (
 
 def setting_variables() -> tuple[str, ...]:
     """Every `DAGSTER_DATAFRAMELY_*` variable the package reads, so a test suite clears them all."""
-    return tuple(setting.env_var for setting in _ENV_SETTINGS)
+    return tuple(spec.env_var for spec in SETTINGS if spec.env_var is not None)
 
 
 def non_default_environment() -> dict[str, str]:
