@@ -20,6 +20,7 @@ from dagster_dataframely._declare.builder import build_asset
 from dagster_dataframely._declare.output import declare_output
 from dagster_dataframely._model.quality_policy import QualityPolicy, checked_policy
 from dagster_dataframely._model.schema import read_schema
+from dagster_dataframely._model.setting_model import EntryPoint
 from dagster_dataframely._model.settings import Granularity, SchemaRules, read_quarantine_dir
 
 AssetFunction = Callable[
@@ -35,7 +36,7 @@ SINGLE_OUTPUT = "result"
 """The name Dagster gives a `@dg.asset`'s output, whatever the asset's key."""
 
 
-@refusing_mistakes("dd.asset", "@dd.asset(Orders)")
+@refusing_mistakes(EntryPoint.ASSET, "@dd.asset(Orders)")
 def asset(
     schema: type[dy.Schema],
     /,

@@ -13,7 +13,15 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
 
-__all__ = ["ENV_PREFIX", "SETTINGS", "EntryPoint", "SettingSpec", "setting", "settings_of"]
+__all__ = [
+    "ENV_PREFIX",
+    "SETTINGS",
+    "EntryPoint",
+    "SettingSpec",
+    "refusals",
+    "setting",
+    "settings_of",
+]
 
 ENV_PREFIX = "DAGSTER_DATAFRAMELY_"
 
@@ -252,3 +260,10 @@ def setting(name: str) -> SettingSpec:
 def settings_of(entry_point: EntryPoint) -> tuple[SettingSpec, ...]:
     """The settings `entry_point` honours, in the model's order."""
     return tuple(spec for spec in SETTINGS if entry_point in spec.honoured_by)
+
+
+def refusals(entry_point: EntryPoint) -> Mapping[str, str]:
+    """The reason `entry_point` refuses each setting it does not honour, by setting name."""
+    return MappingProxyType(
+        {spec.name: spec.refused[entry_point] for spec in SETTINGS if entry_point in spec.refused}
+    )
