@@ -168,7 +168,7 @@ class AssetOut:
         )
 
     @classmethod
-    @with_setting_keywords(EntryPoint.ASSET_OUT_FROM_SPEC)
+    @with_setting_keywords(EntryPoint.ASSET_OUT_FROM_SPEC, described_as="As for `dd.AssetOut`.")
     def from_spec(
         cls,
         schema: type[dy.Schema],
@@ -192,26 +192,6 @@ class AssetOut:
         spec
             The output asset's spec. `dg.AssetOut.from_spec` refuses a spec with `deps`:
             declare them on `dd.multi_asset(deps=...)` instead.
-        quarantine
-            As for `dd.AssetOut`.
-        clear_quarantine
-            As for `dd.AssetOut`.
-        warning_rules
-            As for `dd.AssetOut`.
-        quality_policy
-            As for `dd.AssetOut`.
-        check_granularity
-            As for `dd.AssetOut`.
-        schema_rules
-            As for `dd.AssetOut`.
-        max_failure_samples
-            As for `dd.AssetOut`.
-        statistics
-            As for `dd.AssetOut`.
-        row_sample
-            As for `dd.AssetOut`.
-        streaming
-            As for `dd.AssetOut`.
         io_manager_key
             The output's IO manager key, as for `dg.AssetOut.from_spec`.
         backfill_policy

@@ -11,6 +11,7 @@ would have.
 from __future__ import annotations
 
 import inspect
+import re
 from collections.abc import Callable, Iterable, Mapping
 from typing import TypedDict, TypeVar
 
@@ -22,6 +23,7 @@ from dagster_dataframely.errors import InvalidArgumentsError
 F = TypeVar("F", bound=Callable[..., object])
 
 
+# One TypedDict per setting, keyed by its name, so an entry point's keywords compose them.
 class Quarantine(TypedDict, total=False):
     quarantine: bool
 
@@ -90,11 +92,15 @@ _POLICY_NAMES = {EntryPoint.ASSET_OUT_FROM_SPEC: "dd.AssetOut"}
 """How a policy error names an entry point, where it is not the entry point's own name."""
 
 
-def with_setting_keywords(entry_point: EntryPoint) -> Callable[[F], F]:
+def with_setting_keywords(
+    entry_point: EntryPoint, *, described_as: str | None = None
+) -> Callable[[F], F]:
     """Give the function the signature with `entry_point`'s settings written out.
 
     They take the place of `**settings`, before the function's other keyword-only
-    parameters, with the model's defaults and annotations.
+    parameters, with the model's defaults and annotations. With `described_as`, the
+    docstring's Parameters section gets each setting with that text, before the parameter
+    that follows them.
     """
 
     def sign(function: F) -> F:
@@ -122,10 +128,26 @@ def with_setting_keywords(entry_point: EntryPoint) -> Callable[[F], F]:
             for spec in settings_of(entry_point)
         ]
         parameters[first_keyword:first_keyword] = settings
+        if described_as is not None:
+            following = parameters[first_keyword + len(settings)].name
+            function.__doc__ = _describing(
+                function.__doc__ or "", settings, following, described_as
+            )
         function.__signature__ = signature.replace(parameters=parameters)  # type: ignore[attr-defined]
         return function
 
     return sign
+
+
+def _describing(
+    docstring: str, settings: list[inspect.Parameter], following: str, text: str
+) -> str:
+    """`docstring` with a paragraph `text` for each setting, before `following`'s paragraph."""
+    match = re.search(rf"^(?P<indent>[ ]*){following}$", docstring, flags=re.MULTILINE)
+    assert match is not None, f"the docstring describes no parameter {following}"
+    indent = match["indent"]
+    paragraphs = "".join(f"{indent}{setting.name}\n{indent}    {text}\n" for setting in settings)
+    return docstring[: match.start()] + paragraphs + docstring[match.start() :]
 
 
 def checked_settings(entry_point: EntryPoint, settings: OutputKeywords) -> OutputKeywords:
