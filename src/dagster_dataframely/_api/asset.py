@@ -13,14 +13,20 @@ from typing import Any
 import dagster as dg
 import dataframely as dy
 import polars as pl
+from typing_extensions import Unpack
 
 from dagster_dataframely._api.asset_out import AssetOut
 from dagster_dataframely._api.refusals import refusing_mistakes
+from dagster_dataframely._api.setting_keywords import (
+    OutputKeywords,
+    checked_settings,
+    with_setting_keywords,
+)
 from dagster_dataframely._declare.builder import build_asset
 from dagster_dataframely._declare.output_declaration import declare_output
-from dagster_dataframely._model.quality_policy import QualityPolicy, checked_policy
 from dagster_dataframely._model.schema import read_schema
-from dagster_dataframely._model.settings import Granularity, SchemaRules, read_quarantine_dir
+from dagster_dataframely._model.setting_model import EntryPoint
+from dagster_dataframely._model.settings import read_quarantine_dir
 
 AssetFunction = Callable[
     ...,
@@ -35,21 +41,12 @@ SINGLE_OUTPUT = "result"
 """The name Dagster gives a `@dg.asset`'s output, whatever the asset's key."""
 
 
-@refusing_mistakes("dd.asset", "@dd.asset(Orders)")
+@refusing_mistakes(EntryPoint.ASSET, "@dd.asset(Orders)")
+@with_setting_keywords(EntryPoint.ASSET)
 def asset(
     schema: type[dy.Schema],
     /,
     *,
-    quarantine: bool = False,
-    clear_quarantine: bool | None = None,
-    warning_rules: Iterable[str] | None = None,
-    quality_policy: QualityPolicy | None = None,
-    check_granularity: Granularity | None = None,
-    schema_rules: SchemaRules | None = None,
-    max_failure_samples: int | None = None,
-    statistics: bool | None = None,
-    row_sample: int | None = None,
-    streaming: bool | None = None,
     name: str | None = None,
     key_prefix: str | Sequence[str] | None = None,
     ins: Mapping[str, dg.AssetIn] | None = None,
@@ -82,6 +79,7 @@ def asset(
     owners: Sequence[str] | None = None,
     kinds: Set[str] | None = None,
     pool: str | None = None,
+    **settings: Unpack[OutputKeywords],
 ) -> Callable[[AssetFunction], dg.AssetsDefinition]:
     """Turn the decorated function into an asset that validates the frame it returns.
 
@@ -247,16 +245,7 @@ def asset(
     """
     declared = AssetOut(
         schema,
-        quarantine=quarantine,
-        clear_quarantine=clear_quarantine,
-        warning_rules=warning_rules,
-        quality_policy=checked_policy("dd.asset", quality_policy),
-        check_granularity=check_granularity,
-        schema_rules=schema_rules,
-        max_failure_samples=max_failure_samples,
-        statistics=statistics,
-        row_sample=row_sample,
-        streaming=streaming,
+        **checked_settings(EntryPoint.ASSET, settings),
         key_prefix=key_prefix,
         io_manager_key=io_manager_key,
         metadata=metadata,
@@ -271,7 +260,7 @@ def asset(
         backfill_policy=backfill_policy,
     )
     info = read_schema(schema)
-    settings = declared.settings.resolve(info)
+    resolved = declared.settings.resolve(info)
     read_quarantine_dir()  # an empty value is a mistake worth failing on at declaration
     op = {
         "ins": ins,
@@ -291,7 +280,7 @@ def asset(
             name or function.__name__,
             info,
             declared.settings,
-            settings,
+            resolved,
             declared.out,
             partitions_def=partitions_def,
             description=inspect.getdoc(function),

@@ -2,17 +2,19 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence, Set
+from collections.abc import Mapping, Sequence, Set
 from dataclasses import dataclass
 from typing import Any
 
 import dagster as dg
 import dataframely as dy
+from typing_extensions import Unpack
 
 from dagster_dataframely._model.asset_settings import OutputSettings
-from dagster_dataframely._model.quality_policy import QualityPolicy, checked_policy
 from dagster_dataframely._model.schema import read_schema
-from dagster_dataframely._model.settings import Granularity, SchemaRules
+from dagster_dataframely._model.setting_model import EntryPoint
+
+from .setting_keywords import OutputKeywords, checked_settings, with_setting_keywords
 
 
 @dataclass(frozen=True, init=False, eq=False)
@@ -120,21 +122,12 @@ class AssetOut:
     out: dg.AssetOut
     """The `dg.AssetOut` the parameters from `key_prefix` on build (its key not yet resolved)."""
 
+    @with_setting_keywords(EntryPoint.ASSET_OUT)
     def __init__(
         self,
         schema: type[dy.Schema],
         /,
         *,
-        quarantine: bool = False,
-        clear_quarantine: bool | None = None,
-        warning_rules: Iterable[str] | None = None,
-        quality_policy: QualityPolicy | None = None,
-        check_granularity: Granularity | None = None,
-        schema_rules: SchemaRules | None = None,
-        max_failure_samples: int | None = None,
-        statistics: bool | None = None,
-        row_sample: int | None = None,
-        streaming: bool | None = None,
         key_prefix: str | Sequence[str] | None = None,
         key: dg.AssetKey | str | Sequence[str] | None = None,
         io_manager_key: str | None = None,
@@ -149,6 +142,7 @@ class AssetOut:
         freshness_policy: dg.FreshnessPolicy | None = None,
         backfill_policy: dg.BackfillPolicy | None = None,
         is_required: bool = False,
+        **settings: Unpack[OutputKeywords],
     ) -> None:
         out = dg.AssetOut(
             key_prefix=key_prefix,
@@ -170,39 +164,20 @@ class AssetOut:
             self,
             schema,
             out,
-            OutputSettings.of(
-                quarantine=quarantine,
-                clear_quarantine=clear_quarantine,
-                warning_rules=warning_rules,
-                quality_policy=checked_policy("dd.AssetOut", quality_policy),
-                check_granularity=check_granularity,
-                schema_rules=schema_rules,
-                max_failure_samples=max_failure_samples,
-                statistics=statistics,
-                row_sample=row_sample,
-                streaming=streaming,
-            ),
+            _output_settings(EntryPoint.ASSET_OUT, settings),
         )
 
     @classmethod
+    @with_setting_keywords(EntryPoint.ASSET_OUT_FROM_SPEC, described_as="As for `dd.AssetOut`.")
     def from_spec(
         cls,
         schema: type[dy.Schema],
         spec: dg.AssetSpec,
         *,
-        quarantine: bool = False,
-        clear_quarantine: bool | None = None,
-        warning_rules: Iterable[str] | None = None,
-        quality_policy: QualityPolicy | None = None,
-        check_granularity: Granularity | None = None,
-        schema_rules: SchemaRules | None = None,
-        max_failure_samples: int | None = None,
-        statistics: bool | None = None,
-        row_sample: int | None = None,
-        streaming: bool | None = None,
         io_manager_key: str | None = None,
         backfill_policy: dg.BackfillPolicy | None = None,
         is_required: bool = False,
+        **settings: Unpack[OutputKeywords],
     ) -> AssetOut:
         """Return an output declared by a `dg.AssetSpec`, as `dg.AssetOut.from_spec` does.
 
@@ -217,26 +192,6 @@ class AssetOut:
         spec
             The output asset's spec. `dg.AssetOut.from_spec` refuses a spec with `deps`:
             declare them on `dd.multi_asset(deps=...)` instead.
-        quarantine
-            As for `dd.AssetOut`.
-        clear_quarantine
-            As for `dd.AssetOut`.
-        warning_rules
-            As for `dd.AssetOut`.
-        quality_policy
-            As for `dd.AssetOut`.
-        check_granularity
-            As for `dd.AssetOut`.
-        schema_rules
-            As for `dd.AssetOut`.
-        max_failure_samples
-            As for `dd.AssetOut`.
-        statistics
-            As for `dd.AssetOut`.
-        row_sample
-            As for `dd.AssetOut`.
-        streaming
-            As for `dd.AssetOut`.
         io_manager_key
             The output's IO manager key, as for `dg.AssetOut.from_spec`.
         backfill_policy
@@ -260,18 +215,7 @@ class AssetOut:
             made,
             schema,
             out,
-            OutputSettings.of(
-                quarantine=quarantine,
-                clear_quarantine=clear_quarantine,
-                warning_rules=warning_rules,
-                quality_policy=checked_policy("dd.AssetOut", quality_policy),
-                check_granularity=check_granularity,
-                schema_rules=schema_rules,
-                max_failure_samples=max_failure_samples,
-                statistics=statistics,
-                row_sample=row_sample,
-                streaming=streaming,
-            ),
+            _output_settings(EntryPoint.ASSET_OUT_FROM_SPEC, settings),
         )
         return made
 
@@ -284,3 +228,14 @@ def _set_fields(
     object.__setattr__(target, "schema", schema)
     object.__setattr__(target, "settings", settings)
     object.__setattr__(target, "out", out)
+
+
+def _output_settings(entry_point: EntryPoint, settings: OutputKeywords) -> OutputSettings:
+    """The settings given to `entry_point`, checked (`checked_settings`).
+
+    Raises
+    ------
+    InvalidArgumentsError
+        A keyword is not a setting, a flag is not a bool, or the policy is not a policy.
+    """
+    return OutputSettings.of(**checked_settings(entry_point, settings))

@@ -19,15 +19,18 @@ from dagster_dataframely._api.refusals import refusing_mistakes
 from dagster_dataframely._declare.builder import build_collection_asset
 from dagster_dataframely._declare.output_declaration import declare_output
 from dagster_dataframely._model.asset_settings import OutputSettings
-from dagster_dataframely._model.collection import collection_rules, read_collection
+from dagster_dataframely._model.collection import Member, collection_rules, read_collection
 from dagster_dataframely._model.quality_policy import QualityPolicy, checked_policy
+from dagster_dataframely._model.setting_model import EntryPoint
 from dagster_dataframely._model.settings import Granularity, SchemaRules, read_quarantine_dir
-from dagster_dataframely.errors import UnknownCollectionMemberError
+from dagster_dataframely.errors import InvalidArgumentsError, UnknownCollectionMemberError
+
+from .asset_out import AssetOut
 
 CollectionFunction = Callable[..., Mapping[str, Any] | dy.Collection | None]
 
 
-@refusing_mistakes("dd.collection_asset", "@dd.collection_asset(OrderBook)")
+@refusing_mistakes(EntryPoint.COLLECTION_ASSET, "@dd.collection_asset(OrderBook)")
 def collection_asset(
     collection: type[dy.Collection],
     /,
@@ -41,7 +44,7 @@ def collection_asset(
     statistics: bool | None = None,
     row_sample: int | None = None,
     key_prefix: str | Sequence[str] | None = None,
-    outs: Mapping[str, dg.AssetOut] | None = None,
+    outs: Mapping[str, AssetOut | dg.AssetOut] | None = None,
     name: str | None = None,
     ins: Mapping[str, dg.AssetIn] | None = None,
     deps: Iterable[
@@ -95,9 +98,10 @@ def collection_asset(
     report only their passing column check. See docs/collections.md.
 
     Not accepted, with the reasons: `can_subset` (the filters need every member, so the
-    members are validated and written together), `warning_rules` (a row kept by a warning
-    rule would be kept after the filters had already removed the rows of other members that
-    depend on it, breaking the filters' promise), and `@dg.multi_asset`'s `specs`,
+    members are validated and written together), `warning_rules` (one `Collection.filter`
+    decides every member's rows together in memory: a warning-only rule cannot keep a row its
+    filters drop in another member), `streaming` (the same filter needs every member in
+    memory, and streaming needs each frame staged alone), and `@dg.multi_asset`'s `specs`,
     `check_specs`, `internal_asset_deps` and `io_manager_def` (as for `dd.multi_asset`).
 
     Every keyword parameter not described below is `@dg.multi_asset`'s, passed to it
@@ -140,10 +144,12 @@ def collection_asset(
         The key prefix of every member asset whose `outs` entry sets neither `key` nor
         `key_prefix`. Each quarantine has its member's prefix.
     outs
-        A `dg.AssetOut` for some members, by member name: its key, IO manager key, metadata,
-        description, group, tags, owners, code version, kinds and policies. `is_required` is
-        always `False` (an optional member may be skipped). A member without an entry gets a
-        plain `dg.AssetOut()`.
+        A `dd.AssetOut` (as `dd.multi_asset` takes) or a `dg.AssetOut` for some members, by
+        member name: its key, IO manager key, metadata, description, group, tags, owners, code
+        version, kinds and policies. A `dd.AssetOut`'s schema must be the member's, and its
+        settings left at their defaults: the Collection is validated as one, with the
+        decorator's settings. `is_required` is always `False` (an optional member may be
+        skipped). A member without an entry gets a plain `dg.AssetOut()`.
     name
         The op's name. `None` uses the function's name.
     description
@@ -171,11 +177,14 @@ def collection_asset(
         The Collection has no member.
     UnknownCollectionMemberError
         `outs` names a member the Collection does not have.
+    UnexpectedArgumentError
+        `warning_rules=` or `streaming=` is given: the message says why neither applies.
     ClearQuarantineError
         `clear_quarantine=True` without `quarantine=True`.
     InvalidArgumentsError
         `quality_policy` is not a `dd.QualityPolicy` (a dict of its fields, a bare
-        `dd.Threshold`).
+        `dd.Threshold`), or an `outs` entry is a `dd.AssetOut` of another schema than its
+        member's, or with a setting of its own.
     UnknownPolicyRuleError, ThresholdNotApplicableError
         `quality_policy` names a rule no member has, or a threshold that cannot apply
         without `quarantine=True`.
@@ -246,7 +255,7 @@ def collection_asset(
             member.info,
             given,
             given.resolve(member.info, known_rules=known),
-            (outs or {}).get(member_name) or dg.AssetOut(),
+            _member_out(member_name, member, (outs or {}).get(member_name)),
             partitions_def=partitions_def,
             default_prefix=key_prefix,
             code_version=code_version,
@@ -276,3 +285,45 @@ def collection_asset(
         return build_collection_asset(info, declarations, function, op)
 
     return decorate
+
+
+def _member_out(
+    member_name: str, member: Member, given: AssetOut | dg.AssetOut | None
+) -> dg.AssetOut:
+    """The `dg.AssetOut` of one member, from its `outs` entry.
+
+    A `dd.AssetOut` gives its asset attributes only: its schema must be the member's, and its
+    settings must be left unset, since the Collection is validated as one with the decorator's.
+
+    Raises
+    ------
+    InvalidArgumentsError
+        The `dd.AssetOut`'s schema is not the member's, or it sets a setting.
+    """
+    if given is None:
+        return dg.AssetOut()
+    if not isinstance(given, AssetOut):
+        return given
+    expected = member.info.schema
+    if given.schema is not expected:
+        raise InvalidArgumentsError(
+            "dd.collection_asset",
+            f"outs[{member_name!r}] is a dd.AssetOut of {given.schema.__name__}, but the "
+            f"member {member_name!r} is a {expected.__name__}",
+            f"Write dd.AssetOut({expected.__name__}, ...) for it.",
+        )
+    unset = OutputSettings()
+    changed = [
+        name
+        for name in OutputSettings.__dataclass_fields__
+        if getattr(given.settings, name) != getattr(unset, name)
+    ]
+    if changed:
+        raise InvalidArgumentsError(
+            "dd.collection_asset",
+            f"outs[{member_name!r}] sets {', '.join(f'`{name}=`' for name in changed)}: "
+            "one Collection.filter validates every member together, with the decorator's "
+            "settings",
+            "Pass the setting to dd.collection_asset itself, or leave it out.",
+        )
+    return given.out

@@ -16,6 +16,7 @@ from dagster_dataframely._api.refusals import refusing_mistakes
 from dagster_dataframely._declare.builder import build_multi_asset
 from dagster_dataframely._declare.output_declaration import declare_output
 from dagster_dataframely._model.schema import read_schema
+from dagster_dataframely._model.setting_model import EntryPoint
 from dagster_dataframely._model.settings import read_quarantine_dir
 
 from .asset_out import AssetOut
@@ -23,7 +24,7 @@ from .asset_out import AssetOut
 MultiAssetFunction = Callable[..., Mapping[str, Any] | None]
 
 
-@refusing_mistakes("dd.multi_asset", '@dd.multi_asset(outs={"orders": dd.AssetOut(Orders)})')
+@refusing_mistakes(EntryPoint.MULTI_ASSET, '@dd.multi_asset(outs={"orders": dd.AssetOut(Orders)})')
 def multi_asset(
     *,
     outs: Mapping[str, AssetOut],

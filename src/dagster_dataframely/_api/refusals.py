@@ -15,6 +15,7 @@ import inspect
 from collections.abc import Callable, Mapping
 from typing import ParamSpec, TypeVar
 
+from dagster_dataframely._model.setting_model import EntryPoint, refusals
 from dagster_dataframely.errors import UnexpectedArgumentError
 
 P = ParamSpec("P")
@@ -49,12 +50,17 @@ DAGSTER_KEYWORDS: Mapping[str, str] = {
 """What to write instead of a `@dg.asset` / `@dg.multi_asset` keyword the decorators do not take."""
 
 
-def refusing_mistakes(public_name: str, usage: str) -> Callable[[Callable[P, R]], Callable[P, R]]:
+def refusing_mistakes(
+    entry_point: EntryPoint, usage: str
+) -> Callable[[Callable[P, R]], Callable[P, R]]:
     """Wrap a front-end so its common mistakes raise `UnexpectedArgumentError` with the fix.
 
-    `public_name` is how the user wrote it (`dd.asset`); `usage` a correct call, such as
-    `@dd.asset(Orders)`, shown when the schema is missing.
+    `entry_point` names it as the user wrote it (`dd.asset`) and says which settings it refuses,
+    and why; `usage` is a correct call, such as `@dd.asset(Orders)`, shown when the schema is
+    missing.
     """
+    public_name = entry_point.value
+    refused = refusals(entry_point)
 
     def wrap(front_end: Callable[P, R]) -> Callable[P, R]:
         parameters = inspect.signature(front_end).parameters
@@ -77,6 +83,12 @@ def refusing_mistakes(public_name: str, usage: str) -> Callable[[Callable[P, R]]
                         public_name,
                         f"`{keyword}` is positional, not a keyword",
                         f"Write it first, as in {usage}.",
+                    )
+                if keyword in refused and keyword not in keywords:
+                    raise UnexpectedArgumentError(
+                        public_name,
+                        f"it does not take the setting `{keyword}=`: {refused[keyword]}",
+                        "Leave it out.",
                     )
                 if keyword not in keywords:
                     raise UnexpectedArgumentError(

@@ -7,16 +7,20 @@ environment is read when a function here is called, never when the module is imp
 
 import os
 import re
+import tempfile
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from types import MappingProxyType
-from typing import TYPE_CHECKING, Generic, Literal, TypeVar, get_args
+from typing import TYPE_CHECKING, Any, Generic, Literal, TypeVar, get_args
 
 from typing_extensions import TypeAliasType
 
 from dagster_dataframely._credentials import refuse_credentials
 from dagster_dataframely._upstream import document_type_alias
 from dagster_dataframely.errors import InvalidSettingError
+
+from .setting_model import ENV_PREFIX, SETTINGS
+from .setting_model import setting as model_of
 
 if TYPE_CHECKING:
     from .quality_policy import ResolvedPolicy
@@ -28,9 +32,11 @@ __all__ = [
     "Granularity",
     "SchemaRules",
     "Settings",
+    "non_default_environment",
     "read_quarantine_dir",
     "resolve_check_naming",
     "resolve_settings",
+    "setting_variables",
 ]
 
 Granularity = TypeAliasType("Granularity", Literal["rule", "column", "schema"])
@@ -66,22 +72,13 @@ _SCHEMA_RULES_CHOICES: tuple[SchemaRules, ...] = get_args(SchemaRules.__value__)
 GRANULARITIES: tuple[str, ...] = _GRANULARITY_CHOICES
 SCHEMA_RULES: tuple[str, ...] = _SCHEMA_RULES_CHOICES
 
-ENV_PREFIX = "DAGSTER_DATAFRAMELY_"
-
 _T = TypeVar("_T")
 _Raw = TypeVar("_Raw")
 
-# Package defaults, keyed by setting name. They are validated like any other source, so a
-# mistake here surfaces as an `InvalidSettingError` naming the package default.
+# Package defaults, keyed by setting name, from the settings model. They are validated like
+# any other source, so a mistake there surfaces as an `InvalidSettingError` naming the default.
 _DEFAULTS: Mapping[str, object] = MappingProxyType(
-    {
-        "check_granularity": "rule",
-        "schema_rules": "collapsed",
-        "max_failure_samples": 5,
-        "statistics": True,
-        "row_sample": 5,
-        "streaming": False,
-    }
+    {spec.name: spec.package_default for spec in SETTINGS if spec.env}
 )
 
 _SOURCE_DEFAULT = "the package default"
@@ -127,10 +124,15 @@ class _EnvSetting(Generic[_T]):
 
     name: str
     from_env: _Parser[str, _T]
+    other_text: str
+    """Environment text of a valid value other than the default, for a hostile-environment run."""
 
     @property
     def env_var(self) -> str:
-        return ENV_PREFIX + self.name.upper()
+        """The variable the settings model derives from the name."""
+        variable = model_of(self.name).env_var
+        assert variable is not None, f"{self.name} has no environment variable in the model"
+        return variable
 
 
 @dataclass(frozen=True, slots=True)
@@ -152,6 +154,7 @@ def _choice_setting(name: str, choices: tuple[_T, ...]) -> _Setting[_T]:
     return _Setting(
         name,
         from_env=_Parser(lambda text: parse(text.strip()), allowed),
+        other_text=next(str(choice) for choice in choices if choice != _DEFAULTS[name]),
         from_value=_Parser(parse, allowed),
     )
 
@@ -175,6 +178,7 @@ def _count_setting(name: str) -> _Setting[int]:
     return _Setting(
         name,
         from_env=_Parser(_count_env, "a non-negative whole number in base 10"),
+        other_text=str((_count_value(_DEFAULTS[name]) or 0) + 1),
         from_value=_Parser(_count_value, "a non-negative int (a bool is not accepted)"),
     )
 
@@ -206,6 +210,7 @@ def _flag_setting(name: str) -> _Setting[bool]:
     return _Setting(
         name,
         from_env=_Parser(_flag_env, "true or false, in any letter case"),
+        other_text=str(_DEFAULTS[name] is not True).lower(),
         from_value=_Parser(_flag_value, ("True", "False")),
     )
 
@@ -213,8 +218,33 @@ def _flag_setting(name: str) -> _Setting[bool]:
 _STATISTICS = _flag_setting("statistics")
 _STREAMING = _flag_setting("streaming")
 _QUARANTINE_DIR = _EnvSetting(
-    "quarantine_dir", from_env=_Parser(_directory_env, "a non-empty directory path")
+    "quarantine_dir",
+    from_env=_Parser(_directory_env, "a non-empty directory path"),
+    # Unset by default, so any directory differs; one only a hostile run would write to.
+    other_text=os.path.join(tempfile.gettempdir(), "dagster-dataframely-hostile-quarantine"),
 )
+_ENV_SETTINGS: tuple[_EnvSetting[Any], ...] = (
+    _CHECK_GRANULARITY,
+    _SCHEMA_RULES,
+    _MAX_FAILURE_SAMPLES,
+    _STATISTICS,
+    _ROW_SAMPLE,
+    _STREAMING,
+    _QUARANTINE_DIR,
+)
+
+
+def setting_variables() -> tuple[str, ...]:
+    """Every `DAGSTER_DATAFRAMELY_*` variable the package reads, so a test suite clears them all."""
+    return tuple(spec.env_var for spec in SETTINGS if spec.env_var is not None)
+
+
+def non_default_environment() -> dict[str, str]:
+    """Each setting variable set to a valid value other than its default.
+
+    Exported for a whole test run, it proves the suite does not depend on the environment.
+    """
+    return {setting.env_var: setting.other_text for setting in _ENV_SETTINGS}
 
 
 def _parse(setting: _EnvSetting[_T], parser: _Parser[_Raw, _T], raw: _Raw, source: str) -> _T:
