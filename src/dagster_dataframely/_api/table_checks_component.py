@@ -31,10 +31,13 @@ from dagster_dataframely.errors import (
     DagsterDataframelyError,
     InvalidArgumentsError,
     InvalidSettingError,
+    ThresholdNotApplicableError,
     UnknownCollectionMemberError,
+    UnknownPolicyRuleError,
     UnknownWarningRuleError,
 )
 
+from .component_policy import POLICY_EXAMPLE, read_policy
 from .table_checks import table_checks
 
 SEVERITIES = ("WARN", "ERROR")
@@ -68,6 +71,15 @@ def _resolve_templates(context: dg.ResolutionContext, value: Any) -> Any:
     if isinstance(value, str) and "{{" not in value and "{%" not in value:
         return value
     return context.resolve_value(value)
+
+
+def _resolve_nested_templates(context: dg.ResolutionContext, value: Any) -> Any:
+    """`_resolve_templates` at every depth of a mapping or list, so `'0'` stays text inside."""
+    if isinstance(value, Mapping):
+        return {key: _resolve_nested_templates(context, item) for key, item in value.items()}
+    if isinstance(value, list):
+        return [_resolve_nested_templates(context, item) for item in value]
+    return _resolve_templates(context, value)
 
 
 class TableChecksScaffoldParams(dg.Model):
@@ -184,6 +196,11 @@ class TableChecksComponent(dg.Component, dg.Resolvable):
     warning_rules
         As for `dd.table_checks`: the rules whose checks fail at `WARN` only. Refused with a
         Collection, as `dd.table_checks` refuses it.
+    quality_policy
+        As for `dd.table_checks`: a `dd.QualityPolicy` written as a mapping with its keys
+        (`threshold` and each of `rules` as `{warn_above: ..., fail_above: ...}`, `severity`
+        as `WARN`/`ERROR` or one per rule, `blocking` as a flag or rule names, `volume` as a
+        `dd.VolumeCheck`'s keys, which `dd.table_checks` refuses on a stored table).
     name
         The check op's name; by default `<asset key>__dataframely_checks`. Only with one asset.
 
@@ -248,6 +265,17 @@ class TableChecksComponent(dg.Component, dg.Resolvable):
         Sequence[str] | None,
         _doc("Rules, as Dataframely names them, whose checks fail at WARN only.", ["amount|max"]),
     ] = None
+    quality_policy: Annotated[
+        Mapping[str, Any] | None,
+        dg.Resolver(
+            _resolve_nested_templates,
+            model_field_type=Mapping[str, Any] | None,
+            description="As dd.QualityPolicy, key for key: threshold, rules, severity, "
+            "blocking, volume.",
+            examples=[{"threshold": {"warn_above": 0.01, "fail_above": 0.1}, "blocking": True}],
+            inject_before_resolve=False,
+        ),
+    ] = None
     name: Annotated[
         str | None,
         _doc("The check op's name, for one asset; by default <asset key>__dataframely_checks."),
@@ -282,6 +310,9 @@ class TableChecksComponent(dg.Component, dg.Resolvable):
             "schema_rules": self.schema_rules,
             "max_failure_samples": self.max_failure_samples,
             "name": self.name,
+            "quality_policy": None
+            if self.quality_policy is None
+            else read_policy(self.quality_policy, fields.at),
         }
         if collection:
             members = {
@@ -361,6 +392,9 @@ _FIELD_KINDS = {
         "a list of rule names",
         "warning_rules: [amount|max]",
         ", a list even for one rule",
+    ),
+    "quality_policy": _FieldKind(
+        _optional(lambda value: isinstance(value, Mapping)), "a mapping", POLICY_EXAMPLE
     ),
     "name": _FieldKind(_optional(_text), "a name", "name: orders_checks"),
 }
@@ -589,6 +623,16 @@ class _Fields:
                 f"{error.value} is not a value it accepts",
                 f"Write {accepted}; or remove the field to use {error.env_var} if it is set, "
                 "else the package default.",
+            ) from error
+        except UnknownPolicyRuleError as error:
+            raise ComponentFieldError(
+                *self.at("quality_policy"),
+                f"{error.schema_name} has no rule named {', '.join(error.rules)}",
+                f"Name its rules as Dataframely does: {', '.join(error.valid_rules)}.",
+            ) from error
+        except ThresholdNotApplicableError as error:
+            raise ComponentFieldError(
+                *self.at("quality_policy"), error.problem.rstrip("."), error.fix
             ) from error
         except UnknownWarningRuleError as error:
             raise ComponentFieldError(
