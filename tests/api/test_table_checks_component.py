@@ -399,3 +399,121 @@ def test_every_field_has_a_kind_it_is_checked_against() -> None:
     assert set(_FIELD_KINDS) == {
         field.name for field in dataclasses.fields(dd.TableChecksComponent)
     }
+
+
+# Each case: the policy as YAML, the same as Python, and the partition to run (None: unpartitioned).
+POLICIES = {
+    "warn above a tolerated count": (
+        "{rules: {amount|min: {warn_above: 0}}}",
+        dd.QualityPolicy(rules={"amount|min": dd.Threshold(warn_above=0)}),
+    ),
+    "tolerated by a fraction": (
+        "{threshold: {warn_above: 0.5}}",
+        dd.QualityPolicy(threshold=dd.Threshold(warn_above=0.5)),
+    ),
+    "failing threshold, blocking": (
+        "{threshold: {fail_above: 0}, blocking: true}",
+        dd.QualityPolicy(threshold=dd.Threshold(fail_above=0), blocking=True),
+    ),
+    "severity per rule, one rule blocking": (
+        "{severity: {amount|min: ERROR}, blocking: [amount|min]}",
+        dd.QualityPolicy(
+            severity={"amount|min": dg.AssetCheckSeverity.ERROR}, blocking=["amount|min"]
+        ),
+    ),
+}
+TARGETS = {"orders": ("orders", None), "daily": ("sales/daily_orders", "2026-01-02")}
+
+
+def _outcomes(
+    asset: dg.AssetsDefinition, checks: dg.AssetsDefinition, partition: str | None
+) -> list[tuple[object, ...]]:
+    """Each check's key, passed flag and severity after the asset is materialized with them."""
+    result = dg.materialize([asset, checks], partition_key=partition, raise_on_error=False)
+    return sorted(
+        (str(e.check_name), e.passed, e.severity) for e in result.get_asset_check_evaluations()
+    )
+
+
+@pytest.mark.parametrize("target", TARGETS)
+@pytest.mark.parametrize("case", POLICIES)
+def test_a_quality_policy_declares_and_decides_as_dd_table_checks(
+    project: Path, case: str, target: str
+) -> None:
+    yaml_policy, policy = POLICIES[case]
+    key, partition = TARGETS[target]
+    defs = load(
+        project,
+        f"""
+        dataframely_schema: {ROOT_MODULE}.schemas:Orders
+        assets: [{key}]
+        severity: WARN
+        quality_policy: {yaml_policy}
+        """,
+    )
+    (component_checks,) = defs.asset_checks or []
+    asset = defs.resolve_assets_def(dg.AssetKey.from_user_string(key))
+    from scratch.schemas import Orders
+
+    python_checks = dd.table_checks(
+        Orders, asset, severity=dg.AssetCheckSeverity.WARN, quality_policy=policy
+    )
+    assert component_checks.partitions_def == asset.partitions_def
+    assert [(s.key, s.description, s.blocking) for s in component_checks.check_specs] == [
+        (s.key, s.description, s.blocking) for s in python_checks.check_specs
+    ]
+    outcomes = _outcomes(asset, component_checks, partition)
+    assert outcomes == _outcomes(asset, python_checks, partition)
+    assert outcomes  # the checks ran
+
+
+def test_a_volume_check_is_refused_at_its_field_as_dd_table_checks_refuses_it(
+    project: Path,
+) -> None:
+    from scratch.schemas import Orders
+
+    with pytest.raises(dd.errors.ThresholdNotApplicableError):
+        dd.table_checks(
+            Orders,
+            "orders",
+            severity=dg.AssetCheckSeverity.WARN,
+            quality_policy=dd.QualityPolicy(volume=dd.VolumeCheck(min_rows=1)),
+        )
+    error = field_error(
+        project,
+        f"""
+        dataframely_schema: {ROOT_MODULE}.schemas:Orders
+        assets: [orders]
+        severity: WARN
+        quality_policy: {{volume: {{min_rows: 1}}}}
+        """,
+    )
+    assert (error.file, error.field) == (f"{FILE}:7", "quality_policy")
+
+
+@pytest.mark.parametrize(
+    ("policy", "field", "problem"),
+    [
+        ("{threshold: {fail_above: '0'}}", "quality_policy.threshold.fail_above", "is text"),
+        ("{blocking: 'false'}", "quality_policy.blocking", "neither true"),
+        ("{severity: LOUD}", "quality_policy.severity", "not a check severity"),
+        ("{rules: {amount|nope: {fail_above: 0}}}", "quality_policy", "no rule named"),
+        ("{threshold: {warn_above: 1.5}}", "quality_policy.threshold", "1.5"),
+        ("{limits: {}}", "quality_policy", "not a setting"),
+    ],
+)
+def test_a_wrong_policy_names_its_field(
+    project: Path, policy: str, field: str, problem: str
+) -> None:
+    error = field_error(
+        project,
+        f"""
+        dataframely_schema: {ROOT_MODULE}.schemas:Orders
+        assets: [orders]
+        severity: WARN
+        quality_policy: {policy}
+        """,
+    )
+    assert error.field == field
+    assert problem in error.problem
+    assert error.file == f"{FILE}:7"
