@@ -23,6 +23,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "ENV_PREFIX",
+    "ENV_VARIABLES",
     "GRANULARITIES",
     "SCHEMA_RULES",
     "Granularity",
@@ -214,6 +215,21 @@ _STATISTICS = _flag_setting("statistics")
 _STREAMING = _flag_setting("streaming")
 _QUARANTINE_DIR = _EnvSetting(
     "quarantine_dir", from_env=_Parser(_directory_env, "a non-empty directory path")
+)
+
+# Every environment variable this module reads, from the settings themselves: what a test run
+# clears so no outer value leaks in (`setting_variables.py`).
+ENV_VARIABLES: tuple[str, ...] = tuple(
+    setting.env_var
+    for setting in (
+        _CHECK_GRANULARITY,
+        _SCHEMA_RULES,
+        _MAX_FAILURE_SAMPLES,
+        _STATISTICS,
+        _ROW_SAMPLE,
+        _STREAMING,
+        _QUARANTINE_DIR,
+    )
 )
 
 
