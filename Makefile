@@ -14,7 +14,7 @@ SYNCED := $(VENV)/.synced-from-lock
 export UV_PYTHON_DOWNLOADS := never
 export UV_PROJECT_ENVIRONMENT := $(VENV)
 
-.PHONY: demo ui test unit unit-on integration lint typecheck check docs docs-serve benchmark clean
+.PHONY: demo ui test unit unit-hostile unit-on integration lint typecheck check docs docs-serve benchmark clean
 
 # --- the demo and the UI (issue 12) -----------------------------------------------------------
 # `make demo` materializes into the Dagster instance that `make ui` opens: .demo/dagster_home,
@@ -72,6 +72,11 @@ test: $(SYNCED)  ## Run the whole test suite: unit tests and the integration sui
 
 unit: $(SYNCED)
 	$(VENV)/bin/pytest tests $(PARALLEL)
+
+# The unit suite with every setting variable exported to a valid non-default value: it passes
+# only if the root conftest.py clears each one, so no test depends on the outer environment.
+unit-hostile: $(SYNCED)
+	env $$($(VENV)/bin/python scripts/non_default_environment.py) $(VENV)/bin/pytest tests $(PARALLEL)
 
 # What `make test` proves once, on the development versions, and the runs on other versions
 # (`unit-on`, `test-lowest`, `test-newest`) leave out, because it tests the same code the same

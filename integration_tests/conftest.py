@@ -48,18 +48,6 @@ RULE_PREFIX = "dy_rule__"
 AMOUNT_MIN = "dy_rule__amount__min"
 ADDRESS = "dataframely/quarantine_address"
 
-_SETTING_VARIABLES = tuple(
-    f"DAGSTER_DATAFRAMELY_{name}"
-    for name in (
-        "CHECK_GRANULARITY",
-        "SCHEMA_RULES",
-        "MAX_FAILURE_SAMPLES",
-        "STATISTICS",
-        "ROW_SAMPLE",
-        "QUARANTINE_DIR",
-    )
-)
-
 
 class Orders(dy.Schema):
     """A small order table: every invalid row in this suite fails `amount|min` only."""
@@ -347,13 +335,6 @@ def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
 
 
 # Fixtures.
-
-
-@pytest.fixture(autouse=True)
-def _clean_environment(monkeypatch: pytest.MonkeyPatch) -> None:
-    """No package setting leaks in from the outer environment."""
-    for variable in _SETTING_VARIABLES:
-        monkeypatch.delenv(variable, raising=False)
 
 
 @pytest.fixture

@@ -15,7 +15,6 @@ __all__ = [
     "MIXED",
     "QUARANTINE_DIR",
     "QUIET",
-    "SETTING_VARIABLES",
     "WRONG_COLUMNS",
     "AssetContext",
     "Materialize",
@@ -30,17 +29,6 @@ __all__ = [
     "value",
 ]
 
-SETTING_VARIABLES = tuple(
-    f"DAGSTER_DATAFRAMELY_{name.upper()}"
-    for name in (
-        "check_granularity",
-        "schema_rules",
-        "max_failure_samples",
-        "statistics",
-        "row_sample",
-        "quarantine_dir",
-    )
-)
 QUARANTINE_DIR = "DAGSTER_DATAFRAMELY_QUARANTINE_DIR"
 COLUMN_SCHEMA = "dagster/column_schema"
 QUIET = {"loggers": {"console": {"config": {"log_level": "WARNING"}}}}

@@ -7,15 +7,8 @@ from typing import Any
 import dagster as dg
 import pytest
 
-from .asset_support import QUARANTINE_DIR, QUIET, SETTING_VARIABLES, AssetContext, Materialize
+from .asset_support import QUARANTINE_DIR, QUIET, AssetContext, Materialize
 from .parquet_io_manager import ParquetIOManager
-
-
-@pytest.fixture
-def clean_environment(monkeypatch: pytest.MonkeyPatch) -> None:
-    """No setting leaks in from the outer environment, so a declaration sees the defaults."""
-    for variable in SETTING_VARIABLES:
-        monkeypatch.delenv(variable, raising=False)
 
 
 @pytest.fixture

@@ -42,8 +42,6 @@ from tests.asset_support import (
 from tests.order_lines import Orders, marketplace_orders, storefront_orders
 from tests.parquet_io_manager import ParquetIOManager
 
-pytestmark = pytest.mark.usefixtures("clean_environment")
-
 WARN = dg.AssetCheckSeverity.WARN
 ERROR = dg.AssetCheckSeverity.ERROR
 COLUMN_SCHEMA_CHECK = "dy_schema__columns"

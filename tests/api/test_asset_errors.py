@@ -30,8 +30,6 @@ from tests.asset_support import (
 from tests.parquet_io_manager import ParquetIOManager
 from tests.schemas import Shop
 
-pytestmark = pytest.mark.usefixtures("clean_environment")
-
 
 class StartsWith(str):
     """Equal to any string that starts with it: for a message whose tail varies by version."""

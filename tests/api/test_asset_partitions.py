@@ -26,8 +26,6 @@ from tests.asset_support import (
 )
 from tests.parquet_io_manager import ParquetIOManager
 
-pytestmark = pytest.mark.usefixtures("clean_environment")
-
 WARN = dg.AssetCheckSeverity.WARN
 DAYS = dg.DailyPartitionsDefinition(start_date="2026-01-01", end_date="2026-01-03")
 """Two days: 2026-01-01 and 2026-01-02."""

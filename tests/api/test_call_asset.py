@@ -24,8 +24,6 @@ from tests.asset_support import (
     value,
 )
 
-pytestmark = pytest.mark.usefixtures("clean_environment")
-
 ADDRESS = "dataframely/quarantine_address"
 COLUMNS = "dy_schema__columns"
 AMOUNT_MIN = "dy_rule__amount__min"
@@ -64,8 +62,8 @@ def test_a_clean_call_holds_the_table_and_every_check_passed(tmp_path: Path) -> 
 def test_a_partial_write_keeps_the_quarantine_in_memory_and_writes_no_file(
     tmp_path: Path,
 ) -> None:
-    # No DAGSTER_DATAFRAMELY_QUARANTINE_DIR is set (clean_environment): a plain direct call
-    # would raise QuarantineDirError here.
+    # No DAGSTER_DATAFRAMELY_QUARANTINE_DIR is set (the root conftest clears it): a plain direct
+    # call would raise QuarantineDirError here.
     call = dd.testing.call_asset(_orders(MIXED))
 
     assert call.error is None

@@ -41,8 +41,6 @@ LINES_MIXED = pl.DataFrame({"line_id": [1, 2, 3], "quantity": [1, 0, 4]})
 """Line 2 fails `quantity|min`."""
 LINES_ALL_INVALID = pl.DataFrame({"line_id": [1, 2], "quantity": [0, -1]})
 
-pytestmark = pytest.mark.usefixtures("clean_environment")
-
 
 def _orders_and_lines(
     frames: Mapping[str, object] | object,

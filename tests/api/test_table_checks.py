@@ -24,8 +24,6 @@ from tests.asset_support import (
 )
 from tests.schemas import OrderBook
 
-pytestmark = pytest.mark.usefixtures("clean_environment")
-
 WARN = dg.AssetCheckSeverity.WARN
 ERROR = dg.AssetCheckSeverity.ERROR
 DAYS = dg.DailyPartitionsDefinition(start_date="2026-01-01", end_date="2026-01-03")

@@ -10,8 +10,6 @@ import dagster_dataframely as dd
 from tests.asset_support import MIXED, Materialize, SmallOrders, run_tables, value
 from tests.schemas import OrderLines
 
-pytestmark = pytest.mark.usefixtures("clean_environment")
-
 DAYS = dg.DailyPartitionsDefinition(start_date="2026-01-01", end_date="2026-01-03")
 QUARANTINE_COLUMNS = [
     "order_id",

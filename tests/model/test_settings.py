@@ -41,13 +41,6 @@ def env_var(setting: str) -> str:
     return f"DAGSTER_DATAFRAMELY_{setting.upper()}"
 
 
-@pytest.fixture(autouse=True)
-def clean_environment(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Make sure no variable from the outer environment leaks into a test."""
-    for setting in (*SETTINGS, "quarantine_dir"):
-        monkeypatch.delenv(env_var(setting), raising=False)
-
-
 # --- the aliases ------------------------------------------------------------------------
 
 

@@ -28,8 +28,6 @@ from tests.asset_support import (
     value,
 )
 
-pytestmark = pytest.mark.usefixtures("clean_environment")
-
 WARN = dg.AssetCheckSeverity.WARN
 ERROR = dg.AssetCheckSeverity.ERROR
 KEY = dg.AssetKey(["payments"])

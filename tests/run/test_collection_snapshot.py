@@ -36,8 +36,6 @@ from dagster_dataframely._store.capture import capturing_quarantine
 from tests.changing_source import ChangingSource
 from tests.schemas import OrderBook
 
-pytestmark = pytest.mark.usefixtures("clean_environment")
-
 RAW = {"order_id": pl.String, "amount": pl.Float64, "line_no": pl.Int64, "quantity": pl.Int64}
 MEMBERS = {"orders": ["order_id", "amount"], "lines": ["order_id", "line_no", "quantity"]}
 BASE = pl.DataFrame(

@@ -28,8 +28,6 @@ from tests.asset_support import (
 )
 from tests.schemas import OrderLines
 
-pytestmark = pytest.mark.usefixtures("clean_environment")
-
 COLUMN_SCHEMA = "dagster/column_schema"
 
 

@@ -12,7 +12,6 @@ from typing import Any
 import dagster as dg
 import dataframely as dy
 import polars as pl
-import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from polars.testing import assert_frame_equal
@@ -22,8 +21,6 @@ from dagster_dataframely import wiring
 from dagster_dataframely._model.schema import read_schema
 from dagster_dataframely._run.report.failures import Failures
 from tests.asset_support import Materialize, SmallOrders, run_tables
-
-pytestmark = pytest.mark.usefixtures("clean_environment")
 
 KEY = dg.AssetKey("orders")
 # `c` fails `amount|min`; both `e` rows share a key, and the second also fails `amount|min`;

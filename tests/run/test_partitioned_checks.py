@@ -37,7 +37,6 @@ from tests.asset_support import (
 from tests.parquet_io_manager import ParquetIOManager
 
 pytestmark = [
-    pytest.mark.usefixtures("clean_environment"),
     # Dagster warns that partitioned check specs are a preview feature; that is its message to
     # the user, asserted once below, and noise in every other test.
     pytest.mark.filterwarnings("ignore::dagster.PreviewWarning"),

@@ -24,7 +24,6 @@ from dagster_dataframely.errors import ClearQuarantineError
 from tests.asset_support import CLEAN, MIXED, QUIET, AssetContext, SmallOrders, collect
 
 pytestmark = [
-    pytest.mark.usefixtures("clean_environment"),
     pytest.mark.filterwarnings("ignore::dagster.PreviewWarning"),
 ]
 

@@ -9,7 +9,9 @@ from typing import Any, TypeVar
 
 import dagster as dg
 
-from dagster_dataframely._model.quality_policy import QualityPolicy, Threshold, VolumeCheck
+from dagster_dataframely._model.quality_policy import QualityPolicy
+from dagster_dataframely._model.row_threshold import Threshold
+from dagster_dataframely._model.volume_check import VolumeCheck
 from dagster_dataframely.errors import ComponentFieldError, DagsterDataframelyError
 
 Locate = Callable[[tuple[str | int, ...]], tuple[str, str]]
