@@ -179,11 +179,8 @@ SETTINGS: tuple[SettingSpec, ...] = (
         "QualityPolicy | None",
         None,
         env=False,
-        honoured_by=_ALL_BUT_MULTI - {_E.COMPONENT},
-        reasons={
-            _PER_OUTPUT: _MULTI,
-            "it has no YAML field for a policy yet": frozenset({_E.COMPONENT}),
-        },
+        honoured_by=_ALL_BUT_MULTI,
+        reasons={_PER_OUTPUT: _MULTI},
         doc="failing rows each rule tolerates, severities, blocking, volume checks",
     ),
     _spec(
