@@ -5,10 +5,8 @@ name, or every error from this package at once, and so that each message says bo
 went wrong and what to change. Three categories sit between the base and most errors: the
 refusals of a declaration (`InvalidDefinitionError`), the data's verdict
 (`ValidationFailedError`) and the refusals to store rows unsafely (`StorageRefusedError`).
-The errors about what a function returned sit under the base alone. The classes are split
-into modules by category, but each one's home stays this module (its `__module__`), so reprs
-and pickled errors read as before. Every class, under the first of its bases from here
-(checked by `tests/test_errors.py`)::
+The errors about what a function returned sit under the base alone. Every class, under the
+first of its bases from here::
 
     DagsterDataframelyError
         CollectionFilterDuplicatesError
@@ -63,6 +61,8 @@ and pickled errors read as before. Every class, under the first of its bases fro
             ThresholdExceededError
             ValidationAbortError
 """
+
+import inspect
 
 from dagster_dataframely.errors.definition_errors import (
     CheckNameCollisionError,
@@ -186,8 +186,15 @@ __all__ = [
     "ValidationFailedError",
 ]
 
-# Each class keeps the public module as its home, so its repr, its pickled reference (errors
-# cross process boundaries in Dagster's multiprocess executor) and the docs stay as they were
-# before the split.
+# The classes are written in one module per category (checked against the tree above by
+# `tests/test_errors.py`), but each class keeps the public module as its home, so its repr,
+# its pickled reference (errors cross process boundaries in Dagster's multiprocess executor)
+# and the docs stay as they were before the split. Its methods move with it: a method still
+# naming its category module would send the API docs' reader from the class to that module
+# and back.
 for _name in __all__:
-    globals()[_name].__module__ = __name__
+    _class = globals()[_name]
+    _class.__module__ = __name__
+    for _member in vars(_class).values():
+        if inspect.isfunction(_member):
+            _member.__module__ = __name__
