@@ -17,14 +17,14 @@ from typing_extensions import Unpack
 
 from dagster_dataframely._api.asset_out import AssetOut
 from dagster_dataframely._api.refusals import refusing_mistakes
-from dagster_dataframely._api.setting_keywords import (
+from dagster_dataframely._declare.builder import build_asset
+from dagster_dataframely._declare.output_declaration import declare_output
+from dagster_dataframely._model.schema import read_schema
+from dagster_dataframely._model.setting_keywords import (
     OutputKeywords,
     checked_settings,
     with_setting_keywords,
 )
-from dagster_dataframely._declare.builder import build_asset
-from dagster_dataframely._declare.output_declaration import declare_output
-from dagster_dataframely._model.schema import read_schema
 from dagster_dataframely._model.setting_model import EntryPoint
 from dagster_dataframely._model.settings import read_quarantine_dir
 

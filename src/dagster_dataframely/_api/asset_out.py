@@ -12,9 +12,12 @@ from typing_extensions import Unpack
 
 from dagster_dataframely._model.asset_settings import OutputSettings
 from dagster_dataframely._model.schema import read_schema
+from dagster_dataframely._model.setting_keywords import (
+    OutputKeywords,
+    checked_settings,
+    with_setting_keywords,
+)
 from dagster_dataframely._model.setting_model import EntryPoint
-
-from .setting_keywords import OutputKeywords, checked_settings, with_setting_keywords
 
 
 @dataclass(frozen=True, init=False, eq=False)

@@ -11,7 +11,7 @@ import dagster as dg
 import pytest
 
 import dagster_dataframely as dd
-from dagster_dataframely._api.setting_keywords import KEYWORDS
+from dagster_dataframely._model.setting_keywords import KEYWORDS
 from dagster_dataframely._model.setting_model import settings_of
 from dagster_dataframely.errors import InvalidArgumentsError
 from tests.schemas import Orders
