@@ -12,15 +12,16 @@ from __future__ import annotations
 
 import inspect
 import re
-from collections.abc import Callable, Iterable, Mapping
-from typing import TypedDict, TypeVar
+import textwrap
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from typing import Any, TypedDict, TypeVar
 
 from dagster_dataframely._model.quality_policy import QualityPolicy, checked_policy
-from dagster_dataframely._model.setting_model import EntryPoint, settings_of
+from dagster_dataframely._model.setting_model import EntryPoint, SettingSpec, refusals, settings_of
 from dagster_dataframely._model.settings import Granularity, SchemaRules
-from dagster_dataframely.errors import InvalidArgumentsError
+from dagster_dataframely.errors import InvalidArgumentsError, UnexpectedArgumentError
 
-F = TypeVar("F", bound=Callable[..., object])
+T = TypeVar("T", bound=Callable[..., object])
 
 
 # One TypedDict per setting, keyed by its name, so an entry point's keywords compose them.
@@ -80,44 +81,92 @@ class OutputKeywords(
     """The settings of one output: `dd.asset`'s, `dd.AssetOut`'s and `AssetOut.from_spec`'s."""
 
 
+class CollectionKeywords(
+    Quarantine,
+    ClearQuarantine,
+    QualityPolicySetting,
+    CheckGranularity,
+    SchemaRulesSetting,
+    MaxFailureSamples,
+    Statistics,
+    RowSample,
+    total=False,
+):
+    """`dd.collection_asset`'s settings: one `Collection.filter` decides every member's rows."""
+
+
+class CheckSpecKeywords(
+    WarningRules, QualityPolicySetting, CheckGranularity, SchemaRulesSetting, total=False
+):
+    """`dd.wiring.check_specs`' settings: what names and describes the checks."""
+
+
+class CheckKeywords(CheckSpecKeywords, MaxFailureSamples, total=False):
+    """The settings of checks on a stored table: `dd.table_checks`, `dd.wiring.check_results`."""
+
+
+class ValidationKeywords(
+    ClearQuarantine,
+    WarningRules,
+    QualityPolicySetting,
+    CheckGranularity,
+    SchemaRulesSetting,
+    MaxFailureSamples,
+    Statistics,
+    RowSample,
+    total=False,
+):
+    """`dd.wiring.validation_results`' settings; its quarantine is on with a writer."""
+
+
 KEYWORDS: Mapping[EntryPoint, type] = {
     EntryPoint.ASSET: OutputKeywords,
     EntryPoint.ASSET_OUT: OutputKeywords,
     EntryPoint.ASSET_OUT_FROM_SPEC: OutputKeywords,
+    EntryPoint.COLLECTION_ASSET: CollectionKeywords,
+    EntryPoint.TABLE_CHECKS: CheckKeywords,
+    EntryPoint.WIRING_CHECK_SPECS: CheckSpecKeywords,
+    EntryPoint.WIRING_CHECK_RESULTS: CheckKeywords,
+    EntryPoint.WIRING_VALIDATION_RESULTS: ValidationKeywords,
 }
 """The TypedDict of each entry point whose settings are `**settings`."""
 
 _FLAG_OR_NONE = (bool, type(None))
-_POLICY_NAMES = {EntryPoint.ASSET_OUT_FROM_SPEC: "dd.AssetOut"}
+_POLICY_NAMES = {
+    EntryPoint.ASSET_OUT_FROM_SPEC: "dd.AssetOut",
+    EntryPoint.TABLE_CHECKS: "table_checks",
+    EntryPoint.WIRING_CHECK_SPECS: "check_specs",
+    EntryPoint.WIRING_CHECK_RESULTS: "check_results",
+    EntryPoint.WIRING_VALIDATION_RESULTS: "validation_results",
+}
 """How a policy error names an entry point, where it is not the entry point's own name."""
+_SECTION = re.compile(r"^(?P<indent>[ ]*)[A-Z][a-z]+\n(?P=indent)-+$", re.MULTILINE)
+_PARAMETERS = re.compile(r"^(?P<indent>[ ]*)Parameters\n(?P=indent)-+$", re.MULTILINE)
 
 
 def with_setting_keywords(
-    entry_point: EntryPoint, *, described_as: str | None = None
-) -> Callable[[F], F]:
-    """Give the function the signature with `entry_point`'s settings written out.
+    entry_point: EntryPoint,
+    *,
+    order: Sequence[str] | None = None,
+    notes: Mapping[str, str] | None = None,
+) -> Callable[[T], T]:
+    """Give the function (or class) the signature and docs with `entry_point`'s settings.
 
-    They take the place of `**settings`, before the function's other keyword-only
-    parameters, with the model's defaults and annotations. With `described_as`, the
-    docstring's Parameters section gets each setting with that text, before the parameter
-    that follows them.
+    The settings take the place of `**settings` with the model's defaults and annotations:
+    before the other keyword-only parameters, or where `order` (every keyword-only name, in
+    the signature's order) puts them. Each setting gets a Parameters paragraph from its
+    model (`doc`, `detail`, the variable it falls back to) and its line of `notes`, before
+    the paragraph of the parameter that follows it, so no entry point writes one out.
     """
 
-    def sign(function: F) -> F:
+    def sign(target: T) -> T:
+        function: Any = vars(target)["__init__"] if isinstance(target, type) else target
         signature = inspect.signature(function)
         parameters = [
             parameter
             for parameter in signature.parameters.values()
             if parameter.kind is not inspect.Parameter.VAR_KEYWORD
         ]
-        first_keyword = next(
-            (
-                index
-                for index, parameter in enumerate(parameters)
-                if parameter.kind is inspect.Parameter.KEYWORD_ONLY
-            ),
-            len(parameters),
-        )
         settings = [
             inspect.Parameter(
                 spec.name,
@@ -127,30 +176,78 @@ def with_setting_keywords(
             )
             for spec in settings_of(entry_point)
         ]
-        parameters[first_keyword:first_keyword] = settings
-        if described_as is not None:
-            following = parameters[first_keyword + len(settings)].name
-            function.__doc__ = _describing(
-                function.__doc__ or "", settings, following, described_as
-            )
-        function.__signature__ = signature.replace(parameters=parameters)  # type: ignore[attr-defined]
-        return function
+        parameters = _placed(parameters, settings, order)
+        function.__signature__ = signature.replace(parameters=parameters)
+        target.__doc__ = _described(
+            target.__doc__ or "", entry_point, parameters, dict(notes or {})
+        )
+        return target
 
     return sign
 
 
-def _describing(
-    docstring: str, settings: list[inspect.Parameter], following: str, text: str
+def _placed(
+    parameters: list[inspect.Parameter],
+    settings: list[inspect.Parameter],
+    order: Sequence[str] | None,
+) -> list[inspect.Parameter]:
+    """The parameters with the settings among the keyword-only ones, first or in `order`."""
+    keyword_only = [p for p in parameters if p.kind is inspect.Parameter.KEYWORD_ONLY]
+    others = [p for p in parameters if p.kind is not inspect.Parameter.KEYWORD_ONLY]
+    if order is None:
+        return others + settings + keyword_only
+    by_name = {parameter.name: parameter for parameter in keyword_only + settings}
+    assert sorted(order) == sorted(by_name), f"order {order} is not {sorted(by_name)}"
+    return others + [by_name[name] for name in order]
+
+
+def _described(
+    docstring: str,
+    entry_point: EntryPoint,
+    parameters: list[inspect.Parameter],
+    notes: dict[str, str],
 ) -> str:
-    """`docstring` with a paragraph `text` for each setting, before `following`'s paragraph."""
-    match = re.search(rf"^(?P<indent>[ ]*){following}$", docstring, flags=re.MULTILINE)
-    assert match is not None, f"the docstring describes no parameter {following}"
-    indent = match["indent"]
-    paragraphs = "".join(f"{indent}{setting.name}\n{indent}    {text}\n" for setting in settings)
-    return docstring[: match.start()] + paragraphs + docstring[match.start() :]
+    """`docstring` with each setting's paragraph before the next other parameter's."""
+    specs = {spec.name: spec for spec in settings_of(entry_point)}
+    for index, parameter in enumerate(parameters):
+        if parameter.name not in specs:
+            continue
+        following = next((p.name for p in parameters[index + 1 :] if p.name not in specs), None)
+        spec = specs[parameter.name]
+        docstring = _inserted(
+            docstring, following, spec.name, _paragraph(entry_point, spec, notes.pop(spec.name, ""))
+        )
+    assert not notes, f"notes for settings {entry_point.value} does not take: {sorted(notes)}"
+    return docstring
 
 
-def checked_settings(entry_point: EntryPoint, settings: OutputKeywords) -> OutputKeywords:
+def _paragraph(entry_point: EntryPoint, spec: SettingSpec, note: str) -> str:
+    """A setting's description: its docs line, its detail, the variable `None` reads."""
+    sentences = [spec.doc[0].upper() + spec.doc[1:] + ".", spec.detail, note]
+    if spec.env_var is not None and spec.default_for(entry_point) is None:
+        sentences.append(f"`None` uses `{spec.env_var}` if set, else `{spec.package_default}`.")
+    return " ".join(sentence for sentence in sentences if sentence)
+
+
+def _inserted(docstring: str, following: str | None, name: str, text: str) -> str:
+    """`docstring` with `name`'s paragraph before `following`'s, or ending Parameters."""
+    parameters = _PARAMETERS.search(docstring)
+    assert parameters is not None, f"no Parameters section to describe {name} in"
+    indent = parameters["indent"]
+    lines = textwrap.wrap(text, 92 - len(indent), break_on_hyphens=False)
+    paragraph = f"{indent}{name}\n" + "".join(f"{indent}    {line}\n" for line in lines)
+    if following is not None:
+        match = re.compile(rf"^{indent}{following}(, \w+)*$", re.M).search(
+            docstring, parameters.end()
+        )
+        assert match is not None, f"the docstring describes no parameter {following}"
+        return docstring[: match.start()] + paragraph + docstring[match.start() :]
+    after = _SECTION.search(docstring, parameters.end())
+    end = len(docstring[: after.start() if after else None].rstrip())
+    return docstring[:end] + "\n" + paragraph.rstrip("\n") + docstring[end:]
+
+
+def checked_settings(entry_point: EntryPoint, settings: Mapping[str, object]) -> dict[str, Any]:
     """The settings, once a setting `entry_point` does not take or a non-bool flag is refused.
 
     The policy is checked to be a `dd.QualityPolicy`, named after `entry_point`; the other
@@ -158,10 +255,20 @@ def checked_settings(entry_point: EntryPoint, settings: OutputKeywords) -> Outpu
 
     Raises
     ------
+    UnexpectedArgumentError
+        A setting the model says `entry_point` refuses; the message gives the reason.
     InvalidArgumentsError
         A keyword is not one of the settings, `quarantine` / `clear_quarantine` is not a bool,
         or the policy is not a `dd.QualityPolicy`.
     """
+    refused = refusals(entry_point)
+    for name in settings:
+        if name in refused:
+            raise UnexpectedArgumentError(
+                entry_point.value,
+                f"it does not take the setting `{name}=`: {refused[name]}",
+                "Leave it out.",
+            )
     taken = {spec.name for spec in settings_of(entry_point)}
     unknown = sorted(set(settings) - taken)
     if unknown:
@@ -178,7 +285,7 @@ def checked_settings(entry_point: EntryPoint, settings: OutputKeywords) -> Outpu
                 f"`{name}=` is a {type(value).__name__}, not a bool",
                 f"Pass {name}=True or {name}=False.",
             )
-    checked = settings.copy()
+    checked = dict(settings)
     if "quality_policy" in settings:
         checked["quality_policy"] = checked_policy(
             _POLICY_NAMES.get(entry_point, entry_point.value), settings["quality_policy"]
