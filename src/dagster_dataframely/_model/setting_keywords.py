@@ -24,99 +24,50 @@ from dagster_dataframely.errors import InvalidArgumentsError, UnexpectedArgument
 T = TypeVar("T", bound=Callable[..., object])
 
 
-# One TypedDict per setting, keyed by its name, so an entry point's keywords compose them.
-class Quarantine(TypedDict, total=False):
-    quarantine: bool
+# Each entry point's TypedDict is built from the groups of settings entry points share, so a
+# setting is typed once; `test_setting_keywords` holds each to the model's settings_of.
+class CheckSpecKeywords(TypedDict, total=False):
+    """`dd.wiring.check_specs`' settings: what names and describes the checks."""
 
-
-class ClearQuarantine(TypedDict, total=False):
-    clear_quarantine: bool | None
-
-
-class WarningRules(TypedDict, total=False):
     warning_rules: Iterable[str] | None
-
-
-class QualityPolicySetting(TypedDict, total=False):
     quality_policy: QualityPolicy | None
-
-
-class CheckGranularity(TypedDict, total=False):
     check_granularity: Granularity | None
-
-
-class SchemaRulesSetting(TypedDict, total=False):
     schema_rules: SchemaRules | None
 
 
-class MaxFailureSamples(TypedDict, total=False):
+class CheckKeywords(CheckSpecKeywords, total=False):
+    """The settings of checks on a stored table: `dd.table_checks`, `dd.wiring.check_results`."""
+
     max_failure_samples: int | None
 
 
-class Statistics(TypedDict, total=False):
+class _Materialized(TypedDict, total=False):
+    """The settings of what a run that writes the table records."""
+
+    clear_quarantine: bool | None
     statistics: bool | None
-
-
-class RowSample(TypedDict, total=False):
     row_sample: int | None
 
 
-class Streaming(TypedDict, total=False):
+class ValidationKeywords(CheckKeywords, _Materialized, total=False):
+    """`dd.wiring.validation_results`' settings; its quarantine is on with a writer."""
+
+
+class OutputKeywords(ValidationKeywords, total=False):
+    """The settings of one output: `dd.asset`'s, `dd.AssetOut`'s and `AssetOut.from_spec`'s."""
+
+    quarantine: bool
     streaming: bool | None
 
 
-class OutputKeywords(
-    Quarantine,
-    ClearQuarantine,
-    WarningRules,
-    QualityPolicySetting,
-    CheckGranularity,
-    SchemaRulesSetting,
-    MaxFailureSamples,
-    Statistics,
-    RowSample,
-    Streaming,
-    total=False,
-):
-    """The settings of one output: `dd.asset`'s, `dd.AssetOut`'s and `AssetOut.from_spec`'s."""
+class CollectionKeywords(_Materialized, total=False):
+    """`dd.collection_asset`'s: no warning rules or streaming (one filter, in memory)."""
 
-
-class CollectionKeywords(
-    Quarantine,
-    ClearQuarantine,
-    QualityPolicySetting,
-    CheckGranularity,
-    SchemaRulesSetting,
-    MaxFailureSamples,
-    Statistics,
-    RowSample,
-    total=False,
-):
-    """`dd.collection_asset`'s settings: one `Collection.filter` decides every member's rows."""
-
-
-class CheckSpecKeywords(
-    WarningRules, QualityPolicySetting, CheckGranularity, SchemaRulesSetting, total=False
-):
-    """`dd.wiring.check_specs`' settings: what names and describes the checks."""
-
-
-class CheckKeywords(CheckSpecKeywords, MaxFailureSamples, total=False):
-    """The settings of checks on a stored table: `dd.table_checks`, `dd.wiring.check_results`."""
-
-
-class ValidationKeywords(
-    ClearQuarantine,
-    WarningRules,
-    QualityPolicySetting,
-    CheckGranularity,
-    SchemaRulesSetting,
-    MaxFailureSamples,
-    Statistics,
-    RowSample,
-    total=False,
-):
-    """`dd.wiring.validation_results`' settings; its quarantine is on with a writer."""
+    quarantine: bool
+    quality_policy: QualityPolicy | None
+    check_granularity: Granularity | None
+    schema_rules: SchemaRules | None
+    max_failure_samples: int | None
 
 
 KEYWORDS: Mapping[EntryPoint, type] = {
