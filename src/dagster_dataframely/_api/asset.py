@@ -7,7 +7,7 @@ multi-asset declares each of its own.
 from __future__ import annotations
 
 import inspect
-from collections.abc import Callable, Iterable, Mapping, Sequence, Set
+from collections.abc import Callable, Mapping, Sequence, Set
 from typing import Any
 
 import dagster as dg
@@ -16,6 +16,7 @@ import polars as pl
 from typing_extensions import Unpack
 
 from dagster_dataframely._api.asset_out import AssetOut
+from dagster_dataframely._api.dagster_keywords import OP_KEYWORDS, AssetDeps, passed_on
 from dagster_dataframely._api.refusals import refusing_mistakes
 from dagster_dataframely._declare.builder import build_asset
 from dagster_dataframely._declare.output_declaration import declare_output
@@ -53,16 +54,7 @@ def asset(
     name: str | None = None,
     key_prefix: str | Sequence[str] | None = None,
     ins: Mapping[str, dg.AssetIn] | None = None,
-    deps: Iterable[
-        dg.AssetKey
-        | str
-        | Sequence[str]
-        | dg.AssetSpec
-        | dg.AssetsDefinition
-        | dg.SourceAsset
-        | dg.AssetDep
-    ]
-    | None = None,
+    deps: AssetDeps | None = None,
     metadata: Mapping[str, Any] | None = None,
     tags: Mapping[str, str] | None = None,
     description: str | None = None,
@@ -189,6 +181,7 @@ def asset(
     The check specs exist before the asset first runs, so the catalog lists every check before
     its first result.
     """
+    arguments = dict(locals())  # the parameters only, before any other name is bound
     declared = AssetOut(
         schema,
         **checked_settings(EntryPoint.ASSET, settings),
@@ -208,18 +201,7 @@ def asset(
     info = read_schema(schema)
     resolved = declared.settings.resolve(info)
     read_quarantine_dir()  # an empty value is a mistake worth failing on at declaration
-    op = {
-        "ins": ins,
-        "deps": deps,
-        "config_schema": config_schema,
-        "required_resource_keys": required_resource_keys,
-        "resource_defs": resource_defs,
-        "hooks": hooks,
-        "partitions_def": partitions_def,
-        "op_tags": op_tags,
-        "retry_policy": retry_policy,
-        "pool": pool,
-    }
+    op = passed_on(arguments, OP_KEYWORDS)
 
     def decorate(function: AssetFunction) -> dg.AssetsDefinition:
         declaration = declare_output(

@@ -9,13 +9,14 @@ quarantine column on every member it constrains.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping, Sequence, Set
+from collections.abc import Callable, Mapping, Sequence, Set
 from typing import Any
 
 import dagster as dg
 import dataframely as dy
 from typing_extensions import Unpack
 
+from dagster_dataframely._api.dagster_keywords import MULTI_ASSET_KEYWORDS, AssetDeps, passed_on
 from dagster_dataframely._api.refusals import refusing_mistakes
 from dagster_dataframely._declare.builder import build_collection_asset
 from dagster_dataframely._declare.output_declaration import declare_output
@@ -52,16 +53,7 @@ def collection_asset(
     outs: Mapping[str, AssetOut | dg.AssetOut] | None = None,
     name: str | None = None,
     ins: Mapping[str, dg.AssetIn] | None = None,
-    deps: Iterable[
-        dg.AssetKey
-        | str
-        | Sequence[str]
-        | dg.AssetSpec
-        | dg.AssetsDefinition
-        | dg.SourceAsset
-        | dg.AssetDep
-    ]
-    | None = None,
+    deps: AssetDeps | None = None,
     description: str | None = None,
     config_schema: Mapping[str, Any] | None = None,
     required_resource_keys: Set[str] | None = None,
@@ -210,6 +202,7 @@ def collection_asset(
     print(sorted(spec.name for spec in order_book.check_specs if "filter" in spec.name))
     ```
     """
+    arguments = dict(locals())  # the parameters only, before any other name is bound
     info = read_collection(collection)
     unknown = [member for member in outs or {} if member not in info.members]
     if unknown:
@@ -234,23 +227,7 @@ def collection_asset(
         )
         for member_name, member in info.members.items()
     ]
-    op = {
-        "name": name,
-        "ins": ins,
-        "deps": deps,
-        "description": description,
-        "config_schema": config_schema,
-        "required_resource_keys": required_resource_keys,
-        "resource_defs": resource_defs,
-        "hooks": hooks,
-        "partitions_def": partitions_def,
-        "op_tags": op_tags,
-        "group_name": group_name,
-        "backfill_policy": backfill_policy,
-        "retry_policy": retry_policy,
-        "code_version": code_version,
-        "pool": pool,
-    }
+    op = passed_on(arguments, MULTI_ASSET_KEYWORDS)
 
     def decorate(function: CollectionFunction) -> dg.AssetsDefinition:
         return build_collection_asset(info, declarations, function, op)
