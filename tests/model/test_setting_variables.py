@@ -25,13 +25,16 @@ def clean_environment(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 def test_every_variable_the_package_names_is_listed() -> None:
-    """A variable named anywhere in the source and missing here would leak into the tests."""
+    """A variable named anywhere in the source and missing here would leak into the tests.
+
+    The docstrings name most of them through the settings model, so the source names a part.
+    """
     named = {
         match
         for module in _SOURCE.rglob("*.py")
         for match in _VARIABLE.findall(module.read_text(encoding="utf-8"))
     }
-    assert named == set(setting_variables())
+    assert named <= set(setting_variables())
 
 
 def test_hostile_environment_covers_every_variable() -> None:

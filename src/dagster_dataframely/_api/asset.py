@@ -7,7 +7,7 @@ multi-asset declares each of its own.
 from __future__ import annotations
 
 import inspect
-from collections.abc import Callable, Iterable, Mapping, Sequence, Set
+from collections.abc import Callable, Mapping, Sequence, Set
 from typing import Any
 
 import dagster as dg
@@ -16,15 +16,16 @@ import polars as pl
 from typing_extensions import Unpack
 
 from dagster_dataframely._api.asset_out import AssetOut
+from dagster_dataframely._api.dagster_keywords import OP_KEYWORDS, AssetDeps, passed_on
 from dagster_dataframely._api.refusals import refusing_mistakes
-from dagster_dataframely._api.setting_keywords import (
+from dagster_dataframely._declare.builder import build_asset
+from dagster_dataframely._declare.output_declaration import declare_output
+from dagster_dataframely._model.schema import read_schema
+from dagster_dataframely._model.setting_keywords import (
     OutputKeywords,
     checked_settings,
     with_setting_keywords,
 )
-from dagster_dataframely._declare.builder import build_asset
-from dagster_dataframely._declare.output_declaration import declare_output
-from dagster_dataframely._model.schema import read_schema
 from dagster_dataframely._model.setting_model import EntryPoint
 from dagster_dataframely._model.settings import read_quarantine_dir
 
@@ -42,7 +43,10 @@ SINGLE_OUTPUT = "result"
 
 
 @refusing_mistakes(EntryPoint.ASSET, "@dd.asset(Orders)")
-@with_setting_keywords(EntryPoint.ASSET)
+@with_setting_keywords(
+    EntryPoint.ASSET,
+    notes={"quarantine": "`True` also adds a `context` parameter to the asset."},
+)
 def asset(
     schema: type[dy.Schema],
     /,
@@ -50,16 +54,7 @@ def asset(
     name: str | None = None,
     key_prefix: str | Sequence[str] | None = None,
     ins: Mapping[str, dg.AssetIn] | None = None,
-    deps: Iterable[
-        dg.AssetKey
-        | str
-        | Sequence[str]
-        | dg.AssetSpec
-        | dg.AssetsDefinition
-        | dg.SourceAsset
-        | dg.AssetDep
-    ]
-    | None = None,
+    deps: AssetDeps | None = None,
     metadata: Mapping[str, Any] | None = None,
     tags: Mapping[str, str] | None = None,
     description: str | None = None,
@@ -102,63 +97,6 @@ def asset(
     schema
         The Dataframely schema the returned frame must match: a `dy.Schema` subclass, never a
         `dy.Collection`. Positional only.
-    quarantine
-        Whether a run writes the valid rows when some rows fail. With `True`, the run writes
-        the invalid rows to the quarantine, under the asset key `<name>_quarantine`, and fails
-        with `QuarantineKeyCollisionError` if another asset already materializes that key. With
-        `False`, any invalid row fails the run with `ValidationAbortError`, and the asset writes
-        nothing. `True` also adds a `context` parameter to the asset, whether or not the
-        decorated function declares one.
-    clear_quarantine
-        With `True` (and `quarantine=True`), a run whose rows are all valid writes an empty
-        quarantine, so that no stale invalid rows of an earlier run (of the same partition)
-        stay beside a clean table. `None` or `False` leaves the quarantine of a clean run as
-        it was.
-    warning_rules
-        Rules whose failures only warn, named as Dataframely names them (`amount|max`, a
-        `@dy.rule` method's name, `primary_key`); a single string names one rule. A row that
-        fails only these is valid, and their checks fail at `WARN`. See docs/warning-rules.md.
-    quality_policy
-        A `dd.QualityPolicy`: how many failing rows each rule tolerates before its check fails
-        and before the run fails, the severity of failing checks, which checks block, and the
-        opt-in volume and undeclared-columns checks. Its rule names are checked against the
-        schema here. `None`: the failure policy alone decides. See docs/quality-policy.md.
-    check_granularity
-        How many asset checks report the schema's rules: one per rule at `rule`, one per column
-        with rules at `column`, and one for the schema at `schema`. Changing it on an asset that
-        has already run starts a new check history. `None` uses
-        `DAGSTER_DATAFRAMELY_CHECK_GRANULARITY` if set, else `rule`.
-    schema_rules
-        Which checks report the schema-level rules at `column` granularity: `collapsed` into one
-        check, `dy_schema__rules`, or `per_rule`, one check each. `None` uses
-        `DAGSTER_DATAFRAMELY_SCHEMA_RULES` if set, else `collapsed`.
-    max_failure_samples
-        A rule's check metadata has at most this many rows that failed it, under
-        `dy_failed_sample`; `0` turns the samples off. **A run writes the rows to the Dagster
-        event log**, with only a column marked `metadata={"pii": True}` masked and every cell
-        cut to 256 characters. `dy.Config.set_max_failure_examples` does not change this
-        number. `None` uses `DAGSTER_DATAFRAMELY_MAX_FAILURE_SAMPLES` if set, else `5`.
-    statistics
-        Whether the materialization metadata has statistics of the written rows, one table per
-        dtype group. They are the main cost a run adds to the filter. `None` uses
-        `DAGSTER_DATAFRAMELY_STATISTICS` if set, else `True`.
-    row_sample
-        The materialization metadata has at most this many valid rows, and this many invalid
-        rows; `0` turns both samples off, and keeps the rows out of what the IO manager
-        records too (as a column marked sensitive does for its values): a dagster-polars path
-        manager receives the valid rows as a `pl.LazyFrame`, of which it records no row, and
-        `QuarantineAwareIOManager` drops the rows any manager records. **A run writes the rows
-        to the Dagster event log**, with only a column marked `metadata={"pii": True}` masked
-        and every cell cut to 256 characters. `None` uses `DAGSTER_DATAFRAMELY_ROW_SAMPLE` if
-        set, else `5`.
-    streaming
-        With `True`, a run validates a returned `pl.LazyFrame` without collecting it: its plan
-        runs once into a local staging file, the rules are evaluated in streaming passes over
-        it, and the IO manager receives a `pl.LazyFrame` of the valid rows to sink, so a table
-        larger than memory can be validated. The IO manager must write a `LazyFrame`, as
-        dagster-polars' do. Same rows, same checks, same metadata as without it; see
-        docs/performance.md for what it costs and which rules still read a whole column.
-        `None` uses `DAGSTER_DATAFRAMELY_STREAMING` if set, else `False`.
     name
         The asset's name, the last part of its key. `None` uses the function's name.
     key_prefix
@@ -243,6 +181,7 @@ def asset(
     The check specs exist before the asset first runs, so the catalog lists every check before
     its first result.
     """
+    arguments = dict(locals())  # the parameters only, before any other name is bound
     declared = AssetOut(
         schema,
         **checked_settings(EntryPoint.ASSET, settings),
@@ -262,18 +201,7 @@ def asset(
     info = read_schema(schema)
     resolved = declared.settings.resolve(info)
     read_quarantine_dir()  # an empty value is a mistake worth failing on at declaration
-    op = {
-        "ins": ins,
-        "deps": deps,
-        "config_schema": config_schema,
-        "required_resource_keys": required_resource_keys,
-        "resource_defs": resource_defs,
-        "hooks": hooks,
-        "partitions_def": partitions_def,
-        "op_tags": op_tags,
-        "retry_policy": retry_policy,
-        "pool": pool,
-    }
+    op = passed_on(arguments, OP_KEYWORDS)
 
     def decorate(function: AssetFunction) -> dg.AssetsDefinition:
         declaration = declare_output(

@@ -12,11 +12,15 @@ from typing_extensions import Unpack
 
 from dagster_dataframely._model.asset_settings import OutputSettings
 from dagster_dataframely._model.schema import read_schema
+from dagster_dataframely._model.setting_keywords import (
+    OutputKeywords,
+    checked_settings,
+    with_setting_keywords,
+)
 from dagster_dataframely._model.setting_model import EntryPoint
 
-from .setting_keywords import OutputKeywords, checked_settings, with_setting_keywords
 
-
+@with_setting_keywords(EntryPoint.ASSET_OUT)
 @dataclass(frozen=True, init=False, eq=False)
 class AssetOut:
     """One validated output of a `dd.multi_asset`: a schema, `dd.asset`'s settings, a `dg.AssetOut`.
@@ -35,38 +39,6 @@ class AssetOut:
     schema
         The Dataframely schema the output's frame must match: a `dy.Schema` subclass, never a
         `dy.Collection`. Positional only.
-    quarantine
-        As `dd.asset`'s, for this output: with `True` its invalid rows go to
-        `<output asset name>_quarantine` and its valid rows are written; with `False` any
-        invalid row fails the step.
-    clear_quarantine
-        As `dd.asset`'s, for this output: with `True` (and `quarantine=True`) a run whose rows
-        of this output are all valid writes an empty quarantine for it.
-    warning_rules
-        Rules of this output's schema whose failures only warn, as `dd.asset` takes them.
-    quality_policy
-        As `dd.asset`'s, for this output: its thresholds, severities, blocking checks and
-        volume and undeclared-columns checks, named by this output's schema's rules. A
-        threshold above its `fail_above` fails the step, so no table of the step is written.
-    check_granularity
-        As `dd.asset`'s, for this output's checks. `None` uses
-        `DAGSTER_DATAFRAMELY_CHECK_GRANULARITY` if set, else `rule`.
-    schema_rules
-        As `dd.asset`'s, for this output's checks. `None` uses
-        `DAGSTER_DATAFRAMELY_SCHEMA_RULES` if set, else `collapsed`.
-    max_failure_samples
-        As `dd.asset`'s, for this output's checks. `None` uses
-        `DAGSTER_DATAFRAMELY_MAX_FAILURE_SAMPLES` if set, else `5`.
-    statistics
-        As `dd.asset`'s, for this output's materialization. `None` uses
-        `DAGSTER_DATAFRAMELY_STATISTICS` if set, else `True`.
-    row_sample
-        As `dd.asset`'s, for this output's materialization. `None` uses
-        `DAGSTER_DATAFRAMELY_ROW_SAMPLE` if set, else `5`.
-    streaming
-        As `dd.asset`'s, for this output: a returned `pl.LazyFrame` is validated without being
-        collected, and the IO manager sinks a `LazyFrame` of the valid rows. `None` uses
-        `DAGSTER_DATAFRAMELY_STREAMING` if set, else `False`.
     key_prefix
         Passed to `dg.AssetOut` unchanged. The output's key is `key_prefix` plus the output's
         name, and its quarantine has the same prefix.
@@ -122,7 +94,6 @@ class AssetOut:
     out: dg.AssetOut
     """The `dg.AssetOut` the parameters from `key_prefix` on build (its key not yet resolved)."""
 
-    @with_setting_keywords(EntryPoint.ASSET_OUT)
     def __init__(
         self,
         schema: type[dy.Schema],
@@ -168,7 +139,7 @@ class AssetOut:
         )
 
     @classmethod
-    @with_setting_keywords(EntryPoint.ASSET_OUT_FROM_SPEC, described_as="As for `dd.AssetOut`.")
+    @with_setting_keywords(EntryPoint.ASSET_OUT_FROM_SPEC)
     def from_spec(
         cls,
         schema: type[dy.Schema],

@@ -9,20 +9,26 @@ quarantine column on every member it constrains.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping, Sequence, Set
+from collections.abc import Callable, Mapping, Sequence, Set
 from typing import Any
 
 import dagster as dg
 import dataframely as dy
+from typing_extensions import Unpack
 
+from dagster_dataframely._api.dagster_keywords import MULTI_ASSET_KEYWORDS, AssetDeps, passed_on
 from dagster_dataframely._api.refusals import refusing_mistakes
 from dagster_dataframely._declare.builder import build_collection_asset
 from dagster_dataframely._declare.output_declaration import declare_output
 from dagster_dataframely._model.asset_settings import OutputSettings
 from dagster_dataframely._model.collection import Member, collection_rules, read_collection
-from dagster_dataframely._model.quality_policy import QualityPolicy, checked_policy
+from dagster_dataframely._model.setting_keywords import (
+    CollectionKeywords,
+    checked_settings,
+    with_setting_keywords,
+)
 from dagster_dataframely._model.setting_model import EntryPoint
-from dagster_dataframely._model.settings import Granularity, SchemaRules, read_quarantine_dir
+from dagster_dataframely._model.settings import read_quarantine_dir
 from dagster_dataframely.errors import InvalidArgumentsError, UnknownCollectionMemberError
 
 from .asset_out import AssetOut
@@ -31,32 +37,23 @@ CollectionFunction = Callable[..., Mapping[str, Any] | dy.Collection | None]
 
 
 @refusing_mistakes(EntryPoint.COLLECTION_ASSET, "@dd.collection_asset(OrderBook)")
+@with_setting_keywords(
+    EntryPoint.COLLECTION_ASSET,
+    notes={
+        "quality_policy": "Its rule names are any member's rules and the Collection's filters; "
+        "each member applies those it has, and compares volume with its own history.",
+        "check_granularity": "Each filter keeps a check of its own at every granularity.",
+    },
+)
 def collection_asset(
     collection: type[dy.Collection],
     /,
     *,
-    quarantine: bool = False,
-    clear_quarantine: bool | None = None,
-    quality_policy: QualityPolicy | None = None,
-    check_granularity: Granularity | None = None,
-    schema_rules: SchemaRules | None = None,
-    max_failure_samples: int | None = None,
-    statistics: bool | None = None,
-    row_sample: int | None = None,
     key_prefix: str | Sequence[str] | None = None,
     outs: Mapping[str, AssetOut | dg.AssetOut] | None = None,
     name: str | None = None,
     ins: Mapping[str, dg.AssetIn] | None = None,
-    deps: Iterable[
-        dg.AssetKey
-        | str
-        | Sequence[str]
-        | dg.AssetSpec
-        | dg.AssetsDefinition
-        | dg.SourceAsset
-        | dg.AssetDep
-    ]
-    | None = None,
+    deps: AssetDeps | None = None,
     description: str | None = None,
     config_schema: Mapping[str, Any] | None = None,
     required_resource_keys: Set[str] | None = None,
@@ -69,6 +66,7 @@ def collection_asset(
     retry_policy: dg.RetryPolicy | None = None,
     code_version: str | None = None,
     pool: str | None = None,
+    **settings: Unpack[CollectionKeywords],
 ) -> Callable[[CollectionFunction], dg.AssetsDefinition]:
     """Turn the decorated function into one validated asset per member of a `dy.Collection`.
 
@@ -112,34 +110,6 @@ def collection_asset(
     ----------
     collection
         The `dy.Collection` subclass whose members the function returns. Positional only.
-    quarantine
-        For every member, as `dd.asset`'s: with `True` its invalid rows (those a rule or a
-        filter removed) go to `<member asset name>_quarantine` and its valid rows are written;
-        with `False` any invalid row of any member fails the step.
-    clear_quarantine
-        For every member, as `dd.asset`'s. Needs `quarantine=True`.
-    quality_policy
-        For every member, as `dd.asset`'s: its rule names are any member's rules and the
-        Collection's filters (a filter's threshold bounds the rows it removes from each member
-        it constrains), each member applies those it has, and each member's volume check
-        compares with that member's own history. A threshold above its `fail_above` in any
-        member fails the step, so no member's table is written.
-    check_granularity
-        For every member's rule checks, as `dd.asset`'s; each filter keeps a check of its own
-        at every granularity. `None` uses `DAGSTER_DATAFRAMELY_CHECK_GRANULARITY` if set, else
-        `rule`.
-    schema_rules
-        For every member, as `dd.asset`'s. `None` uses `DAGSTER_DATAFRAMELY_SCHEMA_RULES` if
-        set, else `collapsed`.
-    max_failure_samples
-        For every member, as `dd.asset`'s. `None` uses
-        `DAGSTER_DATAFRAMELY_MAX_FAILURE_SAMPLES` if set, else `5`.
-    statistics
-        For every member, as `dd.asset`'s. `None` uses `DAGSTER_DATAFRAMELY_STATISTICS` if set,
-        else `True`.
-    row_sample
-        For every member, as `dd.asset`'s. `None` uses `DAGSTER_DATAFRAMELY_ROW_SAMPLE` if
-        set, else `5`.
     key_prefix
         The key prefix of every member asset whose `outs` entry sets neither `key` nor
         `key_prefix`. Each quarantine has its member's prefix.
@@ -232,20 +202,14 @@ def collection_asset(
     print(sorted(spec.name for spec in order_book.check_specs if "filter" in spec.name))
     ```
     """
+    arguments = dict(locals())  # the parameters only, before any other name is bound
     info = read_collection(collection)
     unknown = [member for member in outs or {} if member not in info.members]
     if unknown:
         raise UnknownCollectionMemberError(info.name, unknown, list(info.members))
     read_quarantine_dir()  # an empty value is a mistake worth failing on at declaration
-    given = OutputSettings(
-        quarantine=quarantine,
-        clear_quarantine=clear_quarantine,
-        check_granularity=check_granularity,
-        schema_rules=schema_rules,
-        max_failure_samples=max_failure_samples,
-        statistics=statistics,
-        row_sample=row_sample,
-        quality_policy=checked_policy("dd.collection_asset", quality_policy),
+    given = OutputSettings.of(
+        **checked_settings(EntryPoint.COLLECTION_ASSET, settings),
         streaming=False,  # the members are split together, in memory
     )
     known = collection_rules(info)
@@ -263,23 +227,7 @@ def collection_asset(
         )
         for member_name, member in info.members.items()
     ]
-    op = {
-        "name": name,
-        "ins": ins,
-        "deps": deps,
-        "description": description,
-        "config_schema": config_schema,
-        "required_resource_keys": required_resource_keys,
-        "resource_defs": resource_defs,
-        "hooks": hooks,
-        "partitions_def": partitions_def,
-        "op_tags": op_tags,
-        "group_name": group_name,
-        "backfill_policy": backfill_policy,
-        "retry_policy": retry_policy,
-        "code_version": code_version,
-        "pool": pool,
-    }
+    op = passed_on(arguments, MULTI_ASSET_KEYWORDS)
 
     def decorate(function: CollectionFunction) -> dg.AssetsDefinition:
         return build_collection_asset(info, declarations, function, op)

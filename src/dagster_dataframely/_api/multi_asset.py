@@ -7,11 +7,12 @@ written.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping, Sequence, Set
+from collections.abc import Callable, Mapping, Set
 from typing import Any
 
 import dagster as dg
 
+from dagster_dataframely._api.dagster_keywords import MULTI_ASSET_KEYWORDS, AssetDeps, passed_on
 from dagster_dataframely._api.refusals import refusing_mistakes
 from dagster_dataframely._declare.builder import build_multi_asset
 from dagster_dataframely._declare.output_declaration import declare_output
@@ -30,16 +31,7 @@ def multi_asset(
     outs: Mapping[str, AssetOut],
     name: str | None = None,
     ins: Mapping[str, dg.AssetIn] | None = None,
-    deps: Iterable[
-        dg.AssetKey
-        | str
-        | Sequence[str]
-        | dg.AssetSpec
-        | dg.AssetsDefinition
-        | dg.SourceAsset
-        | dg.AssetDep
-    ]
-    | None = None,
+    deps: AssetDeps | None = None,
     description: str | None = None,
     config_schema: Mapping[str, Any] | None = None,
     required_resource_keys: Set[str] | None = None,
@@ -155,6 +147,7 @@ def multi_asset(
     print(sorted(check.name for check in orders_and_lines.check_specs))
     ```
     """
+    arguments = dict(locals())  # the parameters only, before any other name is bound
     read_quarantine_dir()  # an empty value is a mistake worth failing on at declaration
     declarations = []
     for output, out in outs.items():
@@ -170,24 +163,7 @@ def multi_asset(
                 code_version=code_version,
             )
         )
-    op = {
-        "name": name,
-        "ins": ins,
-        "deps": deps,
-        "description": description,
-        "config_schema": config_schema,
-        "required_resource_keys": required_resource_keys,
-        "resource_defs": resource_defs,
-        "hooks": hooks,
-        "partitions_def": partitions_def,
-        "op_tags": op_tags,
-        "can_subset": can_subset,
-        "group_name": group_name,
-        "backfill_policy": backfill_policy,
-        "retry_policy": retry_policy,
-        "code_version": code_version,
-        "pool": pool,
-    }
+    op = passed_on(arguments, MULTI_ASSET_KEYWORDS)
 
     def decorate(function: MultiAssetFunction) -> dg.AssetsDefinition:
         return build_multi_asset(declarations, function, op)

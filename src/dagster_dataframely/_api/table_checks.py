@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 
 import dagster as dg
 import dataframely as dy
+from typing_extensions import Unpack
 
 from dagster_dataframely._declare.table_check_definitions import (
     EAGER_TABLE,
@@ -16,12 +17,37 @@ from dagster_dataframely._declare.table_check_definitions import (
 )
 from dagster_dataframely._model.asset_settings import OutputSettings
 from dagster_dataframely._model.collection import collection_rules, read_collection
-from dagster_dataframely._model.quality_policy import QualityPolicy, checked_policy
 from dagster_dataframely._model.schema import read_schema
-from dagster_dataframely._model.settings import Granularity, SchemaRules
+from dagster_dataframely._model.setting_keywords import (
+    CheckKeywords,
+    checked_settings,
+    with_setting_keywords,
+)
+from dagster_dataframely._model.setting_model import EntryPoint
 from dagster_dataframely.errors import InvalidArgumentsError
 
 
+@with_setting_keywords(
+    EntryPoint.TABLE_CHECKS,
+    order=(
+        "severity",
+        "lazy",
+        "partitions_def",
+        "check_granularity",
+        "schema_rules",
+        "max_failure_samples",
+        "warning_rules",
+        "quality_policy",
+        "name",
+    ),
+    notes={
+        "warning_rules": "Their checks fail at `WARN` whatever `severity` is. Not taken with "
+        "a Collection, as `dd.collection_asset` does not take them.",
+        "quality_policy": "What reading a stored table can apply: thresholds (one above its "
+        "`fail_above` fails at `ERROR`; nothing is raised), severities and blocking. A "
+        "`volume` or `undeclared_columns` check raises `ThresholdNotApplicableError`.",
+    },
+)
 def table_checks(
     schema: type[dy.Schema] | type[dy.Collection],
     asset: dg.AssetsDefinition
@@ -35,12 +61,8 @@ def table_checks(
     severity: dg.AssetCheckSeverity,
     lazy: bool = True,
     partitions_def: dg.PartitionsDefinition[str] | None = None,
-    check_granularity: Granularity | None = None,
-    schema_rules: SchemaRules | None = None,
-    max_failure_samples: int | None = None,
-    warning_rules: Iterable[str] | None = None,
-    quality_policy: QualityPolicy | None = None,
     name: str | None = None,
+    **settings: Unpack[CheckKeywords],
 ) -> dg.AssetChecksDefinition:
     """Return the schema's asset checks on an existing asset, run against its stored table.
 
@@ -82,19 +104,6 @@ def table_checks(
         With partitions the checks are partitioned too, exactly as `dd.asset` partitions its
         own (Dagster's preview feature, without its warning), each run checks the partition it
         runs for, and each result names it under `dy_partition`.
-    check_granularity, schema_rules, max_failure_samples
-        As for `dd.asset`; None falls back to the environment, then the default.
-    warning_rules
-        As for `dd.asset`: the rules (Dataframely's names) whose checks fail at `WARN`, whatever
-        `severity` is; their check descriptions say so before any run. Not taken with a
-        Collection, as `dd.collection_asset` does not take them.
-    quality_policy
-        As for `dd.asset`, for what reading a stored table can apply: thresholds (a tolerated
-        rule's check passes, one above its `fail_above` fails at `ERROR`, whatever `severity`
-        is; nothing is raised, as nothing is written), chosen severities and blocking. For a
-        Collection, its rule names are the members' rules and filters. A `volume` or
-        `undeclared_columns` check raises `ThresholdNotApplicableError`: it needs the run that
-        writes the table.
     name
         The check op's name; by default `<asset key>__dataframely_checks`.
 
@@ -116,9 +125,9 @@ def table_checks(
     DagsterDataframelyError
         For a schema or setting this package cannot use.
     """
-    quality_policy = checked_policy("table_checks", quality_policy)
+    checked = checked_settings(EntryPoint.TABLE_CHECKS, settings)
     if isinstance(schema, type) and issubclass(schema, dy.Collection):
-        if not isinstance(asset, Mapping) or warning_rules is not None:
+        if not isinstance(asset, Mapping) or checked.get("warning_rules") is not None:
             raise InvalidArgumentsError(
                 "table_checks",
                 f"the Collection {schema.__name__} takes a mapping from member name to that "
@@ -126,12 +135,7 @@ def table_checks(
                 "Pass {member: asset, ...} and leave warning_rules out.",
             )
         collection = read_collection(schema)
-        given = OutputSettings(
-            check_granularity=check_granularity,
-            schema_rules=schema_rules,
-            max_failure_samples=max_failure_samples,
-            quality_policy=quality_policy,
-        )
+        given = OutputSettings.of(**checked)
         known = collection_rules(collection)
         return collection_table_checks(
             collection,
@@ -154,19 +158,12 @@ def table_checks(
             "Pass the one asset whose table follows the schema.",
         )
     info = read_schema(schema)
-    settings = OutputSettings.of(
-        warning_rules=warning_rules,
-        check_granularity=check_granularity,
-        schema_rules=schema_rules,
-        max_failure_samples=max_failure_samples,
-        quality_policy=quality_policy,
-    ).resolve(info, writes=False)
     key, partitions = table_target(asset, partitions_def)
     return schema_table_checks(
         info,
         key,
         partitions,
-        settings=settings,
+        settings=OutputSettings.of(**checked).resolve(info, writes=False),
         severity=severity,
         table_type=LAZY_TABLE if lazy else EAGER_TABLE,
         name=name,

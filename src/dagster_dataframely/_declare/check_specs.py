@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import warnings
-from collections.abc import Iterable
 
 import dagster as dg
 import dataframely as dy
+from typing_extensions import Unpack
 
 from dagster_dataframely._model import names
 from dagster_dataframely._model.check_groups import (
@@ -16,12 +16,16 @@ from dagster_dataframely._model.check_groups import (
 )
 from dagster_dataframely._model.keys import coerce_asset_key
 from dagster_dataframely._model.quality_policy import (
-    QualityPolicy,
     ResolvedPolicy,
-    checked_policy,
     resolve_policy,
 )
 from dagster_dataframely._model.schema import SchemaInfo, read_schema
+from dagster_dataframely._model.setting_keywords import (
+    CheckSpecKeywords,
+    checked_settings,
+    with_setting_keywords,
+)
+from dagster_dataframely._model.setting_model import EntryPoint
 from dagster_dataframely._model.settings import (
     Granularity,
     SchemaRules,
@@ -35,15 +39,30 @@ PARTITIONED_CHECKS_WARNING = "Specifying a partitions_def on an AssetCheckSpec"
 """The start of the preview warning Dagster gives for a check spec with partitions."""
 
 
+@with_setting_keywords(
+    EntryPoint.WIRING_CHECK_SPECS,
+    order=(
+        "asset",
+        "check_granularity",
+        "schema_rules",
+        "partitions_def",
+        "warning_rules",
+        "quality_policy",
+    ),
+    notes={
+        "check_granularity": "Pass the same value to the function that yields the results.",
+        "schema_rules": "Pass the same value to the function that yields the results.",
+        "quality_policy": "Its blocking rules' specs block and its volume and "
+        "undeclared-columns checks have specs. Pass the same policy to the function that "
+        "yields the results.",
+    },
+)
 def check_specs(
     schema: type[dy.Schema],
     *,
     asset: str | dg.AssetKey,
-    check_granularity: Granularity | None = None,
-    schema_rules: SchemaRules | None = None,
     partitions_def: dg.PartitionsDefinition[str] | None = None,
-    warning_rules: Iterable[str] | None = None,
-    quality_policy: QualityPolicy | None = None,
+    **settings: Unpack[CheckSpecKeywords],
 ) -> list[dg.AssetCheckSpec]:
     """Return the asset check specs for the schema's rules, plus the column-schema check.
 
@@ -59,24 +78,10 @@ def check_specs(
     asset
         The key of the asset the checks belong to, or its string as Dagster prints it
         (`"sales/orders"` is the key `["sales", "orders"]`).
-    check_granularity
-        How many checks report the schema's rules: `rule`, `column` or `schema`. Changing it on
-        an asset that has already run starts a new check history. `None` uses
-        `DAGSTER_DATAFRAMELY_CHECK_GRANULARITY` if set, else `rule`.
-    schema_rules
-        Which checks report the schema-level rules at `column` granularity: `collapsed` or
-        `per_rule`. `None` uses `DAGSTER_DATAFRAMELY_SCHEMA_RULES` if set, else `collapsed`.
     partitions_def
         The asset's partitions. Every spec gets them, so the catalog shows each check's status
         per partition and each evaluation records its partition (a preview feature of Dagster,
         which warns about it).
-    warning_rules
-        As for `dd.asset`: the rules whose failures only warn, by Dataframely's names. Their
-        checks' descriptions say so.
-    quality_policy
-        As for `dd.asset`: its blocking rules' specs block, its thresholds are in the checks'
-        descriptions, and its volume and undeclared-columns checks have specs. Pass the same
-        policy to `validation_results` or `check_results`.
 
     Returns
     -------
@@ -115,9 +120,12 @@ def check_specs(
     print([spec.name for spec in specs])
     ```
     """
-    granularity, schema_rule_checks = resolve_check_naming(check_granularity, schema_rules)
+    checked = checked_settings(EntryPoint.WIRING_CHECK_SPECS, settings)
+    granularity, schema_rule_checks = resolve_check_naming(
+        checked.get("check_granularity"), checked.get("schema_rules")
+    )
     info = read_schema(schema)
-    warnings_ = resolve_warning_rules(info, warning_rules)
+    warnings_ = resolve_warning_rules(info, checked.get("warning_rules"))
     return _specs(
         info,
         asset=coerce_asset_key(asset),
@@ -128,7 +136,7 @@ def check_specs(
         # Whether a quarantine takes the rows is the run's to say; the specs are the same.
         policy=resolve_policy(
             info,
-            checked_policy("check_specs", quality_policy),
+            checked.get("quality_policy"),
             quarantine=None,
             warning_rules=warnings_,
         ),

@@ -80,6 +80,8 @@ class SettingSpec:
     refused: Mapping[EntryPoint, str]
     doc: str
     """The line the settings table in docs/settings.md gives it."""
+    detail: str = ""
+    """What every entry point's Parameters paragraph adds to `doc`: how the value is read."""
     keyword_defaults: Mapping[EntryPoint, object] = field(
         default_factory=lambda: MappingProxyType({})
     )
@@ -118,6 +120,7 @@ def _spec(
     keyword_default: object = None,
     env: bool = True,
     keyword_defaults: Mapping[EntryPoint, object] | None = None,
+    detail: str = "",
 ) -> SettingSpec:
     return SettingSpec(
         name=name,
@@ -128,6 +131,7 @@ def _spec(
         honoured_by=honoured_by,
         refused=_refusing(honoured_by, reasons),
         doc=doc,
+        detail=detail,
         keyword_defaults=MappingProxyType(dict(keyword_defaults or {})),
     )
 
@@ -154,6 +158,11 @@ SETTINGS: tuple[SettingSpec, ...] = (
             ),
         },
         doc="write valid rows and quarantine the invalid ones instead of failing the run",
+        detail=(
+            "With `True` the invalid rows go to `<asset name>_quarantine`, through the same "
+            "IO manager, and the valid rows are written; with `False` any invalid row fails "
+            "the run with `ValidationAbortError` and nothing is written."
+        ),
     ),
     _spec(
         "clear_quarantine",
@@ -163,6 +172,11 @@ SETTINGS: tuple[SettingSpec, ...] = (
         honoured_by=_QUARANTINING | {_E.WIRING_VALIDATION_RESULTS},
         reasons={_PER_OUTPUT: _MULTI, _WRITES_NOTHING: _CHECKING},
         doc="a clean run writes an empty quarantine, so no stale invalid rows stay",
+        detail=(
+            "With `True` (and a quarantine), a run whose rows are all valid writes an empty "
+            "quarantine, so no stale invalid rows of an earlier run (of the same partition) "
+            "stay beside a clean table. `None` or `False` leaves it as it was."
+        ),
         keyword_defaults={_E.WIRING_VALIDATION_RESULTS: False},
     ),
     _spec(
@@ -173,6 +187,11 @@ SETTINGS: tuple[SettingSpec, ...] = (
         honoured_by=_ALL_BUT_MULTI - {_E.COLLECTION_ASSET},
         reasons={_PER_OUTPUT: _MULTI, _COLLECTION_FILTER: frozenset({_E.COLLECTION_ASSET})},
         doc="rules whose failures only warn and never keep a row out of the table",
+        detail=(
+            "Named as Dataframely names them (`amount|max`, a `@dy.rule` method, "
+            "`primary_key`); a single string names one rule. Their checks fail at `WARN`. See"
+            " docs/warning-rules.md."
+        ),
     ),
     _spec(
         "quality_policy",
@@ -182,6 +201,10 @@ SETTINGS: tuple[SettingSpec, ...] = (
         honoured_by=_ALL_BUT_MULTI,
         reasons={_PER_OUTPUT: _MULTI},
         doc="failing rows each rule tolerates, severities, blocking, volume checks",
+        detail=(
+            "A `dd.QualityPolicy`, its rule names checked against the schema's rules. `None`:"
+            " the failure policy alone decides. See docs/quality-policy.md."
+        ),
     ),
     _spec(
         "check_granularity",
@@ -190,6 +213,10 @@ SETTINGS: tuple[SettingSpec, ...] = (
         honoured_by=_ALL_BUT_MULTI,
         reasons={_PER_OUTPUT: _MULTI},
         doc="how many checks report the rules: rule, column or schema",
+        detail=(
+            "One check per rule, per column with rules, or one for the schema. Changing it on"
+            " an asset that has already run starts a new check history."
+        ),
     ),
     _spec(
         "schema_rules",
@@ -198,6 +225,7 @@ SETTINGS: tuple[SettingSpec, ...] = (
         honoured_by=_ALL_BUT_MULTI,
         reasons={_PER_OUTPUT: _MULTI},
         doc="at column granularity, the schema-level rules collapsed or per_rule",
+        detail=("`collapsed` into one check, `dy_schema__rules`, or `per_rule`, one check each."),
     ),
     _spec(
         "max_failure_samples",
@@ -206,6 +234,11 @@ SETTINGS: tuple[SettingSpec, ...] = (
         honoured_by=_ALL_BUT_MULTI - {_E.WIRING_CHECK_SPECS},
         reasons={_PER_OUTPUT: _MULTI, _SPECS_ONLY: frozenset({_E.WIRING_CHECK_SPECS})},
         doc="rows per rule in check metadata; 0 turns it off",
+        detail=(
+            "Under `dy_failed_sample`. **The rows go to the Dagster event log**, with only a "
+            'column marked `metadata={"pii": True}` masked and every cell cut to 256 '
+            "characters."
+        ),
     ),
     _spec(
         "statistics",
@@ -214,6 +247,7 @@ SETTINGS: tuple[SettingSpec, ...] = (
         honoured_by=_REPORTING,
         reasons={_PER_OUTPUT: _MULTI, _NO_MATERIALIZATION: _CHECKING},
         doc="statistics of the written rows in the materialization metadata",
+        detail=("One table per dtype group; the main cost a run adds to the filter."),
     ),
     _spec(
         "row_sample",
@@ -222,6 +256,12 @@ SETTINGS: tuple[SettingSpec, ...] = (
         honoured_by=_REPORTING,
         reasons={_PER_OUTPUT: _MULTI, _NO_MATERIALIZATION: _CHECKING},
         doc="valid and invalid rows in the materialization; 0 turns it off",
+        detail=(
+            "At most this many valid and this many invalid rows; `0` also keeps the rows out "
+            "of what the IO manager records. **The rows go to the Dagster event log**, with "
+            'only a column marked `metadata={"pii": True}` masked and every cell cut to 256 '
+            "characters."
+        ),
     ),
     _spec(
         "streaming",
@@ -234,6 +274,12 @@ SETTINGS: tuple[SettingSpec, ...] = (
             _STREAM_IN_STEP: _CHECKING | {_E.WIRING_VALIDATION_RESULTS},
         },
         doc="validate a returned LazyFrame without collecting it",
+        detail=(
+            "Its plan runs once into a local staging file, the rules run in streaming passes "
+            "over it, and the IO manager (one that writes a `LazyFrame`, as dagster-polars' "
+            "do) sinks the valid rows. Same rows, checks and metadata. See "
+            "docs/performance.md."
+        ),
     ),
     _spec(
         "quarantine_dir",

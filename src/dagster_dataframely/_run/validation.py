@@ -9,18 +9,24 @@ reports, for checks that run apart from the write.
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterator, Sequence
 from typing import cast
 
 import dagster as dg
 import dataframely as dy
 import polars as pl
+from typing_extensions import Unpack
 
 from dagster_dataframely._model.asset_settings import OutputSettings
 from dagster_dataframely._model.keys import coerce_asset_key
-from dagster_dataframely._model.quality_policy import QualityPolicy, checked_policy
 from dagster_dataframely._model.schema import read_schema
-from dagster_dataframely._model.settings import Granularity, SchemaRules
+from dagster_dataframely._model.setting_keywords import (
+    CheckKeywords,
+    ValidationKeywords,
+    checked_settings,
+    with_setting_keywords,
+)
+from dagster_dataframely._model.setting_model import EntryPoint
 from dagster_dataframely._store.quarantine_writer import QuarantineWriter
 from dagster_dataframely._upstream import current_asset_context
 from dagster_dataframely.errors import ClearQuarantineError, InvalidArgumentsError
@@ -36,21 +42,43 @@ from .validated_output import OutputRun, ValidatedOutput
 __all__ = ["AssetYield", "check_results", "validation_results"]
 
 
+_SAME_AS_SPECS = (
+    "Pass the value `check_specs` received, or the results name checks the asset does not declare."
+)
+
+
+@with_setting_keywords(
+    EntryPoint.WIRING_VALIDATION_RESULTS,
+    order=(
+        "valid_key",
+        "quarantine_writer",
+        "check_granularity",
+        "schema_rules",
+        "max_failure_samples",
+        "statistics",
+        "row_sample",
+        "partition_key",
+        "clear_quarantine",
+        "warning_rules",
+        "quality_policy",
+    ),
+    notes={
+        "check_granularity": _SAME_AS_SPECS,
+        "schema_rules": _SAME_AS_SPECS,
+        "clear_quarantine": "Needs a `quarantine_writer`, which a clean run calls with no rows.",
+        "quality_policy": "Pass the same policy to `check_specs`. Its thresholds need a "
+        "`quarantine_writer` (except a warning rule's); in a direct call its volume and "
+        "undeclared-columns checks compare with no history.",
+    },
+)
 def validation_results(
     schema: type[dy.Schema],
     frame: pl.DataFrame | pl.LazyFrame | None,
     *,
     valid_key: dg.AssetKey,
     quarantine_writer: QuarantineWriter | None = None,
-    check_granularity: Granularity | None = None,
-    schema_rules: SchemaRules | None = None,
-    max_failure_samples: int | None = None,
-    statistics: bool | None = None,
-    row_sample: int | None = None,
     partition_key: str | None = None,
-    clear_quarantine: bool = False,
-    warning_rules: Iterable[str] | None = None,
-    quality_policy: QualityPolicy | None = None,
+    **settings: Unpack[ValidationKeywords],
 ) -> AssetYield:
     """Validate a frame and yield the asset's materialization and check results.
 
@@ -73,35 +101,9 @@ def validation_results(
         The writer for the invalid rows, called at most once, with the frame
         `quarantine_frame` returns, before the table is written. With `None`, any invalid row
         fails the run with `ValidationAbortError`, and the asset writes nothing.
-    check_granularity
-        Pass the value `check_specs` received, or the results name checks the asset does not
-        declare. `None` uses `DAGSTER_DATAFRAMELY_CHECK_GRANULARITY` if set, else `rule`.
-    schema_rules
-        Pass the value `check_specs` received, as for `check_granularity`. `None` uses
-        `DAGSTER_DATAFRAMELY_SCHEMA_RULES` if set, else `collapsed`.
-    max_failure_samples
-        A rule's check metadata has at most this many rows that failed it. `None` uses
-        `DAGSTER_DATAFRAMELY_MAX_FAILURE_SAMPLES` if set, else `5`.
-    statistics
-        Whether the materialization metadata has statistics of the written rows. `None` uses
-        `DAGSTER_DATAFRAMELY_STATISTICS` if set, else `True`.
-    row_sample
-        The materialization metadata has at most this many valid rows, and this many invalid
-        rows. `None` uses `DAGSTER_DATAFRAMELY_ROW_SAMPLE` if set, else `5`.
     partition_key
         The partition `frame` holds (`context.partition_key` of a partitioned asset), named on
         every check result under `dy_partition`. `None` adds nothing.
-    clear_quarantine
-        With `True`, a run whose rows are all valid also calls `quarantine_writer`, with no
-        rows, so it replaces the quarantine an earlier run (of this partition) left instead of
-        leaving stale rows there. Needs a `quarantine_writer`.
-    warning_rules
-        As for `dd.asset`: the rules whose failures only warn, by Dataframely's names.
-    quality_policy
-        As for `dd.asset`; pass the same policy to `check_specs`. Its thresholds need a
-        `quarantine_writer` (except a warning rule's). Inside a run its volume and
-        undeclared-columns checks compare with the asset's recent materializations; in a
-        direct call, with none.
 
     Yields
     ------
@@ -170,15 +172,11 @@ def validation_results(
     ```
     """
     info = read_schema(schema)
-    settings = OutputSettings.of(
+    given = checked_settings(EntryPoint.WIRING_VALIDATION_RESULTS, settings)
+    clear_quarantine = bool(given.pop("clear_quarantine", False))
+    resolved = OutputSettings.of(
+        **given,
         quarantine=quarantine_writer is not None,
-        warning_rules=warning_rules,
-        check_granularity=check_granularity,
-        schema_rules=schema_rules,
-        max_failure_samples=max_failure_samples,
-        statistics=statistics,
-        row_sample=row_sample,
-        quality_policy=checked_policy("validation_results", quality_policy),
         streaming=False,  # a hand-wired asset has no staging; its frame is collected
     ).resolve(info)
     if not (frame is None or isinstance(frame, Frame)):
@@ -193,7 +191,7 @@ def validation_results(
         name=valid_key.to_python_identifier(),
         key=valid_key,
         info=info,
-        settings=settings,
+        settings=resolved,
         quarantine=quarantine_writer is not None,
         clear_quarantine=clear_quarantine,
     )
@@ -217,18 +215,33 @@ def _emitted(run: OutputRun, frame: Frame | None) -> AssetYield:
     yield from cast(AssetYield, emit([outcome], log=log))
 
 
+@with_setting_keywords(
+    EntryPoint.WIRING_CHECK_RESULTS,
+    order=(
+        "asset_key",
+        "severity",
+        "check_granularity",
+        "schema_rules",
+        "max_failure_samples",
+        "partition_key",
+        "warning_rules",
+        "quality_policy",
+    ),
+    notes={
+        "check_granularity": _SAME_AS_SPECS,
+        "schema_rules": _SAME_AS_SPECS,
+        "quality_policy": "Thresholds judge the checks (one above its `fail_above` fails at "
+        "`ERROR`; nothing is raised), with no volume or undeclared-columns check.",
+    },
+)
 def check_results(
     schema: type[dy.Schema],
     frame: pl.DataFrame | pl.LazyFrame,
     *,
     asset_key: dg.AssetKey | str | Sequence[str],
     severity: dg.AssetCheckSeverity,
-    check_granularity: Granularity | None = None,
-    schema_rules: SchemaRules | None = None,
-    max_failure_samples: int | None = None,
     partition_key: str | None = None,
-    warning_rules: Iterable[str] | None = None,
-    quality_policy: QualityPolicy | None = None,
+    **settings: Unpack[CheckKeywords],
 ) -> Iterator[dg.AssetCheckResult]:
     """Yield a result for each check `check_specs` declares, without writing any rows.
 
@@ -247,19 +260,8 @@ def check_results(
     severity
         The severity of every failing check except the column-schema check, which is always
         `ERROR`.
-    check_granularity
-        As for `validation_results`: pass the value `check_specs` received.
-    schema_rules
-        As for `validation_results`: pass the value `check_specs` received.
-    max_failure_samples
-        As for `validation_results`: at most this many failed rows per rule.
     partition_key
         As for `validation_results`: the partition `frame` holds.
-    warning_rules
-        As for `dd.asset`: the rules whose failures only warn, by Dataframely's names.
-    quality_policy
-        As for `dd.table_checks`: thresholds judge the checks (one above its `fail_above`
-        fails at `ERROR`; nothing is raised), and no volume or undeclared-columns check.
 
     Yields
     ------
@@ -289,12 +291,8 @@ def check_results(
         failing result: no rule can run on such a frame.
     """
     info = read_schema(schema)
-    settings = OutputSettings.of(
-        warning_rules=warning_rules,
-        check_granularity=check_granularity,
-        schema_rules=schema_rules,
-        max_failure_samples=max_failure_samples,
-        quality_policy=checked_policy("check_results", quality_policy),
+    resolved = OutputSettings.of(
+        **checked_settings(EntryPoint.WIRING_CHECK_RESULTS, settings)
     ).resolve(info, writes=False)
     if not isinstance(frame, Frame):
         raise InvalidArgumentsError(
@@ -303,4 +301,4 @@ def check_results(
             "Pass the table to check, such as the stored table the IO manager loads.",
         )
     key = coerce_asset_key(asset_key)
-    return stored_table_results(info, settings, frame, key, severity, partition_key)
+    return stored_table_results(info, resolved, frame, key, severity, partition_key)

@@ -4,17 +4,19 @@ import re
 import subprocess
 import sys
 import typing
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import dagster as dg
+import polars as pl
 import pytest
 
 import dagster_dataframely as dd
-from dagster_dataframely._api.setting_keywords import KEYWORDS
-from dagster_dataframely._model.setting_model import settings_of
-from dagster_dataframely.errors import InvalidArgumentsError
-from tests.schemas import Orders
+from dagster_dataframely._model.setting_keywords import KEYWORDS
+from dagster_dataframely._model.setting_model import EntryPoint, refusals, settings_of
+from dagster_dataframely.errors import InvalidArgumentsError, UnexpectedArgumentError
+from tests.schemas import OrderBook, Orders
 
 _ROOT = Path(__file__).parents[2]
 
@@ -42,9 +44,9 @@ dd.asset(Orders, streaming=True, statistics=False, name="orders")
 
 def test_every_keywords_typeddict_has_the_models_settings() -> None:
     for entry_point, keywords in KEYWORDS.items():
-        assert list(typing.get_type_hints(keywords)) == [
+        assert set(typing.get_type_hints(keywords)) == {
             spec.name for spec in settings_of(entry_point)
-        ]
+        }
 
 
 def test_mypy_refuses_a_misspelt_setting_and_a_wrong_type(tmp_path: Path) -> None:
@@ -85,3 +87,53 @@ def test_a_flag_that_is_not_a_bool_is_refused(keyword: str, value: Any) -> None:
 def test_a_setting_the_entry_point_does_not_take_is_refused() -> None:
     with pytest.raises(InvalidArgumentsError, match="not one of its settings"):
         dd.AssetOut(Orders, quarantne=True)  # type: ignore[call-arg]
+
+
+_CALLS: dict[EntryPoint, Callable[..., object]] = {
+    EntryPoint.ASSET: lambda **given: dd.asset(Orders, **given),
+    EntryPoint.ASSET_OUT: lambda **given: dd.AssetOut(Orders, **given),
+    EntryPoint.ASSET_OUT_FROM_SPEC: lambda **given: dd.AssetOut.from_spec(
+        Orders, dg.AssetSpec("orders"), **given
+    ),
+    EntryPoint.COLLECTION_ASSET: lambda **given: dd.collection_asset(OrderBook, **given),
+    EntryPoint.TABLE_CHECKS: lambda **given: dd.table_checks(
+        Orders, "orders", severity=dg.AssetCheckSeverity.WARN, **given
+    ),
+    EntryPoint.WIRING_CHECK_SPECS: lambda **given: dd.wiring.check_specs(
+        Orders, asset="orders", **given
+    ),
+    EntryPoint.WIRING_CHECK_RESULTS: lambda **given: list(
+        dd.wiring.check_results(
+            Orders, _FRAME, asset_key="orders", severity=dg.AssetCheckSeverity.WARN, **given
+        )
+    ),
+    EntryPoint.WIRING_VALIDATION_RESULTS: lambda **given: list(
+        dd.wiring.validation_results(Orders, _FRAME, valid_key=dg.AssetKey("orders"), **given)
+    ),
+}
+_FRAME = pl.DataFrame({"order_id": ["A-1"], "amount": [1.0]})
+_REFUSED = [
+    (entry_point, name, reason)
+    for entry_point in _CALLS
+    for name, reason in refusals(entry_point).items()
+    if name != "quarantine_dir"
+]
+
+
+@pytest.mark.parametrize(
+    ("entry_point", "name", "reason"),
+    _REFUSED,
+    ids=[f"{entry_point.value}-{name}" for entry_point, name, _ in _REFUSED],
+)
+def test_a_setting_the_model_refuses_names_it_and_the_reason(
+    entry_point: EntryPoint, name: str, reason: str
+) -> None:
+    """Every entry point refuses what the model says it refuses with the package's error."""
+    with pytest.raises(UnexpectedArgumentError) as raised:
+        _CALLS[entry_point](**{name: True})
+    assert f"`{name}=`" in str(raised.value)
+    assert reason in str(raised.value)
+
+
+def test_every_settings_entry_point_has_a_call_here() -> None:
+    assert set(_CALLS) == set(KEYWORDS)

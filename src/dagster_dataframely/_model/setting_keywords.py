@@ -1,0 +1,244 @@
+"""The settings as keyword arguments, typed for a type checker and checked at run time.
+
+An entry point takes its settings as `**settings: Unpack[...]` of one of the TypedDicts here,
+each composed from one single-field TypedDict per setting, so mypy refuses a misspelt setting
+or a value of the wrong type. `with_setting_keywords` gives the function the signature it had
+when every setting was written out (the model's names, order and defaults), which `help()`,
+`inspect.signature` and the API docs read; `checked_settings` refuses at run time what mypy
+would have.
+"""
+
+from __future__ import annotations
+
+import inspect
+import re
+import textwrap
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from typing import Any, TypedDict, TypeVar
+
+from dagster_dataframely._model.quality_policy import QualityPolicy, checked_policy
+from dagster_dataframely._model.setting_model import EntryPoint, SettingSpec, refusals, settings_of
+from dagster_dataframely._model.settings import Granularity, SchemaRules
+from dagster_dataframely.errors import InvalidArgumentsError, UnexpectedArgumentError
+
+T = TypeVar("T", bound=Callable[..., object])
+
+
+# Each entry point's TypedDict is built from the groups of settings entry points share, so a
+# setting is typed once; `test_setting_keywords` holds each to the model's settings_of.
+class CheckSpecKeywords(TypedDict, total=False):
+    """`dd.wiring.check_specs`' settings: what names and describes the checks."""
+
+    warning_rules: Iterable[str] | None
+    quality_policy: QualityPolicy | None
+    check_granularity: Granularity | None
+    schema_rules: SchemaRules | None
+
+
+class CheckKeywords(CheckSpecKeywords, total=False):
+    """The settings of checks on a stored table: `dd.table_checks`, `dd.wiring.check_results`."""
+
+    max_failure_samples: int | None
+
+
+class _Materialized(TypedDict, total=False):
+    """The settings of what a run that writes the table records."""
+
+    clear_quarantine: bool | None
+    statistics: bool | None
+    row_sample: int | None
+
+
+class ValidationKeywords(CheckKeywords, _Materialized, total=False):
+    """`dd.wiring.validation_results`' settings; its quarantine is on with a writer."""
+
+
+class OutputKeywords(ValidationKeywords, total=False):
+    """The settings of one output: `dd.asset`'s, `dd.AssetOut`'s and `AssetOut.from_spec`'s."""
+
+    quarantine: bool
+    streaming: bool | None
+
+
+class CollectionKeywords(_Materialized, total=False):
+    """`dd.collection_asset`'s: no warning rules or streaming (one filter, in memory)."""
+
+    quarantine: bool
+    quality_policy: QualityPolicy | None
+    check_granularity: Granularity | None
+    schema_rules: SchemaRules | None
+    max_failure_samples: int | None
+
+
+KEYWORDS: Mapping[EntryPoint, type] = {
+    EntryPoint.ASSET: OutputKeywords,
+    EntryPoint.ASSET_OUT: OutputKeywords,
+    EntryPoint.ASSET_OUT_FROM_SPEC: OutputKeywords,
+    EntryPoint.COLLECTION_ASSET: CollectionKeywords,
+    EntryPoint.TABLE_CHECKS: CheckKeywords,
+    EntryPoint.WIRING_CHECK_SPECS: CheckSpecKeywords,
+    EntryPoint.WIRING_CHECK_RESULTS: CheckKeywords,
+    EntryPoint.WIRING_VALIDATION_RESULTS: ValidationKeywords,
+}
+"""The TypedDict of each entry point whose settings are `**settings`."""
+
+_FLAG_OR_NONE = (bool, type(None))
+_POLICY_NAMES = {
+    EntryPoint.ASSET_OUT_FROM_SPEC: "dd.AssetOut",
+    EntryPoint.TABLE_CHECKS: "table_checks",
+    EntryPoint.WIRING_CHECK_SPECS: "check_specs",
+    EntryPoint.WIRING_CHECK_RESULTS: "check_results",
+    EntryPoint.WIRING_VALIDATION_RESULTS: "validation_results",
+}
+"""How a policy error names an entry point, where it is not the entry point's own name."""
+_SECTION = re.compile(r"^(?P<indent>[ ]*)[A-Z][a-z]+\n(?P=indent)-+$", re.MULTILINE)
+_PARAMETERS = re.compile(r"^(?P<indent>[ ]*)Parameters\n(?P=indent)-+$", re.MULTILINE)
+
+
+def with_setting_keywords(
+    entry_point: EntryPoint,
+    *,
+    order: Sequence[str] | None = None,
+    notes: Mapping[str, str] | None = None,
+) -> Callable[[T], T]:
+    """Give the function (or class) the signature and docs with `entry_point`'s settings.
+
+    The settings take the place of `**settings` with the model's defaults and annotations:
+    before the other keyword-only parameters, or where `order` (every keyword-only name, in
+    the signature's order) puts them. Each setting gets a Parameters paragraph from its
+    model (`doc`, `detail`, the variable it falls back to) and its line of `notes`, before
+    the paragraph of the parameter that follows it, so no entry point writes one out.
+    """
+
+    def sign(target: T) -> T:
+        function: Any = vars(target)["__init__"] if isinstance(target, type) else target
+        signature = inspect.signature(function)
+        parameters = [
+            parameter
+            for parameter in signature.parameters.values()
+            if parameter.kind is not inspect.Parameter.VAR_KEYWORD
+        ]
+        settings = [
+            inspect.Parameter(
+                spec.name,
+                inspect.Parameter.KEYWORD_ONLY,
+                default=spec.default_for(entry_point),
+                annotation=spec.type_text,
+            )
+            for spec in settings_of(entry_point)
+        ]
+        parameters = _placed(parameters, settings, order)
+        function.__signature__ = signature.replace(parameters=parameters)
+        target.__doc__ = _described(
+            target.__doc__ or "", entry_point, parameters, dict(notes or {})
+        )
+        return target
+
+    return sign
+
+
+def _placed(
+    parameters: list[inspect.Parameter],
+    settings: list[inspect.Parameter],
+    order: Sequence[str] | None,
+) -> list[inspect.Parameter]:
+    """The parameters with the settings among the keyword-only ones, first or in `order`."""
+    keyword_only = [p for p in parameters if p.kind is inspect.Parameter.KEYWORD_ONLY]
+    others = [p for p in parameters if p.kind is not inspect.Parameter.KEYWORD_ONLY]
+    if order is None:
+        return others + settings + keyword_only
+    by_name = {parameter.name: parameter for parameter in keyword_only + settings}
+    assert sorted(order) == sorted(by_name), f"order {order} is not {sorted(by_name)}"
+    return others + [by_name[name] for name in order]
+
+
+def _described(
+    docstring: str,
+    entry_point: EntryPoint,
+    parameters: list[inspect.Parameter],
+    notes: dict[str, str],
+) -> str:
+    """`docstring` with each setting's paragraph before the next other parameter's."""
+    specs = {spec.name: spec for spec in settings_of(entry_point)}
+    for index, parameter in enumerate(parameters):
+        if parameter.name not in specs:
+            continue
+        following = next((p.name for p in parameters[index + 1 :] if p.name not in specs), None)
+        spec = specs[parameter.name]
+        docstring = _inserted(
+            docstring, following, spec.name, _paragraph(entry_point, spec, notes.pop(spec.name, ""))
+        )
+    assert not notes, f"notes for settings {entry_point.value} does not take: {sorted(notes)}"
+    return docstring
+
+
+def _paragraph(entry_point: EntryPoint, spec: SettingSpec, note: str) -> str:
+    """A setting's description: its docs line, its detail, the variable `None` reads."""
+    sentences = [spec.doc[0].upper() + spec.doc[1:] + ".", spec.detail, note]
+    if spec.env_var is not None and spec.default_for(entry_point) is None:
+        sentences.append(f"`None` uses `{spec.env_var}` if set, else `{spec.package_default}`.")
+    return " ".join(sentence for sentence in sentences if sentence)
+
+
+def _inserted(docstring: str, following: str | None, name: str, text: str) -> str:
+    """`docstring` with `name`'s paragraph before `following`'s, or ending Parameters."""
+    parameters = _PARAMETERS.search(docstring)
+    assert parameters is not None, f"no Parameters section to describe {name} in"
+    indent = parameters["indent"]
+    lines = textwrap.wrap(text, 92 - len(indent), break_on_hyphens=False)
+    paragraph = f"{indent}{name}\n" + "".join(f"{indent}    {line}\n" for line in lines)
+    if following is not None:
+        match = re.compile(rf"^{indent}{following}(, \w+)*$", re.M).search(
+            docstring, parameters.end()
+        )
+        assert match is not None, f"the docstring describes no parameter {following}"
+        return docstring[: match.start()] + paragraph + docstring[match.start() :]
+    after = _SECTION.search(docstring, parameters.end())
+    end = len(docstring[: after.start() if after else None].rstrip())
+    return docstring[:end] + "\n" + paragraph.rstrip("\n") + docstring[end:]
+
+
+def checked_settings(entry_point: EntryPoint, settings: Mapping[str, object]) -> dict[str, Any]:
+    """The settings, once a setting `entry_point` does not take or a non-bool flag is refused.
+
+    The policy is checked to be a `dd.QualityPolicy`, named after `entry_point`; the other
+    settings' values are checked where they are resolved (`InvalidSettingError`).
+
+    Raises
+    ------
+    UnexpectedArgumentError
+        A setting the model says `entry_point` refuses; the message gives the reason.
+    InvalidArgumentsError
+        A keyword is not one of the settings, `quarantine` / `clear_quarantine` is not a bool,
+        or the policy is not a `dd.QualityPolicy`.
+    """
+    refused = refusals(entry_point)
+    for name in settings:
+        if name in refused:
+            raise UnexpectedArgumentError(
+                entry_point.value,
+                f"it does not take the setting `{name}=`: {refused[name]}",
+                "Leave it out.",
+            )
+    taken = {spec.name for spec in settings_of(entry_point)}
+    unknown = sorted(set(settings) - taken)
+    if unknown:
+        raise InvalidArgumentsError(
+            entry_point.value,
+            f"{', '.join(f'`{name}=`' for name in unknown)} is not one of its settings",
+            f"Its settings are {', '.join(sorted(taken))}.",
+        )
+    for name, allowed in (("quarantine", (bool,)), ("clear_quarantine", _FLAG_OR_NONE)):
+        value = settings.get(name)
+        if name in settings and not isinstance(value, allowed):
+            raise InvalidArgumentsError(
+                entry_point.value,
+                f"`{name}=` is a {type(value).__name__}, not a bool",
+                f"Pass {name}=True or {name}=False.",
+            )
+    checked = dict(settings)
+    if "quality_policy" in settings:
+        checked["quality_policy"] = checked_policy(
+            _POLICY_NAMES.get(entry_point, entry_point.value), settings["quality_policy"]
+        )
+    return checked
