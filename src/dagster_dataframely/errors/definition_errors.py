@@ -145,10 +145,11 @@ class CollectionWithoutMembersError(InvalidDefinitionError):
 
 
 class UnknownCollectionMemberError(InvalidDefinitionError):
-    """Raised when frames are given for names that are not members of the Collection.
+    """Raised when a declaration names members the Collection does not have.
 
-    A frame under a misspelled name would otherwise be dropped without a word, and the member
-    it was meant for validated as missing.
+    In `outs=`, `dd.table_checks`' targets or `dd.quarantine_spec`'s key: a misspelled name
+    would otherwise be dropped without a word. A function that returns a frame under such a
+    name raises `MultiAssetReturnError`, as a `dd.multi_asset` does.
 
     Parameters
     ----------

@@ -1,4 +1,4 @@
-"""The base class of every error, its three categories, and the helpers their messages share."""
+"""The base class of every error, its four categories, and the helpers their messages share."""
 
 import inspect
 from collections.abc import Iterable, Mapping
@@ -130,6 +130,21 @@ class StorageRefusedError(DagsterDataframelyError):
     A quarantine that would share the table's place, a key a path cannot hold, two runs writing
     one partition, a URL with credentials, a directory nobody configured: raised before anything
     is written, so the table and the quarantine keep what they had.
+
+    Parameters
+    ----------
+    message
+        The whole message, which says what failed and how to fix it.
+    """
+
+
+class InvalidReturnError(DagsterDataframelyError):
+    """Base class of the refusals of what a decorated function or a Collection filter returned.
+
+    A value that is no frame, a mapping with a key that is no output or member, a required
+    member left out, a `dg.MaterializeResult` that sets what the decorator fills in, a filter
+    that would duplicate rows: raised in the run, when the function has returned and before any
+    output is validated or written, so nothing is stored. The fix is in the function's body.
 
     Parameters
     ----------

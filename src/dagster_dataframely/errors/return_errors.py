@@ -3,13 +3,13 @@
 from collections.abc import Sequence
 
 from dagster_dataframely.errors.error_base import (
-    DagsterDataframelyError,
+    InvalidReturnError,
     _quoted,
     _rows,
 )
 
 
-class CollectionMemberMissingError(DagsterDataframelyError):
+class CollectionMemberMissingError(InvalidReturnError):
     """Raised when some members of a Collection are given but a required one is not.
 
     The Collection's filters need every required member to decide which rows to keep, so no
@@ -39,7 +39,7 @@ class CollectionMemberMissingError(DagsterDataframelyError):
         )
 
 
-class CollectionFilterDuplicatesError(DagsterDataframelyError):
+class CollectionFilterDuplicatesError(InvalidReturnError):
     """Raised when a Collection's filters would duplicate rows of a member.
 
     `Collection.filter` keeps only the Collection's common primary key of what each
@@ -99,7 +99,7 @@ class CollectionFilterDuplicatesError(DagsterDataframelyError):
         )
 
 
-class MaterializeResultValueError(DagsterDataframelyError):
+class MaterializeResultValueError(InvalidReturnError):
     """Raised when a returned `dg.MaterializeResult` carries no Polars frame in `value`.
 
     Without a frame there is nothing to validate, so this comes before the column-schema
@@ -135,7 +135,7 @@ class MaterializeResultValueError(DagsterDataframelyError):
         )
 
 
-class MaterializeResultFieldError(DagsterDataframelyError):
+class MaterializeResultFieldError(InvalidReturnError):
     """Raised when a returned `dg.MaterializeResult` sets `asset_key` or `check_results`.
 
     The decorator fills in both fields itself, so a value from the asset would conflict.
@@ -157,7 +157,7 @@ class MaterializeResultFieldError(DagsterDataframelyError):
         )
 
 
-class MultiAssetReturnError(DagsterDataframelyError):
+class MultiAssetReturnError(InvalidReturnError):
     """Raised when a `dd.multi_asset` function returns something it cannot validate.
 
     It returns a mapping from output name to a frame (or a `dg.MaterializeResult` with one, or
