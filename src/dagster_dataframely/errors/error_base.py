@@ -1,8 +1,9 @@
 """The base class of every error, its four categories, and the helpers their messages share."""
 
+import dataclasses
 import inspect
-from collections.abc import Iterable, Mapping
-from typing import Any
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any, dataclass_transform
 
 import dagster as dg
 
@@ -57,6 +58,7 @@ def _rebuild(
     return cls(*args, **kwargs)
 
 
+@dataclass_transform(eq_default=False)
 class DagsterDataframelyError(Exception):
     """Base class of every error this package raises.
 
@@ -65,15 +67,40 @@ class DagsterDataframelyError(Exception):
     parsing its message; that is also what lets `__reduce__` rebuild it after pickling (Dagster
     ships errors between processes). Catch this class to catch every error of the package.
 
+    A subclass declares its arguments once, as annotated fields, and says its message in
+    `_message`: the class becomes a dataclass whose generated constructor stores each argument
+    (a sequence as a list, a mapping as a dict: copies the caller cannot change afterwards),
+    with no `__eq__` and the exception's own repr.
+
     Parameters
     ----------
     message
         The whole message, which says what failed and how to fix it. Also `self.message`.
     """
 
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        if "_message" in vars(cls):
+            dataclasses.dataclass(eq=False, repr=False)(cls)
+
     def __init__(self, message: str) -> None:
         super().__init__(message)
         self.message = message
+
+    def __post_init__(self) -> None:
+        """Copy the stored sequences and mappings, then build the message from the fields."""
+        copies = {
+            name: dict(value) if isinstance(value, Mapping) else list(value)
+            for name, value in vars(self).items()
+            if isinstance(value, Mapping)
+            or (isinstance(value, Sequence) and not isinstance(value, str))
+        }
+        vars(self).update(copies)
+        DagsterDataframelyError.__init__(self, self._message())
+
+    def _message(self) -> str:
+        """The whole message, from the fields; a subclass that declares fields says it here."""
+        raise NotImplementedError
 
     def __reduce__(self) -> tuple[Any, ...]:
         # The default reduction passes only `self.args` (the message) back to the class,
