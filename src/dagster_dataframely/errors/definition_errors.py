@@ -306,15 +306,16 @@ class UnsupportedDtypeError(InvalidDefinitionError):
         its dtype.
     """
 
-    def __init__(self, schema_name: str, problems: Sequence[Mapping[str, str]]) -> None:
-        self.schema_name = schema_name
-        self.problems = [dict(problem) for problem in problems]
+    schema_name: str
+    problems: Sequence[Mapping[str, str]]
+
+    def _message(self) -> str:
         listing = _bulleted(
             f"{problem['column']!r}: {problem['dtype']} ({problem['reason']})"
             for problem in self.problems
         )
-        super().__init__(
-            f"Schema {schema_name!r} declares columns with a dtype Polars cannot hold, so no "
+        return (
+            f"Schema {self.schema_name!r} declares columns with a dtype Polars cannot hold, so no "
             f"frame could ever match them:{listing}\n"
             f"Declare each of these columns with a dtype Polars supports; a `dy.Decimal` takes "
             f"a precision of at most 38 digits."

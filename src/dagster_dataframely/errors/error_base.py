@@ -51,6 +51,15 @@ def _quarantined_at(address: str | None) -> str:
     return "" if address is None else f" The invalid rows are in the quarantine at {address!r}."
 
 
+def _copied(value: object) -> object:
+    """A mapping as a dict, a sequence as a list (its mappings as dicts): copies to keep."""
+    if isinstance(value, Mapping):
+        return dict(value)
+    if isinstance(value, Sequence) and not isinstance(value, str):
+        return [_copied(item) if isinstance(item, Mapping) else item for item in value]
+    return value
+
+
 def _rebuild(
     cls: type["DagsterDataframelyError"], args: tuple[Any, ...], kwargs: dict[str, Any]
 ) -> "DagsterDataframelyError":
@@ -89,13 +98,12 @@ class DagsterDataframelyError(Exception):
 
     def __post_init__(self) -> None:
         """Copy the stored sequences and mappings, then build the message from the fields."""
-        copies = {
-            name: dict(value) if isinstance(value, Mapping) else list(value)
+        vars(self).update(
+            (name, _copied(value))
             for name, value in vars(self).items()
             if isinstance(value, Mapping)
             or (isinstance(value, Sequence) and not isinstance(value, str))
-        }
-        vars(self).update(copies)
+        )
         DagsterDataframelyError.__init__(self, self._message())
 
     def _message(self) -> str:

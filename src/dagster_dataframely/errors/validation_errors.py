@@ -28,17 +28,18 @@ class ColumnSchemaError(ValidationFailedError):
         (dtypes as text; `missing` for a column the frame lacks).
     """
 
-    def __init__(self, schema_name: str, problems: Sequence[Mapping[str, str]]) -> None:
-        self.schema_name = schema_name
-        self.problems = [dict(problem) for problem in problems]
+    schema_name: str
+    problems: Sequence[Mapping[str, str]]
+
+    def _message(self) -> str:
         listing = _bulleted(
             f"{problem['column']!r}: expected {problem['expected']}, actual {problem['actual']}"
             for problem in self.problems
         )
-        super().__init__(
-            f"The frame's columns do not match schema {schema_name!r}:{listing}\n"
+        return (
+            f"The frame's columns do not match schema {self.schema_name!r}:{listing}\n"
             f"Fix the code that builds the frame, or convert it with "
-            f"`{schema_name}.cast` in the asset body."
+            f"`{self.schema_name}.cast` in the asset body."
         )
 
 
