@@ -65,6 +65,8 @@ and pickled errors read as before. Every class, under the first of its bases fro
             ValidationAbortError
 """
 
+import inspect
+
 from dagster_dataframely.errors.definition_errors import (
     CheckNameCollisionError,
     CollectionNotSupportedError,
@@ -192,5 +194,10 @@ __all__ = [
 # Each class keeps the public module as its home, so its repr, its pickled reference (errors
 # cross process boundaries in Dagster's multiprocess executor) and the docs stay as they were
 # before the split.
+# Their methods move with them: a constructor that still named its category module would make
+# the class and the constructor point at each other for the API reference (mkdocstrings).
 for _name in __all__:
     globals()[_name].__module__ = __name__
+    for _method in vars(globals()[_name]).values():
+        if inspect.isfunction(_method):
+            _method.__module__ = __name__
