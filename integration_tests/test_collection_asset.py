@@ -234,7 +234,9 @@ def test_a_missing_required_member_fails_with_the_members_name(warehouse: Wareho
 
 def test_a_frame_for_no_member_is_refused(warehouse: Warehouse) -> None:
     result = warehouse.run({**CLEAN, "line": LINES}, quarantine=True)
-    assert "UnknownCollectionMemberError" in step_error(result)
+    assert "MultiAssetReturnError" in step_error(result)
+    assert "'line'" in step_error(result)
+    assert warehouse.snapshot() == {"orders": None, "lines": None}
 
 
 # --- Partitions, reading the quarantine downstream, direct calls ------------------------------

@@ -28,6 +28,7 @@ from dagster_dataframely.errors import (
     InvalidArgumentsError,
     InvalidColumnNameError,
     InvalidDefinitionError,
+    InvalidReturnError,
     InvalidRuleNameError,
     InvalidSettingError,
     InvalidThresholdError,
@@ -867,6 +868,13 @@ CATEGORIES: dict[type[DagsterDataframelyError], set[type[DagsterDataframelyError
         ThresholdNotApplicableError,
         UnknownPartitionKeyError,
     },
+    InvalidReturnError: {
+        CollectionMemberMissingError,
+        CollectionFilterDuplicatesError,
+        MaterializeResultValueError,
+        MaterializeResultFieldError,
+        MultiAssetReturnError,
+    },
     ValidationFailedError: {
         ColumnSchemaError,
         ValidationAbortError,
@@ -925,7 +933,7 @@ def test_the_definition_errors_are_dagsters_definition_errors() -> None:
 
 def test_the_verdict_and_storage_errors_are_no_dagster_errors() -> None:
     """Raised inside a step, they stay user-code errors, which Dagster wraps and can retry."""
-    for category in (ValidationFailedError, StorageRefusedError):
+    for category in (InvalidReturnError, ValidationFailedError, StorageRefusedError):
         assert not issubclass(category, dg.DagsterError), category
 
 

@@ -353,9 +353,37 @@ def test_a_frame_for_no_member_is_refused() -> None:
     def book() -> dict[str, pl.DataFrame]:
         return {"orders": ORDERS, "line": LINES}
 
-    with pytest.raises(errors.UnknownCollectionMemberError) as raised:
+    # The same error as a dd.multi_asset's unknown output: the return is wrong, not the
+    # declaration, so it is no definition error.
+    with pytest.raises(errors.MultiAssetReturnError) as raised:
         dd.testing.call_asset(book, asset_key="orders")
-    assert raised.value.unknown == ["line"]
+    assert isinstance(raised.value, errors.InvalidReturnError)
+    assert not isinstance(raised.value, errors.InvalidDefinitionError)
+    assert "'line'" in raised.value.problem
+    assert raised.value.outputs == ["orders", "lines"]
+
+
+def test_an_unknown_returned_key_is_one_mistake_on_both_multi_output_decorators() -> None:
+    """A multi-asset and a Collection asset refuse a misspelled key with the same error."""
+
+    @dd.multi_asset(outs={"orders": dd.AssetOut(BookOrders), "lines": dd.AssetOut(BookLines)})
+    def pair() -> dict[str, pl.DataFrame]:
+        return {"orders": ORDERS, "line": LINES}
+
+    @dd.collection_asset(OrderBook)
+    def book() -> dict[str, pl.DataFrame]:
+        return {"orders": ORDERS, "line": LINES}
+
+    raised = []
+    for asset in (pair, book):
+        with pytest.raises(errors.DagsterDataframelyError) as error:
+            list(asset(dg.build_asset_context()))
+        raised.append(error.value)
+    assert [type(error) for error in raised] == [errors.MultiAssetReturnError] * 2
+    for error in raised:
+        assert isinstance(error, errors.InvalidReturnError)
+        assert not isinstance(error, dg.DagsterInvalidDefinitionError)
+        assert "'line'" in error.problem
 
 
 def test_a_value_that_is_no_frame_is_refused() -> None:

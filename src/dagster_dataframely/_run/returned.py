@@ -18,7 +18,6 @@ from dagster_dataframely.errors import (
     MaterializeResultFieldError,
     MaterializeResultValueError,
     MultiAssetReturnError,
-    UnknownCollectionMemberError,
 )
 
 from .split.split import Frame
@@ -71,9 +70,16 @@ def collection_members(info: CollectionInfo, op_name: str) -> Unpack:
                 f"instance of {info.name}",
                 list(info.members),
             )
-        unknown = [str(member) for member in returned if member not in info.members]
+        unknown = [repr(member) for member in returned if member not in info.members]
         if unknown:
-            raise UnknownCollectionMemberError(info.name, unknown, list(info.members))
+            # The mistake `output_mapping` refuses, refused by the same error: it is the
+            # function's return that is wrong, not the declaration.
+            raise MultiAssetReturnError(
+                op_name,
+                f"returned frames for {', '.join(unknown)}, but {info.name} has no member of "
+                f"that name",
+                list(info.members),
+            )
         return returned
 
     return unpack

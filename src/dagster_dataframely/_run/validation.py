@@ -153,7 +153,6 @@ def validation_results(
 
 
     class Orders(dy.Schema):
-        order_id = dy.String(primary_key=True)
         amount = dy.Float64(min=0.0)
 
 
@@ -161,7 +160,7 @@ def validation_results(
     events = list(
         dd.wiring.validation_results(
             Orders,
-            pl.DataFrame({"order_id": ["A-1", "A-2"], "amount": [12.5, -3.0]}),
+            pl.DataFrame({"amount": [12.5, -3.0]}),
             valid_key=dg.AssetKey("orders"),
             quarantine_writer=lambda invalid: written.append(invalid) or "in memory",
         )

@@ -105,13 +105,12 @@ class QuarantineAwareIOManager(NestedResourceFactory):
 
 
     class Orders(dy.Schema):
-        order_id = dy.String(primary_key=True)
         amount = dy.Float64(min=0.0)
 
 
     @dd.asset(Orders, quarantine=True)
     def orders() -> pl.DataFrame:
-        return pl.DataFrame({"order_id": ["A-1", "A-2"], "amount": [12.5, -3.0]})
+        return pl.DataFrame({"amount": [12.5, -3.0]})
 
 
     restricted = tempfile.mkdtemp()

@@ -2,15 +2,13 @@
 
 They live under one base class so that a caller can catch a single error by
 name, or every error from this package at once, and so that each message says both what
-went wrong and what to change. Three categories sit between the base and most errors: the
-refusals of a declaration (`InvalidDefinitionError`), the data's verdict
-(`ValidationFailedError`) and the refusals to store rows unsafely (`StorageRefusedError`).
-The errors about what a function returned sit under the base alone. Every class, under the
-first of its bases from here::
+went wrong and what to change. Four categories sit between the base and most errors: the
+refusals of a declaration (`InvalidDefinitionError`), of what a function returned
+(`InvalidReturnError`), the data's verdict (`ValidationFailedError`) and the refusals to
+store rows unsafely (`StorageRefusedError`). Every class, under the first of its bases from
+here::
 
     DagsterDataframelyError
-        CollectionFilterDuplicatesError
-        CollectionMemberMissingError
         InvalidDefinitionError
             CheckNameCollisionError
             ClearQuarantineError
@@ -33,9 +31,12 @@ first of its bases from here::
             UnknownPolicyRuleError
             UnknownWarningRuleError
             UnsupportedDtypeError
-        MaterializeResultFieldError
-        MaterializeResultValueError
-        MultiAssetReturnError
+        InvalidReturnError
+            CollectionFilterDuplicatesError
+            CollectionMemberMissingError
+            MaterializeResultFieldError
+            MaterializeResultValueError
+            MultiAssetReturnError
         NoRunningStepError
         StorageRefusedError
             ConcurrentRunError
@@ -82,6 +83,7 @@ from dagster_dataframely.errors.definition_errors import (
 from dagster_dataframely.errors.error_base import (
     DagsterDataframelyError,
     InvalidDefinitionError,
+    InvalidReturnError,
     StorageRefusedError,
     ValidationFailedError,
 )
@@ -146,6 +148,7 @@ __all__ = [
     "InvalidArgumentsError",
     "InvalidColumnNameError",
     "InvalidDefinitionError",
+    "InvalidReturnError",
     "InvalidRuleNameError",
     "InvalidSettingError",
     "InvalidThresholdError",

@@ -28,11 +28,12 @@ class InvalidArgumentsError(InvalidDefinitionError, dg.DagsterInvariantViolation
         What to pass instead.
     """
 
-    def __init__(self, function: str, problem: str, fix: str) -> None:
-        self.function = function
-        self.problem = problem
-        self.fix = fix
-        super().__init__(f"{function}: {problem}. {fix}")
+    function: str
+    problem: str
+    fix: str
+
+    def _message(self) -> str:
+        return f"{self.function}: {self.problem}. {self.fix}"
 
 
 class SchemaTypeError(InvalidDefinitionError, TypeError):
@@ -48,11 +49,13 @@ class SchemaTypeError(InvalidDefinitionError, TypeError):
         The `repr` of what was given instead.
     """
 
-    def __init__(self, expected: str, given: str) -> None:
-        self.expected = expected
-        self.given = given
-        super().__init__(
-            f"Expected {expected}, got {given}. Pass the class itself, not an instance or a frame."
+    expected: str
+    given: str
+
+    def _message(self) -> str:
+        return (
+            f"Expected {self.expected}, got {self.given}. Pass the class itself, not an instance "
+            "or a frame."
         )
 
 
@@ -93,12 +96,13 @@ class ComponentFieldError(InvalidDefinitionError):
         What to write instead.
     """
 
-    def __init__(self, file: str, field: str, problem: str, fix: str) -> None:
-        self.file = file
-        self.field = field
-        self.problem = problem
-        self.fix = fix
-        super().__init__(f"{file}: attributes.{field}: {problem}. {fix}")
+    file: str
+    field: str
+    problem: str
+    fix: str
+
+    def _message(self) -> str:
+        return f"{self.file}: attributes.{self.field}: {self.problem}. {self.fix}"
 
 
 class CollectionNotSupportedError(InvalidDefinitionError):
@@ -113,14 +117,15 @@ class CollectionNotSupportedError(InvalidDefinitionError):
         The name of the `dy.Collection` that was passed.
     """
 
-    def __init__(self, collection_name: str) -> None:
-        self.collection_name = collection_name
-        super().__init__(
-            f"`schema=` was given the Dataframely Collection {collection_name!r}, but this "
-            f"asset is checked against a single `dy.Schema`. Validate the Collection's members "
-            f"together with `dd.collection_asset({collection_name})`, check members' existing "
-            f"tables with `dd.table_checks({collection_name}, {{member: asset, ...}})`, or give "
-            f"each member an asset of its own with that member's schema."
+    collection_name: str
+
+    def _message(self) -> str:
+        return (
+            f"`schema=` was given the Dataframely Collection {self.collection_name!r}, but this "
+            "asset is checked against a single `dy.Schema`. Validate the Collection's members "
+            f"together with `dd.collection_asset({self.collection_name})`, check members' existing "
+            f"tables with `dd.table_checks({self.collection_name}, {{member: asset, ...}})`, or "
+            "give each member an asset of its own with that member's schema."
         )
 
 
@@ -135,20 +140,22 @@ class CollectionWithoutMembersError(InvalidDefinitionError):
         The name of the `dy.Collection`.
     """
 
-    def __init__(self, collection_name: str) -> None:
-        self.collection_name = collection_name
-        super().__init__(
-            f"The Dataframely Collection {collection_name!r} has no members, so there is no "
-            f"asset to declare. Annotate at least one member on it, such as "
-            f"`orders: dy.LazyFrame[Orders]`."
+    collection_name: str
+
+    def _message(self) -> str:
+        return (
+            f"The Dataframely Collection {self.collection_name!r} has no members, so there is no "
+            "asset to declare. Annotate at least one member on it, such as `orders: "
+            "dy.LazyFrame[Orders]`."
         )
 
 
 class UnknownCollectionMemberError(InvalidDefinitionError):
-    """Raised when frames are given for names that are not members of the Collection.
+    """Raised when a declaration names members the Collection does not have.
 
-    A frame under a misspelled name would otherwise be dropped without a word, and the member
-    it was meant for validated as missing.
+    In `outs=`, `dd.table_checks`' targets or `dd.quarantine_spec`'s key: a misspelled name
+    would otherwise be dropped without a word. A function that returns a frame under such a
+    name raises `MultiAssetReturnError`, as a `dd.multi_asset` does.
 
     Parameters
     ----------
@@ -160,17 +167,16 @@ class UnknownCollectionMemberError(InvalidDefinitionError):
         The Collection's members, in declaration order.
     """
 
-    def __init__(
-        self, collection_name: str, unknown: Sequence[str], members: Sequence[str]
-    ) -> None:
-        self.collection_name = collection_name
-        self.unknown = list(unknown)
-        self.members = list(members)
-        super().__init__(
+    collection_name: str
+    unknown: Sequence[str]
+    members: Sequence[str]
+
+    def _message(self) -> str:
+        return (
             f"Frames were returned for {_quoted(self.unknown)}, which "
             f"{'is not a member' if len(self.unknown) == 1 else 'are not members'} of the "
-            f"Collection {collection_name!r}. Its members are: {_quoted(self.members)}. "
-            f"Return each frame under its member's name."
+            f"Collection {self.collection_name!r}. Its members are: {_quoted(self.members)}. "
+            "Return each frame under its member's name."
         )
 
 
@@ -188,12 +194,13 @@ class ReservedColumnError(InvalidDefinitionError):
         The columns whose names start with `dy_`.
     """
 
-    def __init__(self, schema_name: str, columns: list[str]) -> None:
-        self.schema_name = schema_name
-        self.columns = list(columns)
-        super().__init__(
-            f"Schema {schema_name!r} has columns in the `dy_` namespace, which "
-            f"dagster-dataframely keeps for the checks and rule columns it generates: "
+    schema_name: str
+    columns: list[str]
+
+    def _message(self) -> str:
+        return (
+            f"Schema {self.schema_name!r} has columns in the `dy_` namespace, which "
+            "dagster-dataframely keeps for the checks and rule columns it generates: "
             f"{_quoted(self.columns)}. Rename these columns so that no name starts with `dy_`."
         )
 
@@ -212,15 +219,15 @@ class InvalidColumnNameError(InvalidDefinitionError):
         The column names with a character outside `A-Za-z0-9_`.
     """
 
-    def __init__(self, schema_name: str, columns: list[str]) -> None:
-        self.schema_name = schema_name
-        self.columns = list(columns)
-        super().__init__(
-            f"Schema {schema_name!r} has column names that cannot be part of an asset check "
-            f"name: {_quoted(self.columns)}. Check names are built from column names and "
-            f"Dagster accepts only {_CHECK_NAME_CHARACTERS} in them. Rename each column, or "
-            f"change the `alias=` that gives it this name, so that it uses only those "
-            f"characters."
+    schema_name: str
+    columns: list[str]
+
+    def _message(self) -> str:
+        return (
+            f"Schema {self.schema_name!r} has column names that cannot be part of an asset check "
+            f"name: {_quoted(self.columns)}. Check names are built from column names and Dagster "
+            f"accepts only {_CHECK_NAME_CHARACTERS} in them. Rename each column, or change the "
+            "`alias=` that gives it this name, so that it uses only those characters."
         )
 
 
@@ -239,15 +246,16 @@ class InvalidRuleNameError(InvalidDefinitionError):
         The rule names with a character outside `A-Za-z0-9_`.
     """
 
-    def __init__(self, schema_name: str, rules: list[str]) -> None:
-        self.schema_name = schema_name
-        self.rules = list(rules)
-        super().__init__(
-            f"Schema {schema_name!r} has rule names that cannot be part of an asset check "
+    schema_name: str
+    rules: list[str]
+
+    def _message(self) -> str:
+        return (
+            f"Schema {self.schema_name!r} has rule names that cannot be part of an asset check "
             f"name: {_quoted(self.rules)}. Apart from the `|` between a column and its rule, "
-            f"Dagster accepts only {_CHECK_NAME_CHARACTERS} in a check name. Rename each "
-            f"rule (the key in a `check=` dict, or the method name of a `@dy.rule()`) so "
-            f"that it uses only those characters."
+            f"Dagster accepts only {_CHECK_NAME_CHARACTERS} in a check name. Rename each rule (the "
+            "key in a `check=` dict, or the method name of a `@dy.rule()`) so that it uses only "
+            "those characters."
         )
 
 
@@ -269,15 +277,16 @@ class CheckNameCollisionError(InvalidDefinitionError):
         The asset check name both rules produce.
     """
 
-    def __init__(self, schema_name: str, first: str, second: str, name: str) -> None:
-        self.schema_name = schema_name
-        self.first = first
-        self.second = second
-        self.name = name
-        super().__init__(
-            f"In schema {schema_name!r}, the rules {first!r} and {second!r} both become the "
-            f"asset check {name!r}, and an asset cannot have two checks with the same name. "
-            f"Rename one of these two rules."
+    schema_name: str
+    first: str
+    second: str
+    name: str
+
+    def _message(self) -> str:
+        return (
+            f"In schema {self.schema_name!r}, the rules {self.first!r} and {self.second!r} both "
+            f"become the asset check {self.name!r}, and an asset cannot have two checks with the "
+            "same name. Rename one of these two rules."
         )
 
 
@@ -297,15 +306,16 @@ class UnsupportedDtypeError(InvalidDefinitionError):
         its dtype.
     """
 
-    def __init__(self, schema_name: str, problems: Sequence[Mapping[str, str]]) -> None:
-        self.schema_name = schema_name
-        self.problems = [dict(problem) for problem in problems]
+    schema_name: str
+    problems: Sequence[Mapping[str, str]]
+
+    def _message(self) -> str:
         listing = _bulleted(
             f"{problem['column']!r}: {problem['dtype']} ({problem['reason']})"
             for problem in self.problems
         )
-        super().__init__(
-            f"Schema {schema_name!r} declares columns with a dtype Polars cannot hold, so no "
+        return (
+            f"Schema {self.schema_name!r} declares columns with a dtype Polars cannot hold, so no "
             f"frame could ever match them:{listing}\n"
             f"Declare each of these columns with a dtype Polars supports; a `dy.Decimal` takes "
             f"a precision of at most 38 digits."
@@ -327,14 +337,14 @@ class SensitiveMarkError(InvalidDefinitionError):
         Each column whose mark is not a boolean, with the type of the value it has.
     """
 
-    def __init__(self, schema_name: str, columns: Mapping[str, str]) -> None:
-        self.schema_name = schema_name
-        self.columns = dict(columns)
+    schema_name: str
+    columns: Mapping[str, str]
+
+    def _message(self) -> str:
         listing = _bulleted(f"{column!r}: a {kind}" for column, kind in self.columns.items())
-        super().__init__(
-            f"Schema {schema_name!r} marks columns with a `pii` metadata value that is not "
-            f"True or False:{listing}\n"
-            f"dagster-dataframely reads `metadata={{'pii': True}}` as the mark of a sensitive "
-            f"column: its values are masked in every sample and left out of the statistics. "
-            f"Write `True` to mark the column sensitive or `False` to say it is not."
+        return (
+            f"Schema {self.schema_name!r} marks columns with a `pii` metadata value that is not "
+            f"True or False:{listing}\ndagster-dataframely reads `metadata={{'pii': True}}` as the "
+            "mark of a sensitive column: its values are masked in every sample and left out of the "
+            "statistics. Write `True` to mark the column sensitive or `False` to say it is not."
         )

@@ -1,8 +1,9 @@
-"""The base class of every error, its three categories, and the helpers their messages share."""
+"""The base class of every error, its four categories, and the helpers their messages share."""
 
+import dataclasses
 import inspect
-from collections.abc import Iterable, Mapping
-from typing import Any
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any, dataclass_transform
 
 import dagster as dg
 
@@ -50,6 +51,15 @@ def _quarantined_at(address: str | None) -> str:
     return "" if address is None else f" The invalid rows are in the quarantine at {address!r}."
 
 
+def _copied(value: object) -> object:
+    """A mapping as a dict, a sequence as a list (its mappings as dicts): copies to keep."""
+    if isinstance(value, Mapping):
+        return dict(value)
+    if isinstance(value, Sequence) and not isinstance(value, str):
+        return [_copied(item) if isinstance(item, Mapping) else item for item in value]
+    return value
+
+
 def _rebuild(
     cls: type["DagsterDataframelyError"], args: tuple[Any, ...], kwargs: dict[str, Any]
 ) -> "DagsterDataframelyError":
@@ -57,6 +67,7 @@ def _rebuild(
     return cls(*args, **kwargs)
 
 
+@dataclass_transform(eq_default=False)
 class DagsterDataframelyError(Exception):
     """Base class of every error this package raises.
 
@@ -65,15 +76,39 @@ class DagsterDataframelyError(Exception):
     parsing its message; that is also what lets `__reduce__` rebuild it after pickling (Dagster
     ships errors between processes). Catch this class to catch every error of the package.
 
+    A subclass declares its arguments once, as annotated fields, and says its message in
+    `_message`: the class becomes a dataclass whose generated constructor stores each argument
+    (a sequence as a list, a mapping as a dict: copies the caller cannot change afterwards),
+    with no `__eq__` and the exception's own repr.
+
     Parameters
     ----------
     message
         The whole message, which says what failed and how to fix it. Also `self.message`.
     """
 
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        if "_message" in vars(cls):
+            dataclasses.dataclass(eq=False, repr=False)(cls)
+
     def __init__(self, message: str) -> None:
         super().__init__(message)
         self.message = message
+
+    def __post_init__(self) -> None:
+        """Copy the stored sequences and mappings, then build the message from the fields."""
+        vars(self).update(
+            (name, _copied(value))
+            for name, value in vars(self).items()
+            if isinstance(value, Mapping)
+            or (isinstance(value, Sequence) and not isinstance(value, str))
+        )
+        DagsterDataframelyError.__init__(self, self._message())
+
+    def _message(self) -> str:
+        """The whole message, from the fields; a subclass that declares fields says it here."""
+        raise NotImplementedError
 
     def __reduce__(self) -> tuple[Any, ...]:
         # The default reduction passes only `self.args` (the message) back to the class,
@@ -130,6 +165,21 @@ class StorageRefusedError(DagsterDataframelyError):
     A quarantine that would share the table's place, a key a path cannot hold, two runs writing
     one partition, a URL with credentials, a directory nobody configured: raised before anything
     is written, so the table and the quarantine keep what they had.
+
+    Parameters
+    ----------
+    message
+        The whole message, which says what failed and how to fix it.
+    """
+
+
+class InvalidReturnError(DagsterDataframelyError):
+    """Base class of the refusals of what a decorated function or a Collection filter returned.
+
+    A value that is no frame, a mapping with a key that is no output or member, a required
+    member left out, a `dg.MaterializeResult` that sets what the decorator fills in, a filter
+    that would duplicate rows: raised in the run, when the function has returned and before any
+    output is validated or written, so nothing is stored. The fix is in the function's body.
 
     Parameters
     ----------

@@ -19,16 +19,17 @@ class QuarantineKeyCollisionError(StorageRefusedError):
         Its quarantine's key, which the other asset also materializes.
     """
 
-    def __init__(self, asset: str, quarantine: str) -> None:
-        self.asset = asset
-        self.quarantine = quarantine
-        super().__init__(
-            f"Asset {asset!r} has `quarantine=True` and writes its invalid rows under the key "
-            f"{quarantine!r}, but another asset in this code location already materializes "
-            f"{quarantine!r}. Rename that other asset, or drop `quarantine=True` from "
-            f"{asset!r}. If the other asset is a quarantine table you declared yourself, "
-            f"remove it and use `quarantine_spec`, which puts the quarantine in the asset "
-            f"graph for you."
+    asset: str
+    quarantine: str
+
+    def _message(self) -> str:
+        return (
+            f"Asset {self.asset!r} has `quarantine=True` and writes its invalid rows under the key "
+            f"{self.quarantine!r}, but another asset in this code location already materializes "
+            f"{self.quarantine!r}. Rename that other asset, or drop `quarantine=True` from "
+            f"{self.asset!r}. If the other asset is a quarantine table you declared yourself, "
+            "remove it and use `quarantine_spec`, which puts the quarantine in the asset graph for "
+            "you."
         )
 
 
@@ -83,16 +84,17 @@ class QuarantineStorageError(StorageRefusedError):
         Why the quarantine has no safe place there.
     """
 
-    def __init__(self, asset: str, manager: str, problem: str) -> None:
-        self.asset = asset
-        self.manager = manager
-        self.problem = problem
-        super().__init__(
-            f"Asset {asset!r} cannot write its quarantine through {manager}: {problem}. Nothing "
-            f"was written. Use an IO manager that stores each asset under its own asset key "
-            f"(a UPathIOManager such as PolarsParquetIOManager, or a database IO manager such "
-            f"as DuckDBPolarsIOManager), or wrap yours in QuarantineAwareIOManager with such a "
-            f"quarantine_io_manager."
+    asset: str
+    manager: str
+    problem: str
+
+    def _message(self) -> str:
+        return (
+            f"Asset {self.asset!r} cannot write its quarantine through {self.manager}: "
+            f"{self.problem}. Nothing was written. Use an IO manager that stores each asset under "
+            "its own asset key (a UPathIOManager such as PolarsParquetIOManager, or a database IO "
+            "manager such as DuckDBPolarsIOManager), or wrap yours in QuarantineAwareIOManager "
+            "with such a quarantine_io_manager."
         )
 
 
@@ -113,15 +115,16 @@ class UnsafePathKeyError(StorageRefusedError):
         What is wrong with it: a `..`, `.` or empty segment.
     """
 
-    def __init__(self, asset: str, key: str, problem: str) -> None:
-        self.asset = asset
-        self.key = key
-        self.problem = problem
-        super().__init__(
-            f"Asset {asset!r} cannot be written under the key {key!r} through a path-based IO "
-            f"manager: {problem}, so its table and quarantine could land in one file or outside "
-            f"the manager's base directory. Nothing was written. Rename the partition or key "
-            f"part so that no `/`-separated segment is `..`, `.` or empty."
+    asset: str
+    key: str
+    problem: str
+
+    def _message(self) -> str:
+        return (
+            f"Asset {self.asset!r} cannot be written under the key {self.key!r} through a "
+            f"path-based IO manager: {self.problem}, so its table and quarantine could land in one "
+            "file or outside the manager's base directory. Nothing was written. Rename the "
+            "partition or key part so that no `/`-separated segment is `..`, `.` or empty."
         )
 
 
@@ -141,17 +144,22 @@ class ConcurrentRunError(StorageRefusedError):
         The id of the run already writing it.
     """
 
-    def __init__(self, asset: str, partition: str | None, other_run_id: str) -> None:
-        self.asset = asset
-        self.partition = partition
-        self.other_run_id = other_run_id
-        where = f"partition {partition!r} of {asset!r}" if partition is not None else repr(asset)
-        super().__init__(
-            f"Run {other_run_id} is writing {where} right now, so this run stopped before "
-            f"writing anything: interleaved writes could pair one run's table with the other's "
-            f"quarantine. Re-run once that run has finished. To queue such runs instead, give "
-            f"the asset a concurrency pool with a limit of 1 (`dd.asset(..., pool=...)`). If "
-            f"run {other_run_id} is dead, mark it failed so it no longer counts as in progress."
+    asset: str
+    partition: str | None
+    other_run_id: str
+
+    def _message(self) -> str:
+        where = (
+            f"partition {self.partition!r} of {self.asset!r}"
+            if self.partition is not None
+            else repr(self.asset)
+        )
+        return (
+            f"Run {self.other_run_id} is writing {where} right now, so this run stopped before "
+            "writing anything: interleaved writes could pair one run's table with the other's "
+            "quarantine. Re-run once that run has finished. To queue such runs instead, give the "
+            "asset a concurrency pool with a limit of 1 (`dd.asset(..., pool=...)`). If run "
+            f"{self.other_run_id} is dead, mark it failed so it no longer counts as in progress."
         )
 
 
@@ -167,14 +175,15 @@ class QuarantineDirError(StorageRefusedError):
         The key of the asset that was called, as a string.
     """
 
-    def __init__(self, asset: str) -> None:
-        self.asset = asset
-        super().__init__(
-            f"Asset {asset!r} was called directly and has invalid rows to quarantine, but no "
-            f"quarantine directory is configured and a direct call has no IO manager to "
-            f"write them. In a test, call it with `dd.testing.call_asset(asset, ...)`, which "
-            f"keeps the invalid rows in memory; or set DAGSTER_DATAFRAMELY_QUARANTINE_DIR to a "
-            f"directory; or materialize the asset in a run."
+    asset: str
+
+    def _message(self) -> str:
+        return (
+            f"Asset {self.asset!r} was called directly and has invalid rows to quarantine, but no "
+            "quarantine directory is configured and a direct call has no IO manager to write them. "
+            "In a test, call it with `dd.testing.call_asset(asset, ...)`, which keeps the invalid "
+            "rows in memory; or set DAGSTER_DATAFRAMELY_QUARANTINE_DIR to a directory; or "
+            "materialize the asset in a run."
         )
 
 
@@ -194,8 +203,9 @@ class QuarantineIOManagerError(StorageRefusedError):
         What to pass instead.
     """
 
-    def __init__(self, manager: str, problem: str, fix: str) -> None:
-        self.manager = manager
-        self.problem = problem
-        self.fix = fix
-        super().__init__(f"QuarantineAwareIOManager cannot use {manager}: {problem}. {fix}")
+    manager: str
+    problem: str
+    fix: str
+
+    def _message(self) -> str:
+        return f"QuarantineAwareIOManager cannot use {self.manager}: {self.problem}. {self.fix}"

@@ -27,12 +27,13 @@ class UnknownWarningRuleError(InvalidDefinitionError):
         Every rule of the schema, as Dataframely names them.
     """
 
-    def __init__(self, schema_name: str, rules: list[str], valid_rules: list[str]) -> None:
-        self.schema_name = schema_name
-        self.rules = list(rules)
-        self.valid_rules = list(valid_rules)
-        super().__init__(
-            f"`warning_rules=` names rules that schema {schema_name!r} does not have: "
+    schema_name: str
+    rules: list[str]
+    valid_rules: list[str]
+
+    def _message(self) -> str:
+        return (
+            f"`warning_rules=` names rules that schema {self.schema_name!r} does not have: "
             f"{_unknown_rules(self.rules, self.valid_rules)}"
         )
 
@@ -55,16 +56,16 @@ class UnknownPolicyRuleError(InvalidDefinitionError):
         Every rule the policy may name, as Dataframely names them.
     """
 
-    def __init__(
-        self, schema_name: str, parameter: str, rules: list[str], valid_rules: list[str]
-    ) -> None:
-        self.schema_name = schema_name
-        self.parameter = parameter
-        self.rules = list(rules)
-        self.valid_rules = list(valid_rules)
-        super().__init__(
-            f"The quality policy's `{parameter}=` names rules that schema {schema_name!r} does "
-            f"not have: {_unknown_rules(self.rules, self.valid_rules, filters=True)}"
+    schema_name: str
+    parameter: str
+    rules: list[str]
+    valid_rules: list[str]
+
+    def _message(self) -> str:
+        return (
+            f"The quality policy's `{self.parameter}=` names rules that schema "
+            f"{self.schema_name!r} does not have: "
+            f"{_unknown_rules(self.rules, self.valid_rules, filters=True)}"
         )
 
 
@@ -84,14 +85,15 @@ class InvalidThresholdError(InvalidDefinitionError):
         Why it cannot be used.
     """
 
-    def __init__(self, parameter: str, value: str, problem: str) -> None:
-        self.parameter = parameter
-        self.value = value
-        self.problem = problem
-        super().__init__(
-            f"`{parameter}={value}` is not a bound this package can use: {problem}. An int "
-            f"counts rows (10 means ten rows), a float is a fraction of the rows between 0 "
-            f"and 1 (0.05 means 5%); see docs/quality-policy.md."
+    parameter: str
+    value: str
+    problem: str
+
+    def _message(self) -> str:
+        return (
+            f"`{self.parameter}={self.value}` is not a bound this package can use: {self.problem}. "
+            "An int counts rows (10 means ten rows), a float is a fraction of the rows between 0 "
+            "and 1 (0.05 means 5%); see docs/quality-policy.md."
         )
 
 
@@ -112,13 +114,14 @@ class ThresholdNotApplicableError(InvalidDefinitionError):
         What to declare instead.
     """
 
-    def __init__(self, schema_name: str, problem: str, fix: str) -> None:
-        self.schema_name = schema_name
-        self.problem = problem
-        self.fix = fix
-        super().__init__(
-            f"The quality policy of an asset of schema {schema_name!r} cannot apply: "
-            f"{problem}. {fix}"
+    schema_name: str
+    problem: str
+    fix: str
+
+    def _message(self) -> str:
+        return (
+            f"The quality policy of an asset of schema {self.schema_name!r} cannot apply: "
+            f"{self.problem}. {self.fix}"
         )
 
 
@@ -200,17 +203,18 @@ class MultiAssetKeyError(InvalidDefinitionError):
         The asset key passed, as a string, or None when none was.
     """
 
-    def __init__(self, definition: str, keys: list[str], given: str | None) -> None:
-        self.definition = definition
-        self.keys = list(keys)
-        self.given = given
+    definition: str
+    keys: list[str]
+    given: str | None
+
+    def _message(self) -> str:
         problem = (
             f"has {len(self.keys)} assets, so it needs the asset key of the one meant"
-            if given is None
-            else f"has no asset {given!r}"
+            if self.given is None
+            else f"has no asset {self.given!r}"
         )
-        super().__init__(
-            f"Definition {definition!r} {problem}. Pass `asset_key=` with one of "
+        return (
+            f"Definition {self.definition!r} {problem}. Pass `asset_key=` with one of "
             f"{_quoted(self.keys)}."
         )
 
@@ -262,10 +266,11 @@ class ClearQuarantineError(InvalidDefinitionError):
         The asset's key, as a string.
     """
 
-    def __init__(self, asset: str) -> None:
-        self.asset = asset
-        super().__init__(
-            f"Asset {asset!r} sets `clear_quarantine=True` but writes no quarantine, so a clean "
-            f"run has nothing to clear. Set `quarantine=True` on `dd.asset` (or pass a "
-            f"`quarantine_writer` to `validation_results`), or remove `clear_quarantine=True`."
+    asset: str
+
+    def _message(self) -> str:
+        return (
+            f"Asset {self.asset!r} sets `clear_quarantine=True` but writes no quarantine, so a "
+            "clean run has nothing to clear. Set `quarantine=True` on `dd.asset` (or pass a "
+            "`quarantine_writer` to `validation_results`), or remove `clear_quarantine=True`."
         )

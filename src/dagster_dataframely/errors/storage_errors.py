@@ -25,16 +25,17 @@ class CredentialsInUrlError(StorageRefusedError):
         The URL's scheme (`s3`, `gs`, ...), or an empty string when it has none.
     """
 
-    def __init__(self, given_as: str, scheme: str) -> None:
-        self.given_as = given_as
-        self.scheme = scheme
-        url = f"a {scheme}:// URL" if scheme else "a URL"
-        super().__init__(
-            f"{given_as} is {url} with a user name or password in it, which dagster-dataframely "
-            f"refuses so that no credential ever appears in metadata, errors or logs. Remove "
-            f"the `user:password@` part and give the credentials through the environment (for "
-            f"S3, AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY) or the IO manager's "
-            f"storage_options."
+    given_as: str
+    scheme: str
+
+    def _message(self) -> str:
+        url = f"a {self.scheme}:// URL" if self.scheme else "a URL"
+        return (
+            f"{self.given_as} is {url} with a user name or password in it, which "
+            "dagster-dataframely refuses so that no credential ever appears in metadata, errors or "
+            "logs. Remove the `user:password@` part and give the credentials through the "
+            "environment (for S3, AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY) or the IO manager's "
+            "storage_options."
         )
 
 
@@ -50,14 +51,14 @@ class QuarantineDirProtocolError(StorageRefusedError):
         The URL protocol of the quarantine directory that is not supported.
     """
 
-    def __init__(self, protocol: str) -> None:
-        self.protocol = protocol
-        super().__init__(
-            f"The quarantine directory is a URL with the protocol {protocol!r}, and fsspec's "
-            f"filesystem for {protocol!r} cannot write files, so the invalid rows have nowhere "
-            f"to go. Set "
-            f"the quarantine directory to a local directory or to a URL of a store fsspec "
-            f"can write to, such as s3://, gs://, az:// or memory://."
+    protocol: str
+
+    def _message(self) -> str:
+        return (
+            f"The quarantine directory is a URL with the protocol {self.protocol!r}, and fsspec's "
+            f"filesystem for {self.protocol!r} cannot write files, so the invalid rows have "
+            "nowhere to go. Set the quarantine directory to a local directory or to a URL of a "
+            "store fsspec can write to, such as s3://, gs://, az:// or memory://."
         )
 
 
@@ -112,14 +113,15 @@ class PartitionRangeError(StorageRefusedError):
         What to change.
     """
 
-    def __init__(self, asset: str, partitions: str, problem: str, fix: str) -> None:
-        self.asset = asset
-        self.partitions = partitions
-        self.problem = problem
-        self.fix = fix
-        super().__init__(
-            f"The run of {asset!r} over the partitions {partitions} stopped before writing "
-            f"anything: {problem}. {fix}"
+    asset: str
+    partitions: str
+    problem: str
+    fix: str
+
+    def _message(self) -> str:
+        return (
+            f"The run of {self.asset!r} over the partitions {self.partitions} stopped before "
+            f"writing anything: {self.problem}. {self.fix}"
         )
 
 
@@ -143,10 +145,11 @@ class MissingPartitionExprError(StorageRefusedError):
         `partition_expr`; empty for an asset with one partitions definition.
     """
 
-    def __init__(self, asset: str, manager: str, dimensions: list[str]) -> None:
-        self.asset = asset
-        self.manager = manager
-        self.dimensions = list(dimensions)
+    asset: str
+    manager: str
+    dimensions: list[str]
+
+    def _message(self) -> str:
         if self.dimensions:
             missing = (
                 f"its `partition_expr` has no entry for the dimension"
@@ -163,11 +166,11 @@ class MissingPartitionExprError(StorageRefusedError):
                 "Add `metadata={'partition_expr': '<column>'}` to the asset, naming the column "
                 "that holds each row's partition."
             )
-        super().__init__(
-            f"The run of {asset!r} stopped before its function ran: {manager} stores each "
-            f"partition by the column the asset's `partition_expr` names, and {missing}, so "
-            f"its first write (the quarantine's, or the table's) would fail after the function "
-            f"ran. {fix}"
+        return (
+            f"The run of {self.asset!r} stopped before its function ran: {self.manager} stores "
+            f"each partition by the column the asset's `partition_expr` names, and {missing}, so "
+            "its first write (the quarantine's, or the table's) would fail after the function ran. "
+            f"{fix}"
         )
 
 
@@ -184,12 +187,13 @@ class StagedWriteError(StorageRefusedError, IsADirectoryError):
         The name of the staging path the manager wrote a directory to.
     """
 
-    def __init__(self, staging_name: str) -> None:
-        self.staging_name = staging_name
-        super().__init__(
-            f"staged_writes=True stages one file per table, but the IO manager wrote a "
-            f"directory (a dataset split into files, or a Delta table); the previous table was "
-            f"left as it was. Drop staged_writes=True for this asset: {staging_name}"
+    staging_name: str
+
+    def _message(self) -> str:
+        return (
+            "staged_writes=True stages one file per table, but the IO manager wrote a directory (a "
+            "dataset split into files, or a Delta table); the previous table was left as it was. "
+            f"Drop staged_writes=True for this asset: {self.staging_name}"
         )
 
 
@@ -211,16 +215,17 @@ class StreamingStagingError(StorageRefusedError):
         What the operating system or Polars reported.
     """
 
-    def __init__(self, asset: str, path: str, problem: str) -> None:
-        self.asset = asset
-        self.path = path
-        self.problem = problem
-        super().__init__(
-            f"streaming=True could not stage the rows of {asset!r} in {path}: {problem}. "
-            f"Nothing was written. Staging needs room for the whole table, compressed, in "
-            f"Python's temporary directory: free space there, point the TMPDIR environment "
-            f"variable at a local disk with room for it, or drop streaming=True to validate "
-            f"the rows in memory."
+    asset: str
+    path: str
+    problem: str
+
+    def _message(self) -> str:
+        return (
+            f"streaming=True could not stage the rows of {self.asset!r} in {self.path}: "
+            f"{self.problem}. Nothing was written. Staging needs room for the whole table, "
+            "compressed, in Python's temporary directory: free space there, point the TMPDIR "
+            "environment variable at a local disk with room for it, or drop streaming=True to "
+            "validate the rows in memory."
         )
 
 
@@ -238,13 +243,14 @@ class QuarantineFrameTypeError(StorageRefusedError, dg.DagsterInvariantViolation
         The type of what was written instead.
     """
 
-    def __init__(self, asset: str, value_type: str) -> None:
-        self.asset = asset
-        self.value_type = value_type
-        super().__init__(
-            f"A quarantine write for {asset} must be a pl.DataFrame, got {value_type}. Write "
-            f"the quarantine with dd.wiring.delegating_writer, which hands the writer the frame "
-            f"dd.wiring.quarantine_frame builds."
+    asset: str
+    value_type: str
+
+    def _message(self) -> str:
+        return (
+            f"A quarantine write for {self.asset} must be a pl.DataFrame, got {self.value_type}. "
+            "Write the quarantine with dd.wiring.delegating_writer, which hands the writer the "
+            "frame dd.wiring.quarantine_frame builds."
         )
 
 
@@ -269,17 +275,18 @@ class StorageWriteError(StorageRefusedError):
         Why its message is left out: the sensitive columns, or the samples being off.
     """
 
-    def __init__(self, asset: str, manager: str, error_type: str, reason: str) -> None:
-        self.asset = asset
-        self.manager = manager
-        self.error_type = error_type
-        self.reason = reason
-        super().__init__(
-            f"{manager} could not write {asset!r}: it raised {error_type}, whose message is "
-            f"left out of the event log because it may quote the rows' values, and {reason}. "
-            f"To find the cause, compare the stored table with the frame (a column whose "
-            f"stored type no longer matches the schema's is the usual cause of a failed "
-            f"insert), or repeat the write outside a run, where the message stays with you."
+    asset: str
+    manager: str
+    error_type: str
+    reason: str
+
+    def _message(self) -> str:
+        return (
+            f"{self.manager} could not write {self.asset!r}: it raised {self.error_type}, whose "
+            "message is left out of the event log because it may quote the rows' values, and "
+            f"{self.reason}. To find the cause, compare the stored table with the frame (a column "
+            "whose stored type no longer matches the schema's is the usual cause of a failed "
+            "insert), or repeat the write outside a run, where the message stays with you."
         )
 
 
@@ -297,10 +304,11 @@ class NoRunningStepError(DagsterDataframelyError, DagsterInvalidPropertyError):
         The function that needs the running step.
     """
 
-    def __init__(self, function: str) -> None:
-        self.function = function
-        super().__init__(
-            f"{function} hands the invalid rows to the running step's IO manager, and a direct "
-            f"invocation has no step. Use dd.wiring.file_writer in a direct call, or call the "
-            f"asset with dd.testing.call_asset, which keeps the quarantine in memory."
+    function: str
+
+    def _message(self) -> str:
+        return (
+            f"{self.function} hands the invalid rows to the running step's IO manager, and a "
+            "direct invocation has no step. Use dd.wiring.file_writer in a direct call, or call "
+            "the asset with dd.testing.call_asset, which keeps the quarantine in memory."
         )

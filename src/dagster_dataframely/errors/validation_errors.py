@@ -1,5 +1,6 @@
 """The data's verdict: the frame failed its schema, its rules or its quality policy."""
 
+import dataclasses
 from collections.abc import Mapping, Sequence
 
 from dagster_dataframely.errors.error_base import (
@@ -27,17 +28,18 @@ class ColumnSchemaError(ValidationFailedError):
         (dtypes as text; `missing` for a column the frame lacks).
     """
 
-    def __init__(self, schema_name: str, problems: Sequence[Mapping[str, str]]) -> None:
-        self.schema_name = schema_name
-        self.problems = [dict(problem) for problem in problems]
+    schema_name: str
+    problems: Sequence[Mapping[str, str]]
+
+    def _message(self) -> str:
         listing = _bulleted(
             f"{problem['column']!r}: expected {problem['expected']}, actual {problem['actual']}"
             for problem in self.problems
         )
-        super().__init__(
-            f"The frame's columns do not match schema {schema_name!r}:{listing}\n"
+        return (
+            f"The frame's columns do not match schema {self.schema_name!r}:{listing}\n"
             f"Fix the code that builds the frame, or convert it with "
-            f"`{schema_name}.cast` in the asset body."
+            f"`{self.schema_name}.cast` in the asset body."
         )
 
 
@@ -58,16 +60,17 @@ class ValidationAbortError(ValidationFailedError):
         counts may add up to more than `invalid_count`.
     """
 
-    def __init__(self, schema_name: str, invalid_count: int, counts: Mapping[str, int]) -> None:
-        self.schema_name = schema_name
-        self.invalid_count = invalid_count
-        self.counts = dict(counts)
-        super().__init__(
-            f"{_rows(invalid_count)} failed validation against schema {schema_name!r}, and "
-            f"the asset has no quarantine, so nothing was written.\n"
-            f"{_rule_counts(self.counts, invalid_count)}\n"
-            f"Fix these rows upstream, pass `quarantine=True` to send them to a quarantine, "
-            f"or filter them out in the asset body."
+    schema_name: str
+    invalid_count: int
+    counts: Mapping[str, int]
+
+    def _message(self) -> str:
+        return (
+            f"{_rows(self.invalid_count)} failed validation against schema {self.schema_name!r}, "
+            "and the asset has no quarantine, so nothing was "
+            f"written.\n{_rule_counts(self.counts, self.invalid_count)}\nFix these rows upstream, "
+            "pass `quarantine=True` to send them to a quarantine, or filter them out in the asset "
+            "body."
         )
 
 
@@ -88,19 +91,17 @@ class NoValidRowsError(ValidationFailedError):
         Where the quarantine was written: the writer's address.
     """
 
-    def __init__(
-        self, schema_name: str, invalid_count: int, counts: Mapping[str, int], address: str
-    ) -> None:
-        self.schema_name = schema_name
-        self.invalid_count = invalid_count
-        self.counts = dict(counts)
-        self.address = address
-        super().__init__(
-            f"All {_rows(invalid_count)} failed validation against schema {schema_name!r}, so "
-            f"only the quarantine was written and the asset's table kept its previous "
-            f"contents.\n"
-            f"{_rule_counts(self.counts, invalid_count)}\n"
-            f"Inspect the invalid rows in the quarantine at {address!r}."
+    schema_name: str
+    invalid_count: int
+    counts: Mapping[str, int]
+    address: str
+
+    def _message(self) -> str:
+        return (
+            f"All {_rows(self.invalid_count)} failed validation against schema "
+            f"{self.schema_name!r}, so only the quarantine was written and the asset's table kept "
+            f"its previous contents.\n{_rule_counts(self.counts, self.invalid_count)}\nInspect the "
+            f"invalid rows in the quarantine at {self.address!r}."
         )
 
 
@@ -184,29 +185,22 @@ class RowCountOutOfBoundsError(ValidationFailedError):
         Where the quarantine was written, when it was.
     """
 
-    def __init__(
-        self,
-        asset: str,
-        row_count: int,
-        min_rows: int | None,
-        max_rows: int | None,
-        basis: str,
-        *,
-        address: str | None = None,
-    ) -> None:
-        self.asset = asset
-        self.row_count = row_count
-        self.min_rows = min_rows
-        self.max_rows = max_rows
-        self.basis = basis
-        self.address = address
-        low = "" if min_rows is None else f"at least {_rows(min_rows)}"
-        high = "" if max_rows is None else f"at most {_rows(max_rows)}"
+    asset: str
+    row_count: int
+    min_rows: int | None
+    max_rows: int | None
+    basis: str
+    _: dataclasses.KW_ONLY
+    address: str | None = None
+
+    def _message(self) -> str:
+        low = "" if self.min_rows is None else f"at least {_rows(self.min_rows)}"
+        high = "" if self.max_rows is None else f"at most {_rows(self.max_rows)}"
         expected = " and ".join(part for part in (low, high) if part)
-        super().__init__(
-            f"Asset {asset!r} would have written {_rows(row_count)}, and its volume check "
-            f"expects {expected} ({basis}), so the run failed and the table kept its previous "
-            f"contents.{_quarantined_at(address)}\n"
-            f"Check the source for lost or duplicated rows; if the new volume is right, widen "
-            f"the asset's `dd.VolumeCheck` bounds."
+        return (
+            f"Asset {self.asset!r} would have written {_rows(self.row_count)}, and its volume "
+            f"check expects {expected} ({self.basis}), so the run failed and the table kept its "
+            f"previous contents.{_quarantined_at(self.address)}\nCheck the source for lost or "
+            "duplicated rows; if the new volume is right, widen the asset's `dd.VolumeCheck` "
+            "bounds."
         )

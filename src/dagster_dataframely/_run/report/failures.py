@@ -279,11 +279,10 @@ def quarantine_frame(schema: type[dy.Schema], failure: FailureInfo) -> pl.DataFr
 
 
     class Orders(dy.Schema):
-        order_id = dy.String(primary_key=True)
         amount = dy.Float64(min=0.0)
 
 
-    frame = pl.DataFrame({"order_id": ["A-1", "A-2"], "amount": [12.5, -3.0]})
+    frame = pl.DataFrame({"amount": [12.5, -3.0]})
     _, failure = Orders.filter(frame, cast=False)
     quarantine = dd.wiring.quarantine_frame(Orders, failure)
     print(quarantine)
