@@ -122,6 +122,9 @@ SCAFFOLD_YAML = textwrap.dedent(
       # schema_rules: collapsed        # collapsed or per_rule
       # max_failure_samples: 5         # 0 turns the failure samples off
       # warning_rules: [amount|max]    # rules whose checks fail at WARN only
+      # quality_policy:                # a dd.QualityPolicy, key for key (docs/component.md)
+      #   threshold: {{warn_above: 0.01, fail_above: 0.1}}
+      #   blocking: [primary_key]
     """
 )
 
