@@ -11,13 +11,16 @@ import tomllib
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, get_args
 
 import dagster as dg
 import dataframely as dy
 from dagster_shared.yaml_utils.source_position import SourcePositionTree
+from typing_extensions import TypeAliasType
 
 from dagster_dataframely._model.names import DAGSTER_NAME
+from dagster_dataframely._model.setting_model import EntryPoint, SettingSpec, settings_of
+from dagster_dataframely._model.settings import Granularity, SchemaRules
 from dagster_dataframely.errors import (
     CollectionMemberMissingError,
     ComponentFieldError,
@@ -33,6 +36,7 @@ from dagster_dataframely.errors import (
 from .component_policy import POLICY_EXAMPLE
 
 SEVERITIES = ("WARN", "ERROR")
+COMPONENT = EntryPoint.COMPONENT
 
 
 def _root_module(project_root: Path | None) -> str | None:
@@ -73,7 +77,7 @@ def _optional(accepts: Callable[[object], bool]) -> Callable[[object], bool]:
     return lambda value: value is None or accepts(value)
 
 
-_FIELD_KINDS = {
+_OWN_KINDS = {
     "dataframely_schema": _FieldKind(
         _text, "text", "dataframely_schema: my_project.schemas:Orders"
     ),
@@ -89,30 +93,51 @@ _FIELD_KINDS = {
     "lazy": _FieldKind(
         lambda value: isinstance(value, bool), "true or false", "lazy: false", ", without quotes"
     ),
-    "check_granularity": _FieldKind(
-        _optional(_text), "rule, column or schema", "check_granularity: column"
-    ),
-    "schema_rules": _FieldKind(_optional(_text), "collapsed or per_rule", "schema_rules: per_rule"),
-    "max_failure_samples": _FieldKind(
-        _optional(lambda value: isinstance(value, int) and not isinstance(value, bool)),
-        "a whole number of rows",
-        "max_failure_samples: 5",
-        ", without quotes",
-    ),
-    "warning_rules": _FieldKind(
-        _optional(_texts),
-        "a list of rule names",
-        "warning_rules: [amount|max]",
-        ", a list even for one rule",
-    ),
-    "quality_policy": _FieldKind(
-        _optional(lambda value: isinstance(value, Mapping)), "a mapping", POLICY_EXAMPLE
-    ),
     "name": _FieldKind(_optional(_text), "a name", "name: orders_checks"),
 }
-"""Every field's kind. The YAML model lets text through to every field (a `{{ template }}`
-may render to any value), so a quoted `'false'` or a single key reaches the component as text
-and is refused here, as is whatever a template rendered to."""
+"""The kinds of the fields that are `dd.table_checks`' own arguments, not package settings."""
+
+
+def _choice(alias: TypeAliasType) -> Callable[[SettingSpec], _FieldKind]:
+    """A setting whose type is a `Literal` alias: text, one of its values."""
+    choices: tuple[str, ...] = get_args(alias.__value__)
+
+    def kind(spec: SettingSpec) -> _FieldKind:
+        example = next(choice for choice in choices if choice != spec.package_default)
+        expected = f"{', '.join(choices[:-1])} or {choices[-1]}"
+        return _FieldKind(_optional(_text), expected, f"{spec.name}: {example}")
+
+    return kind
+
+
+_SETTING_KINDS: Mapping[str, Callable[[SettingSpec], _FieldKind]] = {
+    "Granularity | None": _choice(Granularity),
+    "SchemaRules | None": _choice(SchemaRules),
+    "int | None": lambda spec: _FieldKind(
+        _optional(lambda value: isinstance(value, int) and not isinstance(value, bool)),
+        "a whole number of rows",
+        f"{spec.name}: {spec.package_default}",
+        ", without quotes",
+    ),
+    "Iterable[str] | None": lambda spec: _FieldKind(
+        _optional(_texts),
+        "a list of rule names",
+        f"{spec.name}: [amount|max]",
+        ", a list even for one rule",
+    ),
+    "QualityPolicy | None": lambda spec: _FieldKind(
+        _optional(lambda value: isinstance(value, Mapping)), "a mapping", POLICY_EXAMPLE
+    ),
+}
+"""How YAML writes a setting, by the type the settings model gives it (`SettingSpec.type_text`)."""
+
+_FIELD_KINDS = {
+    **_OWN_KINDS,
+    **{spec.name: _SETTING_KINDS[spec.type_text](spec) for spec in settings_of(COMPONENT)},
+}
+"""Every field's kind, the settings' from the model. The YAML model lets text through to every
+field (a `{{ template }}` may render to any value), so a quoted `'false'` or a single key
+reaches the component as text and is refused here, as is whatever a template rendered to."""
 
 
 def _yaml_kind(value: object) -> str:

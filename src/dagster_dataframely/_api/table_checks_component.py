@@ -7,6 +7,7 @@ that a wrong value is reported against the YAML file and field it came from.
 """
 
 # No `from __future__ import annotations`: Dagster reads the fields' annotations as types.
+import dataclasses
 import json
 import textwrap
 from collections.abc import Mapping, Sequence
@@ -17,6 +18,8 @@ import dagster as dg
 import dataframely as dy
 from pydantic import StrictBool, StrictInt
 
+from dagster_dataframely._model.setting_model import EntryPoint, settings_of
+from dagster_dataframely._model.settings import Granularity, SchemaRules
 from dagster_dataframely._upstream import component_yaml_positions, project_asset_partitions
 from dagster_dataframely.errors import (
     ComponentFieldError,
@@ -119,6 +122,9 @@ SCAFFOLD_YAML = textwrap.dedent(
       # schema_rules: collapsed        # collapsed or per_rule
       # max_failure_samples: 5         # 0 turns the failure samples off
       # warning_rules: [amount|max]    # rules whose checks fail at WARN only
+      # quality_policy:                # a dd.QualityPolicy, key for key (docs/component.md)
+      #   threshold: {{warn_above: 0.01, fail_above: 0.1}}
+      #   blocking: [primary_key]
     """
 )
 
@@ -220,12 +226,20 @@ class TableChecksComponent(dg.Component, dg.Resolvable):
         ),
     ] = True
     check_granularity: Annotated[
-        str | None,
-        _doc("How many checks report the rules: rule, column or schema.", "rule"),
+        Granularity | None,
+        _strict(
+            Granularity.__value__ | None,
+            "How many checks report the rules: rule, column or schema.",
+            "rule",
+        ),
     ] = None
     schema_rules: Annotated[
-        str | None,
-        _doc("At column granularity, the schema-level rules: collapsed or per_rule.", "per_rule"),
+        SchemaRules | None,
+        _strict(
+            SchemaRules.__value__ | None,
+            "At column granularity, the schema-level rules: collapsed or per_rule.",
+            "per_rule",
+        ),
     ] = None
     max_failure_samples: Annotated[
         int | None,
@@ -258,8 +272,8 @@ class TableChecksComponent(dg.Component, dg.Resolvable):
     def build_defs(self, context: dg.ComponentLoadContext) -> dg.Definitions:
         """One check definition per asset; for a Collection, one for all its members."""
         fields = _Fields(component_yaml_positions(context), context)
-        for field_name, kind in _FIELD_KINDS.items():
-            fields.require_kind(field_name, getattr(self, field_name), kind)
+        for each in dataclasses.fields(self):
+            fields.require_kind(each.name, getattr(self, each.name), _FIELD_KINDS[each.name])
         schema = fields.schema_class(self.dataframely_schema)
         severity = fields.severity(self.severity)
         known = project_asset_partitions(context, skip=TableChecksComponent)
@@ -277,17 +291,14 @@ class TableChecksComponent(dg.Component, dg.Resolvable):
             )
         if self.name is not None:
             fields.require_name(self.name, several=len(self.assets) > 1)
+        # Every setting the model says the Component honours goes to `dd.table_checks` as its
+        # field holds it; a Collection's `warning_rules` is None here, refused above.
         settings: dict[str, Any] = {
-            "severity": severity,
-            "lazy": self.lazy,
-            "check_granularity": self.check_granularity,
-            "schema_rules": self.schema_rules,
-            "max_failure_samples": self.max_failure_samples,
-            "name": self.name,
-            "quality_policy": None
-            if self.quality_policy is None
-            else read_policy(self.quality_policy, fields.at),
+            spec.name: getattr(self, spec.name) for spec in settings_of(EntryPoint.COMPONENT)
         }
+        if self.quality_policy is not None:
+            settings["quality_policy"] = read_policy(self.quality_policy, fields.at)
+        settings |= {"severity": severity, "lazy": self.lazy, "name": self.name}
         if collection:
             members = {
                 member: fields.target(known, ("members", member), key)
@@ -300,8 +311,5 @@ class TableChecksComponent(dg.Component, dg.Resolvable):
         ]
         fields.require_once([target.key for target in targets])
         with fields.reported():
-            checks = [
-                table_checks(schema, target, warning_rules=self.warning_rules, **settings)
-                for target in targets
-            ]
+            checks = [table_checks(schema, target, **settings) for target in targets]
         return dg.Definitions(asset_checks=checks)
