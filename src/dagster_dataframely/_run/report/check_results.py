@@ -14,9 +14,18 @@ from dagster_dataframely._model.collection import CollectionInfo
 from dagster_dataframely._model.quality_policy import ResolvedPolicy
 from dagster_dataframely._model.schema import SchemaInfo
 from dagster_dataframely._model.settings import Settings
-from dagster_dataframely._run.policy.thresholds import RuleVerdict, rule_verdicts
-from dagster_dataframely._run.split.collection_split import split_collection
-from dagster_dataframely._run.split.split import Frame, column_problems
+from dagster_dataframely._run.policy.outcome import (
+    ColumnMismatch,
+    Outcome,
+    Skipped,
+    Unchecked,
+    decide,
+)
+from dagster_dataframely._run.policy.policy import policy_check_results
+from dagster_dataframely._run.policy.thresholds import RuleVerdict
+from dagster_dataframely._run.split.collection_split import decide_members
+from dagster_dataframely._run.split.split import Frame
+from dagster_dataframely._run.validated_output import OutputRun, ValidatedOutput
 from dagster_dataframely._upstream import table_of_records
 from dagster_dataframely.errors import ColumnSchemaError
 
@@ -246,14 +255,51 @@ def partition_metadata(partition_key: str | None) -> dict[str, str]:
     return {} if partition_key is None else {names.PARTITION: str(partition_key)}
 
 
-def _column_schema_gate(
-    info: SchemaInfo, frame: Frame, asset_key: dg.AssetKey, partition_key: str | None
-) -> Iterator[dg.AssetCheckResult]:
-    """On a column mismatch, yield the failing column-schema result, then raise; else nothing."""
-    problems = column_problems(info, frame)
-    if problems:
-        yield column_schema_result(asset_key, problems, partition_metadata(partition_key))
-        raise ColumnSchemaError(info.name, problems)
+def _reading(
+    key: dg.AssetKey, info: SchemaInfo, settings: Settings, partition_key: str | None
+) -> OutputRun:
+    """A stored table as a run decides it: an output without a quarantine, nothing to write."""
+    output = ValidatedOutput(
+        name=key.to_python_identifier(),
+        key=key,
+        info=info,
+        settings=settings,
+        quarantine=False,
+        clear_quarantine=False,
+    )
+    return OutputRun(output, partition_key, writer=None, clear_quarantine=False)
+
+
+def _reported(
+    outcome: Outcome, severity: dg.AssetCheckSeverity
+) -> tuple[list[dg.AssetCheckResult], ColumnSchemaError | None]:
+    """A run's outcome as read-only checks report it: its checks at `severity`, and the error
+    of a column mismatch, the one outcome that stops them. Nothing is written or raised here.
+    """
+    output = outcome.run.output
+    extra = partition_metadata(outcome.run.partition_key)
+    if isinstance(outcome, ColumnMismatch):
+        problems = [dict(problem) for problem in outcome.problems]
+        error = ColumnSchemaError(output.info.name, problems)
+        return [column_schema_result(output.key, problems, extra)], error
+    if isinstance(outcome, Unchecked):
+        return [column_schema_result(output.key, extra_metadata=extra)], None
+    rows = None if isinstance(outcome, Skipped) else outcome.rows
+    evaluation = rows.evaluation if rows is not None else None
+    settings = output.settings
+    results = check_results_for(
+        check_groups(
+            output.info, settings.check_granularity, settings.schema_rules, settings.warning_rules
+        ),
+        rows.failures if rows is not None else Failures.none(output.info),
+        asset_key=output.key,
+        severity=severity,
+        max_failure_samples=settings.max_failure_samples,
+        extra_metadata=extra,
+        policy=settings.policy,
+        verdicts=evaluation.rules if evaluation is not None else None,
+    )
+    return [*results, *policy_check_results(settings.policy, evaluation, output.key, extra)], None
 
 
 def stored_table_results(
@@ -264,44 +310,18 @@ def stored_table_results(
     severity: dg.AssetCheckSeverity,
     partition_key: str | None,
 ) -> Iterator[dg.AssetCheckResult]:
-    """The results of checking a stored table: `check_results` with everything resolved.
+    """The results of checking a stored table: a run's own decision, reported without a write.
 
-    Nothing is written, moved or quarantined, and no abort is raised: only a column mismatch
-    stops, after its failing result.
+    The table is split and its outcome classified by the run's code (`decide`), as an output
+    without a quarantine; nothing is written, moved or quarantined, and no abort is raised:
+    only a column mismatch stops, after its failing result.
     """
-    yield from _column_schema_gate(info, frame, asset_key, partition_key)
-    # Only the failure side is collected, in one query over a plan that holds the input once,
-    # so the user's plan runs once without the rows being collected first: a check over a
-    # large stored table holds only the invalid rows in memory.
-    _, failure = info.schema.filter(frame.lazy(), cast=False)
-    failures = Failures.from_failure_info(info, failure)
-    yield from check_results_for(
-        check_groups(
-            info, settings.check_granularity, settings.schema_rules, settings.warning_rules
-        ),
-        failures,
-        asset_key=asset_key,
-        severity=severity,
-        max_failure_samples=settings.max_failure_samples,
-        extra_metadata=partition_metadata(partition_key),
-        policy=settings.policy,
-        verdicts=_stored_verdicts(settings.policy, failures, frame),
+    checks, error = _reported(
+        decide(_reading(asset_key, info, settings, partition_key), frame), severity
     )
-
-
-def _stored_verdicts(
-    policy: ResolvedPolicy | None, failures: Failures, frame: Frame
-) -> dict[str, RuleVerdict]:
-    """The thresholds' verdicts on a stored table; its rows counted only when one has a bound.
-
-    Counting a `LazyFrame`'s rows is one more (cheap) query over it, so it runs only here.
-    """
-    if policy is None or not policy.thresholds:
-        return {}
-    rows = (
-        frame.height if isinstance(frame, pl.DataFrame) else frame.select(pl.len()).collect().item()
-    )
-    return rule_verdicts(policy, failures.counts, int(rows))
+    yield from checks
+    if error is not None:
+        raise error
 
 
 def stored_members_results(
@@ -312,31 +332,19 @@ def stored_members_results(
     severity: dg.AssetCheckSeverity,
     partition_key: str | None,
 ) -> Iterator[dg.AssetCheckResult]:
-    """Every member's results from one joint split of their stored tables; nothing is written.
+    """Every member's results from the run's one joint split of their stored tables.
 
     `tables`, `keys` and `settings` are by member name. A column mismatch in any member runs
     no rule of any: every member reports its column check, and the first mismatch is raised.
     """
-    extra = partition_metadata(partition_key)
-    split = split_collection(info, tables)
-    if split.problems:
-        for member, key in keys.items():
-            yield column_schema_result(key, split.problems.get(member), extra)
-        member, problems = next(iter(split.problems.items()))
-        raise ColumnSchemaError(info.members[member].info.name, problems)
-    for member, key in keys.items():
-        member_info = info.members[member].info
-        own = settings[member]
-        rows = split.splits.get(member)
-        failures = rows.failures if rows is not None else Failures.none(member_info)
-        returned = rows.valid.height + failures.invalid_count if rows is not None else 0
-        yield from check_results_for(
-            check_groups(member_info, own.check_granularity, own.schema_rules),
-            failures,
-            asset_key=key,
-            severity=severity,
-            max_failure_samples=own.max_failure_samples,
-            extra_metadata=extra,
-            policy=own.policy,
-            verdicts=rule_verdicts(own.policy, failures.counts, returned),
-        )
+    runs = {
+        member: _reading(key, info.members[member].info, settings[member], partition_key)
+        for member, key in keys.items()
+    }
+    outcomes = decide_members(info, tables, runs)
+    reports = [_reported(outcomes[member], severity) for member in runs]
+    for checks, _ in reports:
+        yield from checks
+    errors = [error for _, error in reports if error is not None]
+    if errors:
+        raise errors[0]

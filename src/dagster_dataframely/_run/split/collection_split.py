@@ -30,7 +30,7 @@ from dagster_dataframely._run.validated_output import OutputRun
 from dagster_dataframely._upstream import collection_filters
 from dagster_dataframely.errors import CollectionFilterDuplicatesError, CollectionMemberMissingError
 
-from .split import Frame, collect_once, column_problems
+from .split import Frame, collect_once, column_problems, split_rows
 
 
 @dataclass(frozen=True, eq=False)
@@ -121,9 +121,8 @@ def repeating_filters(info: CollectionInfo, rows: Mapping[str, pl.DataFrame]) ->
     rows that pass their own schema, and only the common primary key of its result is kept.
     Run only to name the cause of `CollectionFilterDuplicatesError`.
     """
-    members = info.collection.members()
     valid = {
-        name: members[name].schema.filter(frame, cast=False).result for name, frame in rows.items()
+        name: split_rows(info.members[name].info, frame).result for name, frame in rows.items()
     }
     instance = info.collection.cast(valid)
     key = list(info.primary_key)
