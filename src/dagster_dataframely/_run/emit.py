@@ -4,7 +4,9 @@ Every quarantine of the step is written before anything is yielded, so before th
 (Dagster writes an output when it is yielded): a quarantine that cannot be written leaves every
 table as it was. If any outcome fails the step, no table is written at all, every output's
 checks still report, the quarantines that have rows are still written, and the first failure
-is raised. A single asset is the one-output case of the same rule.
+is raised. A single asset is the one-output case of the same rule. How the results are
+yielded, and which error is raised, is the `Layout`'s: a step's own, or a partition range's
+(`range_emit`).
 
 The statistics, the costliest report and one that needs only the valid rows, run in a thread
 while the quarantines are written and the checks are built (ADR 0004); each quarantine frame is

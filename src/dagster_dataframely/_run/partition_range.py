@@ -2,14 +2,15 @@
 
 A single-run backfill (`dg.BackfillPolicy.single_run()`) materializes several partitions in one
 step, and a manager that stores a range in one write (a `DbIOManager`, such as DuckDB's) stores
-them together. The package still validates each partition's rows on their own: each row's
-partition is read from the asset's `partition_expr` (the entry that manager stores the range
-by), and each partition's rows get their own outcome, so a primary key or a `.over()` rule never
-spans two partitions, and the quality policy's checks that remember compare each partition
-with what a run of it alone would (`history.RangeHistory`). `range_emit` then reports them one
-partition at a time and writes the table and the quarantine once each. Before the function
-runs, a manager that would store the range as several writes (or, for a multi-partitioned
-asset, not as one rectangle of keys), or an asset without a `partition_expr`, is refused.
+them together. The package still validates each partition's rows on their own: each row's partition
+is read from the asset's `partition_expr` (the entry that manager stores the range by), and each
+partition's rows get their own outcome, so a primary key or a `.over()` rule never spans two
+partitions, and the quality policy's checks that remember compare each partition with what a run of
+it alone would (`history.RangeHistory`). It is one of a step's scopes (`scope.Scope`): `emit`
+reports the partitions one at a time, laid out by `range_emit`, and writes the table and the
+quarantine once each. Before the function runs, a manager that would store the range as several
+writes (or, for a multi-partitioned asset, not as one rectangle of keys), or an asset without a
+`partition_expr`, is refused.
 """
 
 from __future__ import annotations

@@ -1,16 +1,16 @@
 """Emission of a run over a partition range: one write, and a report per partition.
 
-Each partition's outcome is emitted by `emit`'s own tail, under the one rule of every step
-(every quarantine first, no table when any outcome fails the step); this module is only the
-range's `Layout`, which regroups them by output. The
-manager stores the range in one write, so each output yields one materialization holding every
-partition's valid rows; each partition's own counts, statistics and samples go onto that
-partition's materialization event through `add_asset_metadata(partition_key=...)`. On the range
-as a whole goes only what every partition replaces with its own value, so no partition shows
-another's figures: the invalid count and quarantine address, when every partition has them,
-so that they lead each partition's metadata (`report.range_leading_metadata`). A check
-result cannot name a partition (Dagster takes it from the step), so each partition's results
-are yielded as `dg.AssetCheckEvaluation`s of that partition, after the check's output.
+Each partition's outcome is emitted by `emit`'s own tail, under the one rule of every step (every
+quarantine first, no table when any outcome fails the step); this module is only the range's
+`Layout`, which regroups them by output. The manager stores the range in one write, so each output
+yields one materialization holding every partition's valid rows; each partition's own counts,
+statistics and samples go onto that partition's materialization event through
+`add_asset_metadata(partition_key=...)`. On the range as a whole goes only what every partition
+replaces with its own value, so no partition shows another's figures: the invalid count and
+quarantine address, when every partition has them, so that they lead each partition's metadata
+(`report.range_leading_metadata`). A check result cannot name a partition (Dagster takes it from
+the step), so each partition's results are yielded as `dg.AssetCheckEvaluation`s of that partition,
+after the check's output.
 """
 
 from __future__ import annotations
