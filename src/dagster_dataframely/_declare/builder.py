@@ -19,6 +19,7 @@ from dagster_dataframely._model.collection import CollectionInfo
 from dagster_dataframely._run.compute import PrepareInput, Step, compute_function
 from dagster_dataframely._run.policy.outcome import Split, decide_each
 from dagster_dataframely._run.returned import collection_members, one_output, output_mapping
+from dagster_dataframely._run.scope import scope_for
 from dagster_dataframely._run.split.collection_split import decide_members, share_input
 from dagster_dataframely._upstream import with_sibling_checks
 
@@ -42,6 +43,7 @@ def build_asset(
         always_takes_context=False,
         selects_outputs=False,
         errors_name_op=False,
+        scope=scope_for(op.get("partitions_def")),
     )
     compute = compute_function(function, step)
 
@@ -100,6 +102,7 @@ def _multi_asset(
         always_takes_context=True,
         selects_outputs=True,
         errors_name_op=True,
+        scope=scope_for(op.get("partitions_def")),
         split=split,
         prepare_input=prepare_input,
     )

@@ -4,13 +4,14 @@ In order: check each selected output's quarantine key and make its writer, add t
 tabs, call the user's function once, read its value per output, decide every outcome (the
 `split`, where a Collection splits its members jointly), then `emit`. `dd.asset`,
 `dd.multi_asset` and `dd.collection_asset` differ only in the `Step` they pass. A run over a
-partition range decides and emits each partition on its own (`partition_range`, `range_emit`).
+partition range is one of the step's scopes (`scope`): it decides each partition on its own
+and lays out `emit`'s results per partition (`partition_range`, `range_emit`).
 """
 
 from __future__ import annotations
 
 import functools
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -20,18 +21,16 @@ import polars as pl
 from dagster_dataframely._store.bare_managers import warn_of_unfiltered
 from dagster_dataframely._store.delegating import validate_quarantine_key
 from dagster_dataframely._store.lazy_tables import sinks_lazy_table
-from dagster_dataframely._store.step_storage import check_partition_storage, table_fit_for
+from dagster_dataframely._store.step_storage import table_fit_for
 from dagster_dataframely._store.writer_choice import can_clear, initial_writer_for, writer_for
 from dagster_dataframely._upstream import current_asset_context
 
 from .context import call_context, check_call_partition, partition_key, selected_outputs
-from .emit import AssetYield, emit
-from .partition_range import PartitionRange
-from .policy.history import read_history, read_range_history
+from .emit import emit_as
 from .policy.outcome import Split, decide_each
-from .range_emit import RangeYield, emit_range
 from .report.materialization_columns import ColumnsTabs
 from .returned import Unpack, unwrap
+from .scope import Scope, ScopeOf, StepEvent
 from .signature import ComputeSignature
 from .split.split import Frame
 from .split.staging import Staging
@@ -59,13 +58,15 @@ class Step:
     errors_name_op: bool
     """A refused partition key or return names the op and the output, with the multi-asset
     errors; `dd.asset`'s name its asset key, with the errors the spec names for one asset."""
+    scope: ScopeOf
+    """What a run is over: its one partition, or a range of them (`scope.scope_for`)."""
     split: Split = decide_each
     prepare_input: PrepareInput | None = None
     """Applied to each input before the call: a Collection shares its lazy inputs across
     members (`collection_split.share_input`). None passes them as loaded."""
 
 
-StepYield = AssetYield | RangeYield
+StepYield = Iterator[StepEvent]
 """What the compute wrapper yields: a step's results, or a range's per partition."""
 
 
@@ -82,12 +83,14 @@ def compute_function(function: Callable[..., object], step: Step) -> Callable[..
             shown = step.op_name if step.errors_name_op else step.outputs[0].key.to_user_string()
             check_call_partition(context, step.partitions_def, shown)
         selected = selected_outputs(context, step.outputs) if step.selects_outputs else step.outputs
-        span = PartitionRange.of_run(context, step.partitions_def)
+        scope = step.scope(context)
         staging = Staging()
         # The function's own context if it takes one, else Dagster's for this step.
         step_context = context if context is not None else current_asset_context()
         try:
-            runs = {o.name: _start(context, step_context, o, step, span, staging) for o in selected}
+            runs = {
+                o.name: _start(context, step_context, o, step, scope, staging) for o in selected
+            }
             warn_of_unfiltered(
                 step_context, [(o.name, o.key.to_user_string(), o.shown_values) for o in selected]
             )
@@ -108,12 +111,9 @@ def compute_function(function: Callable[..., object], step: Step) -> Callable[..
                 if run.staging is not None and isinstance(frames[name], pl.DataFrame):
                     assert step_context is not None
                     step_context.log.info(validated_in_memory(run.output.key.to_user_string()))
-            if span is not None:
-                yield from emit_range(span, span.decide(step.split, frames, runs), returned)
-                return
-            outcomes = step.split(frames, runs)
+            outcomes = scope.decide(step.split, frames, runs)
             log = step_context.log if step_context is not None else None
-            yield from emit([outcomes[output.name] for output in selected], returned, log)
+            yield from emit_as(scope.layout, outcomes, returned, log)
         finally:
             # Dagster has written every yielded table by now, from the staged rows too.
             staging.remove()
@@ -127,7 +127,7 @@ def _start(
     step_context: Any,
     output: ValidatedOutput,
     step: Step,
-    span: PartitionRange | None,
+    scope: Scope,
     staging: Staging,
 ) -> OutputRun:
     """What the context gives one selected output before the user's function runs.
@@ -139,12 +139,7 @@ def _start(
     its rows, and an output whose values stay out of the event log hands the manager its
     valid rows as one (`hands_lazy_table`); elsewhere they are collected.
     """
-    if span is not None:
-        span.check(output)
-    elif step.partitions_def is not None:
-        check_partition_storage(
-            context, output.key, step.partitions_def, quarantine=output.quarantine
-        )
+    scope.check(output)
     writer = initial = None
     if output.quarantine:
         validate_quarantine_key(context, output.key)
@@ -152,18 +147,14 @@ def _start(
         initial = initial_writer_for(context, output.key, writer)
     partition = partition_key(context) if step.partitions_def is not None else None
     lazy = output.hands_lazy_table and sinks_lazy_table(step_context, output.key)
-    policy = output.settings.policy
-    return OutputRun(
+    run = OutputRun(
         output,
         partition,
         writer,
         clear_quarantine=output.clear_quarantine and can_clear(context),
-        history=read_history(context, output.key, partition, policy) if span is None else None,
-        range_history=(
-            read_range_history(context, output.key, span.keys, policy) if span else None
-        ),
         initial_writer=initial,
         fit_table=table_fit_for(context, output.key),
         staging=staging if lazy and output.settings.streaming else None,
         lazy_table=lazy,
     )
+    return scope.with_history(run)

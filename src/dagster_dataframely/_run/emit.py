@@ -4,7 +4,9 @@ Every quarantine of the step is written before anything is yielded, so before th
 (Dagster writes an output when it is yielded): a quarantine that cannot be written leaves every
 table as it was. If any outcome fails the step, no table is written at all, every output's
 checks still report, the quarantines that have rows are still written, and the first failure
-is raised. A single asset is the one-output case of the same rule.
+is raised. A single asset is the one-output case of the same rule. How the results are
+yielded, and which error is raised, is the `Layout`'s: a step's own, or a partition range's
+(`range_emit`).
 
 The statistics, the costliest report and one that needs only the valid rows, run in a thread
 while the quarantines are written and the checks are built (ADR 0004); each quarantine frame is
@@ -16,7 +18,7 @@ from __future__ import annotations
 from collections.abc import Iterator, Mapping, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Protocol, TypeVar
 
 import dagster as dg
 import polars as pl
@@ -76,6 +78,8 @@ StepYield = Iterator[dg.MaterializeResult[ValidRows] | dg.AssetCheckResult]
 Returned = Mapping[str, dg.MaterializeResult[Any] | None]
 """The user's own `MaterializeResult` of each output, by output name, when one was returned."""
 
+_Yield = TypeVar("_Yield", covariant=True)
+
 
 @dataclass(frozen=True, slots=True, eq=False)
 class _Report:
@@ -100,6 +104,21 @@ class Emission:
     """Where the quarantine was written, when it was."""
 
 
+class Layout(Protocol[_Yield]):
+    """How a step yields its emissions and which error it raises: the one part of the tail
+    that differs between a step and a run over a partition range (`range_emit.RangeLayout`)."""
+
+    def yields(self, emissions: Sequence[Emission]) -> Iterator[_Yield]:
+        """What the step yields, every quarantine written already."""
+        ...
+
+    def error(
+        self, failed: Sequence[Emission], emissions: Sequence[Emission]
+    ) -> ValidationFailedError:
+        """The error the step raises when `failed` (some of `emissions`) fail it."""
+        ...
+
+
 def emit(
     outcomes: Sequence[Outcome], returned: Returned | None = None, log: Any = None
 ) -> StepYield:
@@ -110,16 +129,59 @@ def emit(
     copied onto the table's materialization (this package's keys win over the user's). `log`
     is the step's, which warns when rows were quarantined while every check passed.
     """
-    emissions = prepare(outcomes, returned)
-    warn_if_quarantined_while_passing(emissions, log)
-    for emission in emissions:
-        if emission.table is not None:
-            yield emission.table
-        yield from emission.checks
-    raise_first(emissions)
+    return emit_as(EACH_OUTCOME, outcomes, returned, log)
 
 
-def prepare(outcomes: Sequence[Outcome], returned: Returned | None = None) -> list[Emission]:
+def emit_as(
+    layout: Layout[_Yield],
+    outcomes: Sequence[Outcome],
+    returned: Returned | None = None,
+    log: Any = None,
+) -> Iterator[_Yield]:
+    """`emit`'s tail, the emissions yielded and the error chosen by `layout`."""
+    emissions = _prepare(outcomes, returned)
+    _warn_if_quarantined_while_passing(emissions, log)
+    yield from layout.yields(emissions)
+    failed = [e for e in emissions if e.error is not None]
+    if failed:
+        raise layout.error(failed, emissions)
+
+
+@dataclass(frozen=True, slots=True)
+class _EachOutcome:
+    """A step's layout: each outcome's table, then its checks, in the outputs' order."""
+
+    def yields(
+        self, emissions: Sequence[Emission]
+    ) -> Iterator[dg.MaterializeResult[ValidRows] | dg.AssetCheckResult]:
+        """Each outcome's materialization, if it has one, then its check results."""
+        for emission in emissions:
+            if emission.table is not None:
+                yield emission.table
+            yield from emission.checks
+
+    def error(
+        self, failed: Sequence[Emission], emissions: Sequence[Emission]
+    ) -> ValidationFailedError:
+        """The first failing output's own error; in a step of several outputs, noting them all."""
+        first = failed[0].error
+        assert first is not None
+        if len(emissions) > 1:
+            shown = ", ".join(repr(e.outcome.run.output.key.to_user_string()) for e in failed)
+            first.add_note(
+                f"dagster-dataframely: the outputs that failed this step: {shown}. No table of "
+                "the step was written (every output keeps its previous contents); every "
+                "output's checks were reported, and the quarantines of outputs with invalid "
+                "rows were written."
+            )
+        return first
+
+
+EACH_OUTCOME = _EachOutcome()
+"""The layout of a step's outcomes (one per selected output)."""
+
+
+def _prepare(outcomes: Sequence[Outcome], returned: Returned | None = None) -> list[Emission]:
     """Write the step's quarantines and build what each outcome yields, under the one rule.
 
     Nothing is yielded and no table is written yet: Dagster writes a table when its
@@ -149,7 +211,7 @@ def prepare(outcomes: Sequence[Outcome], returned: Returned | None = None) -> li
     ]
 
 
-def warn_if_quarantined_while_passing(emissions: Sequence[Emission], log: Any) -> None:
+def _warn_if_quarantined_while_passing(emissions: Sequence[Emission], log: Any) -> None:
     """In a step that succeeds, warn through `log` of each output whose rows were quarantined
     while every one of its checks passed (`quarantine_notice`)."""
     if any(emission.error is not None for emission in emissions):
@@ -157,14 +219,6 @@ def warn_if_quarantined_while_passing(emissions: Sequence[Emission], log: Any) -
     warn_of_passing_quarantines(
         log, [passing_quarantine_line(e.outcome, e.checks, e.address) for e in emissions]
     )
-
-
-def raise_first(emissions: Sequence[Emission]) -> None:
-    """Raise the first failing outcome's error; in a step of several outputs, noting them all."""
-    errors = [(e.outcome, e.error) for e in emissions if e.error is not None]
-    if errors:
-        first = _first_error(errors, several=len(emissions) > 1)
-        raise first
 
 
 def _start_statistics(
@@ -388,21 +442,6 @@ def _stored_value(run: OutputRun, valid: ValidRows) -> ValidRows:
     if run.fit_table is not None and isinstance(valid, pl.DataFrame):
         return run.fit_table(valid)
     return valid
-
-
-def _first_error(
-    errors: list[tuple[Outcome, ValidationFailedError]], *, several: bool
-) -> ValidationFailedError:
-    """The first failing output's own error; in a step of several outputs, noting them all."""
-    first = errors[0][1]
-    if several:
-        shown = ", ".join(repr(outcome.run.output.key.to_user_string()) for outcome, _ in errors)
-        first.add_note(
-            f"dagster-dataframely: the outputs that failed this step: {shown}. No table of the "
-            "step was written (every output keeps its previous contents); every output's checks "
-            "were reported, and the quarantines of outputs with invalid rows were written."
-        )
-    return first
 
 
 def _user_metadata(returned: dg.MaterializeResult[Any] | None) -> Mapping[str, Any]:

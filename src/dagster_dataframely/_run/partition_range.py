@@ -2,14 +2,15 @@
 
 A single-run backfill (`dg.BackfillPolicy.single_run()`) materializes several partitions in one
 step, and a manager that stores a range in one write (a `DbIOManager`, such as DuckDB's) stores
-them together. The package still validates each partition's rows on their own: each row's
-partition is read from the asset's `partition_expr` (the entry that manager stores the range
-by), and each partition's rows get their own outcome, so a primary key or a `.over()` rule never
-spans two partitions, and the quality policy's checks that remember compare each partition
-with what a run of it alone would (`history.RangeHistory`). `range_emit` then reports them one
-partition at a time and writes the table and the quarantine once each. Before the function
-runs, a manager that would store the range as several writes (or, for a multi-partitioned
-asset, not as one rectangle of keys), or an asset without a `partition_expr`, is refused.
+them together. The package still validates each partition's rows on their own: each row's partition
+is read from the asset's `partition_expr` (the entry that manager stores the range by), and each
+partition's rows get their own outcome, so a primary key or a `.over()` rule never spans two
+partitions, and the quality policy's checks that remember compare each partition with what a run of
+it alone would (`history.RangeHistory`). It is one of a step's scopes (`scope.Scope`): `emit`
+reports the partitions one at a time, laid out by `range_emit`, and writes the table and the
+quarantine once each. Before the function runs, a manager that would store the range as several
+writes (or, for a multi-partitioned asset, not as one rectangle of keys), or an asset without a
+`partition_expr`, is refused.
 """
 
 from __future__ import annotations
@@ -39,7 +40,9 @@ from dagster_dataframely._upstream import (
 )
 from dagster_dataframely.errors import PartitionRangeError
 
+from .policy.history import read_range_history
 from .policy.outcome import Classified, Clean, Outcome, Partial, Split
+from .range_emit import RangeLayout
 from .split.split import Frame, collect_once, column_problems
 from .split.valid_rows import row_count
 from .validated_output import OutputRun, ValidatedOutput
@@ -110,9 +113,11 @@ class PartitionRange:
         split: Split,
         frames: Mapping[str, Frame | None],
         runs: Mapping[str, OutputRun],
-    ) -> dict[str, dict[str, Outcome]]:
+    ) -> list[Outcome]:
         """Every output's outcome in every partition, each partition's rows split on their own.
 
+        By output (in the order of `runs`), then by partition in the range's order, as
+        `layout` regroups them.
         `split` is the step's own (a Collection's members split jointly in each partition).
         Each partition's run keeps the output's settings, names its partition, writes its
         invalid rows through the output's one quarantine of the whole range, and compares with
@@ -152,7 +157,18 @@ class PartitionRange:
                 for outcome in (by_key[key][name] for key in self.keys)
                 if isinstance(outcome, Classified)
             ]
-        return {name: {key: by_key[key][name] for key in self.keys} for name in runs}
+        return [by_key[key][name] for name in runs for key in self.keys]
+
+    def with_history(self, run: OutputRun) -> OutputRun:
+        """`run` with what a run of each partition alone would remember (`decide` picks)."""
+        policy = run.output.settings.policy
+        history = read_range_history(self.context, run.output.key, self.keys, policy)
+        return dataclasses.replace(run, range_history=history)
+
+    @property
+    def layout(self) -> RangeLayout:
+        """Per output, one table of the range and each partition's check evaluations."""
+        return RangeLayout(self.context)
 
     def _sliced(
         self, frames: Mapping[str, Frame | None], runs: Mapping[str, OutputRun]

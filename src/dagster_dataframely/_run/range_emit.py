@@ -1,20 +1,22 @@
 """Emission of a run over a partition range: one write, and a report per partition.
 
-Each partition's outcome is emitted under the one rule of every step (`emit.prepare`: every
-quarantine first, no table when any outcome fails the step), then regrouped by output. The
-manager stores the range in one write, so each output yields one materialization holding every
-partition's valid rows; each partition's own counts, statistics and samples go onto that
-partition's materialization event through `add_asset_metadata(partition_key=...)`. On the range
-as a whole goes only what every partition replaces with its own value, so no partition shows
-another's figures: the invalid count and quarantine address, when every partition has them,
-so that they lead each partition's metadata (`report.range_leading_metadata`). A check
-result cannot name a partition (Dagster takes it from the step), so each partition's results
-are yielded as `dg.AssetCheckEvaluation`s of that partition, after the check's output.
+Each partition's outcome is emitted by `emit`'s own tail, under the one rule of every step (every
+quarantine first, no table when any outcome fails the step); this module is only the range's
+`Layout`, which regroups them by output. The manager stores the range in one write, so each output
+yields one materialization holding every partition's valid rows; each partition's own counts,
+statistics and samples go onto that partition's materialization event through
+`add_asset_metadata(partition_key=...)`. On the range as a whole goes only what every partition
+replaces with its own value, so no partition shows another's figures: the invalid count and
+quarantine address, when every partition has them, so that they lead each partition's metadata
+(`report.range_leading_metadata`). A check result cannot name a partition (Dagster takes it from
+the step), so each partition's results are yielded as `dg.AssetCheckEvaluation`s of that partition,
+after the check's output.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
 from itertools import groupby
 
 import dagster as dg
@@ -23,9 +25,7 @@ import polars as pl
 from dagster_dataframely._upstream import check_evaluation_target
 from dagster_dataframely.errors import ValidationFailedError
 
-from .emit import Emission, Returned, prepare, warn_if_quarantined_while_passing
-from .partition_range import PartitionRange
-from .policy.outcome import Outcome
+from .emit import Emission
 from .report.report import range_leading_metadata
 from .split.valid_rows import ValidRows
 
@@ -34,30 +34,34 @@ RangeYield = Iterator[dg.MaterializeResult[ValidRows] | dg.AssetCheckEvaluation 
 check's output and its evaluation in every partition."""
 
 
-def emit_range(
-    span: PartitionRange, outcomes: Mapping[str, Mapping[str, Outcome]], returned: Returned
-) -> RangeYield:
-    """Write the range's quarantines and tables once, report every partition, then raise.
+@dataclass(frozen=True, slots=True)
+class RangeLayout:
+    """`emit`'s layout for a range: the outcomes (by output, then partition) regrouped by output.
 
-    `outcomes` are `PartitionRange.decide`'s: by output name (in the order results are
-    yielded), then by partition key.
+    The quarantines, metadata, check results and quarantine notice are `emit`'s own; this
+    says only how a range yields them and which error it raises.
     """
-    emissions = prepare([o for by_key in outcomes.values() for o in by_key.values()], returned)
-    warn_if_quarantined_while_passing(emissions, span.context.log)
-    for _, group in groupby(emissions, key=lambda e: e.outcome.run.output.name):
-        partitions = list(group)
-        table = _table(span, partitions)
-        if table is not None:
-            yield table
-        yield from _evaluations(span, partitions)
-    failed = [e for e in emissions if e.error is not None]
-    if failed:
-        first = _noted(failed)
-        raise first
+
+    context: dg.AssetExecutionContext
+
+    def yields(self, emissions: Sequence[Emission]) -> RangeYield:
+        """Per output, its one materialization of the range, then its checks in each partition."""
+        for _, group in groupby(emissions, key=lambda e: e.outcome.run.output.name):
+            partitions = list(group)
+            table = _table(self.context, partitions)
+            if table is not None:
+                yield table
+            yield from _evaluations(self.context, partitions)
+
+    def error(
+        self, failed: Sequence[Emission], emissions: Sequence[Emission]
+    ) -> ValidationFailedError:
+        """The first failing partition's error, noting every partition and output that failed."""
+        return _noted(failed)
 
 
 def _table(
-    span: PartitionRange, partitions: list[Emission]
+    context: dg.AssetExecutionContext, partitions: list[Emission]
 ) -> dg.MaterializeResult[ValidRows] | None:
     """One output's materialization of the range, each partition's metadata put on its event.
 
@@ -67,7 +71,7 @@ def _table(
     if not tables:
         return None
     for emission, table in zip(partitions, tables, strict=True):
-        span.context.add_asset_metadata(
+        context.add_asset_metadata(
             dict(table.metadata or {}),
             asset_key=table.asset_key,
             partition_key=emission.outcome.run.partition_key,
@@ -90,7 +94,7 @@ def _table(
 
 
 def _evaluations(
-    span: PartitionRange, partitions: list[Emission]
+    context: dg.AssetExecutionContext, partitions: list[Emission]
 ) -> Iterator[dg.AssetCheckEvaluation | dg.Output[None]]:
     """Each check's output once, then its evaluation in each partition, as a check result's.
 
@@ -99,7 +103,6 @@ def _evaluations(
     evaluation per partition, with what Dagster fills in for a check result: its blocking
     flag, and the partition's latest materialization as the target.
     """
-    context = span.context
     announced: set[dg.AssetCheckKey] = set()
     for emission in partitions:
         partition = emission.outcome.run.partition_key
@@ -129,7 +132,7 @@ def _evaluations(
             )
 
 
-def _noted(failed: list[Emission]) -> ValidationFailedError:
+def _noted(failed: Sequence[Emission]) -> ValidationFailedError:
     """The first failing partition's error, noting every partition and output that failed."""
     first = failed[0].error
     assert first is not None

@@ -1,0 +1,108 @@
+"""What one run of a step is over: its one partition (or none), or a range of partitions.
+
+The plug point of `Step` for a single-run backfill, chosen once where the step is built
+(`scope_for`) and asked at each run which one it is. The two differ only in how storage is
+checked before the function runs, which history the quality policy reads, how the outputs'
+frames are decided (the range's per partition) and the `emit.Layout` of the results; every
+other part of the run, the emission's tail included, is the same code.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+import dagster as dg
+
+from dagster_dataframely._store.step_storage import check_partition_storage
+
+from .emit import EACH_OUTCOME, Layout
+from .partition_range import PartitionRange
+from .policy.history import read_history
+from .policy.outcome import Outcome, Split
+from .split.split import Frame
+from .split.valid_rows import ValidRows
+from .validated_output import OutputRun, ValidatedOutput
+
+StepEvent = (
+    dg.MaterializeResult[ValidRows]
+    | dg.AssetCheckResult
+    | dg.AssetCheckEvaluation
+    | dg.Output[None]
+)
+"""One thing a step yields: a table, a check's result, or (over a range) a check's output and
+its evaluation in one partition."""
+
+
+class Scope(Protocol):
+    """What a run is over, as the compute wrapper asks it (`OneStep` or `PartitionRange`)."""
+
+    def check(self, output: ValidatedOutput) -> None:
+        """Refuse, before the function runs, an output the scope cannot store."""
+        ...
+
+    def with_history(self, run: OutputRun) -> OutputRun:
+        """`run` with the history its quality policy compares with."""
+        ...
+
+    def decide(
+        self, split: Split, frames: Mapping[str, Frame | None], runs: Mapping[str, OutputRun]
+    ) -> list[Outcome]:
+        """Every outcome of the run, in the order `layout` yields them."""
+        ...
+
+    @property
+    def layout(self) -> Layout[StepEvent]:
+        """How `emit`'s tail yields the outcomes and which error it raises."""
+        ...
+
+
+ScopeOf = Callable[[Any], Scope]
+"""The scope of one run, from the call's context (None when the function takes none)."""
+
+
+@dataclass(frozen=True, slots=True)
+class OneStep:
+    """A run of one partition, or of an unpartitioned asset: the step as Dagster runs it."""
+
+    context: Any
+    partitions_def: dg.PartitionsDefinition[str] | None
+
+    def check(self, output: ValidatedOutput) -> None:
+        """A partition a database manager could not find the rows of is refused."""
+        if self.partitions_def is not None:
+            check_partition_storage(
+                self.context, output.key, self.partitions_def, quarantine=output.quarantine
+            )
+
+    def with_history(self, run: OutputRun) -> OutputRun:
+        """`run` with its partition's (or the asset's) history."""
+        policy = run.output.settings.policy
+        history = read_history(self.context, run.output.key, run.partition_key, policy)
+        return dataclasses.replace(run, history=history)
+
+    def decide(
+        self, split: Split, frames: Mapping[str, Frame | None], runs: Mapping[str, OutputRun]
+    ) -> list[Outcome]:
+        """The step's split, one outcome per output in the order of `runs`."""
+        outcomes = split(frames, runs)
+        return [outcomes[name] for name in runs]
+
+    @property
+    def layout(self) -> Layout[StepEvent]:
+        """Each outcome's table, then its checks."""
+        return EACH_OUTCOME
+
+
+def scope_for(partitions_def: dg.PartitionsDefinition[str] | None) -> ScopeOf:
+    """A step's scope: a partitioned asset's run may be a range (a single-run backfill)."""
+    if partitions_def is None:
+        return lambda context: OneStep(context, None)
+
+    def scope(context: Any) -> Scope:
+        span = PartitionRange.of_run(context, partitions_def)
+        return span if span is not None else OneStep(context, partitions_def)
+
+    return scope
