@@ -19,6 +19,7 @@ from dagster_dataframely._model.quality_policy import (
     ResolvedPolicy,
     resolve_policy,
 )
+from dagster_dataframely._model.rule_outcome import rule_outcomes
 from dagster_dataframely._model.schema import SchemaInfo, read_schema
 from dagster_dataframely._model.setting_keywords import (
     CheckSpecKeywords,
@@ -195,12 +196,13 @@ def _specs(
     )
     # Every other spec differs from the column-schema check's only in these three fields.
     specs = [column_schema]
+    outcomes = rule_outcomes(info, warning_rules, policy)
     specs += [
         sibling_check_spec(
             column_schema,
             name=group.name,
             description=_described(group, policy),
-            blocking=policy is not None and any(r.name in policy.blocking for r in group.rules),
+            blocking=any(outcomes[r.name].blocking for r in group.rules),
         )
         for group in check_groups(info, granularity, schema_rules, warning_rules)
     ]

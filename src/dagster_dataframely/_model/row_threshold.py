@@ -125,3 +125,13 @@ class Threshold:
         if not self.warn_above and not self.fail_above:
             return "the run fails on any failing row"
         return f"{check}, the run {_beyond(self.fail_above)}"
+
+
+def tolerates(threshold: Threshold, failed: int, rows: int) -> bool:
+    """Whether `failed` of `rows` rows are within `warn_above`, so the rule's check passes."""
+    return not exceeds(threshold.warn_above, failed, rows)
+
+
+def breaches(threshold: Threshold, failed: int, rows: int) -> bool:
+    """Whether `failed` of `rows` rows are above `fail_above`, so the run fails."""
+    return threshold.fail_above is not None and exceeds(threshold.fail_above, failed, rows)

@@ -15,6 +15,7 @@ from typing import ClassVar, TypeAlias
 
 import polars as pl
 
+from dagster_dataframely._model.rule_outcome import kept_in_table, rule_outcomes
 from dagster_dataframely._run.report.failures import Failures
 from dagster_dataframely._run.split.split import (
     Frame,
@@ -191,14 +192,14 @@ def classify(
     blocking rule failed and whether the output has a quarantine, then the quality policy:
     the failure policy's own failures come first, and a policy never moves a row.
     """
-    written, quarantined = keep_warning_only_rows(
-        valid, failures, run.output.settings.warning_rules
-    )
+    settings = run.output.settings
+    kept = kept_in_table(rule_outcomes(run.output.info, settings.warning_rules, settings.policy))
+    written, quarantined = keep_warning_only_rows(valid, failures, kept)
     valid_count = row_count(valid)  # one column of staged rows, free for a DataFrame
     # Without a warning-only row to move back, the table is the valid rows themselves.
     written_count = valid_count if written is valid else row_count(written)
     evaluation = evaluate(
-        run.output.settings.policy,
+        settings.policy,
         failures.counts,
         rows=valid_count + failures.invalid_count,
         written=written_count,

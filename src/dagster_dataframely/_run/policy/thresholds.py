@@ -11,7 +11,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 
 from dagster_dataframely._model.quality_policy import ResolvedPolicy
-from dagster_dataframely._model.row_threshold import Threshold, exceeds
+from dagster_dataframely._model.row_threshold import Threshold, breaches, tolerates
 
 
 @dataclass(frozen=True, slots=True)
@@ -32,13 +32,12 @@ class RuleVerdict:
     @property
     def tolerated(self) -> bool:
         """Whether the failures are within `warn_above`, so the rule's check passes."""
-        return not exceeds(self.threshold.warn_above, self.failed, self.rows)
+        return tolerates(self.threshold, self.failed, self.rows)
 
     @property
     def fails_run(self) -> bool:
         """Whether the failures are above `fail_above`, so the run fails."""
-        bound = self.threshold.fail_above
-        return bound is not None and exceeds(bound, self.failed, self.rows)
+        return breaches(self.threshold, self.failed, self.rows)
 
 
 def rule_verdicts(

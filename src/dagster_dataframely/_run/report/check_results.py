@@ -12,6 +12,7 @@ from dagster_dataframely._model import names
 from dagster_dataframely._model.check_groups import CheckGroup, check_groups
 from dagster_dataframely._model.collection import CollectionInfo
 from dagster_dataframely._model.quality_policy import ResolvedPolicy
+from dagster_dataframely._model.rule_outcome import RuleOutcomes, rule_outcomes
 from dagster_dataframely._model.schema import SchemaInfo
 from dagster_dataframely._model.settings import Settings
 from dagster_dataframely._run.policy.outcome import (
@@ -61,13 +62,12 @@ def check_results_for(
         sample_tables = failure_samples(
             groups, failures.samples(max_failure_samples), failures.info.sensitive
         )
+    warning_rules = frozenset().union(*(group.warning_rules for group in groups))
+    outcomes = rule_outcomes(failures.info, warning_rules, policy)
     for group in groups:
         metadata = _group_metadata(group, failures.counts, sample_tables.get(group.name))
-        if policy is None:
-            passed = not any(rule.name in failures.counts for rule in group.rules)
-            level = group.severity(failures.counts, severity)
-        else:
-            passed, level = _judged(group, failures.counts, severity, policy, verdicts or {})
+        passed, level = _judged(group, failures.counts, severity, outcomes, verdicts or {})
+        if policy is not None:
             metadata.update(_threshold_metadata(group, verdicts or {}))
         yield dg.AssetCheckResult(
             check_name=group.name,
@@ -113,15 +113,15 @@ def _judged(
     group: CheckGroup,
     counts: Mapping[str, int],
     outcome: dg.AssetCheckSeverity,
-    policy: ResolvedPolicy,
+    rules: RuleOutcomes,
     verdicts: Mapping[str, RuleVerdict],
 ) -> tuple[bool, dg.AssetCheckSeverity]:
-    """Whether a group's check passes under the quality policy, and its severity.
+    """Whether a group's check passes, and its severity, as each rule's `RuleOutcome` says.
 
     A rule fails the check when rows failed it beyond its threshold's `warn_above` (any row,
-    without a threshold). Its severity: `ERROR` above its `fail_above`; else the one the
-    policy chose for it; else a warning rule's `WARN`; else the outcome's. A collapsed check is
-    `ERROR` when one of its failing rules is.
+    without a threshold). Its severity: `ERROR` above its `fail_above`; else its outcome's
+    (the policy's choice, a warning rule's `WARN`); else the run's `outcome`. A collapsed check
+    is `ERROR` when one of its failing rules is.
     """
     failing = [
         rule.name
@@ -130,17 +130,10 @@ def _judged(
     ]
     if not failing:
         return True, group.severity(counts, outcome)
-    levels = []
-    for rule in failing:
-        verdict = verdicts.get(rule)
-        if verdict is not None and verdict.fails_run:
-            levels.append(_ERROR)
-        elif rule in policy.severities:
-            levels.append(policy.severities[rule])
-        elif rule in group.warning_rules:
-            levels.append(_WARN)
-        else:
-            levels.append(outcome)
+    levels = [
+        _ERROR if rule in verdicts and verdicts[rule].fails_run else rules[rule].severity or outcome
+        for rule in failing
+    ]
     return False, _ERROR if _ERROR in levels else _WARN
 
 
