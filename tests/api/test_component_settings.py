@@ -71,6 +71,9 @@ def _without_none(hint: object) -> object:
 def test_each_setting_field_has_the_type_dd_table_checks_gives_it() -> None:
     component = typing.get_type_hints(dd.TableChecksComponent)
     python = typing.get_type_hints(dd.table_checks)
+    # The settings arrive as `**settings: Unpack[...]`, each typed in that dict.
+    (keywords,) = typing.get_args(python.pop("settings"))
+    python |= typing.get_type_hints(keywords)
     for name in COMPONENT_SETTINGS:
         assert type(None) in typing.get_args(component[name]), name  # unset: the environment
         python_type = _without_none(python[name])
