@@ -7,12 +7,13 @@ working tree's `src` as `HEAD`): by default 3750485 (before the checks used the 
 ca6393e (the run's split, which collected the whole scan first) and the working tree.
 
 The table is `benchmarks.streaming`'s: the demo's `order_lines(rows, invalid_share=0.014)` in
-parquet files of `--file-rows` rows, each file's rows shuffled (unsorted keys). Two schemas:
-the demo's `Orders` (composite primary key, one `.over()` rule) and `OrdersNoKey`, without the
-key. Each measure is a fresh interpreter (`--worker`) that imports everything, resets the
-kernel's high-water mark (`/proc/self/clear_refs`), lists `check_results` once and reports
-`VmHWM` minus the RSS before it, its wall time and the failed counts it reported (the same at
-every commit, or the script stops). Runs are interleaved; the median of `--repeat` is shown.
+parquet files of `--file-rows` rows, each file's rows shuffled (unsorted keys). Three schemas
+(`--schemas`): the demo's `Orders` (composite primary key, one `.over()` rule), `OrdersNoKey`,
+without the key, and `OrdersRowRules`, without the `.over()` rule either. Each measure is a
+fresh interpreter (`--worker`) that imports everything, resets the kernel's high-water mark
+(`/proc/self/clear_refs`), lists `check_results` once and reports `VmHWM` minus the RSS before
+it, its wall time and the failed counts it reported (the same at every commit, or the script
+stops). Runs are interleaved; the median of `--repeat` is shown.
 
     .venv/bin/python -m benchmarks.stored_checks [--rows 5000000] [--repeat 3]
 """
@@ -36,11 +37,24 @@ if str(ROOT / "examples") not in sys.path:  # the demo package is not installed,
     sys.path.insert(0, str(ROOT / "examples"))
 
 import dagster as dg  # noqa: E402
+import dataframely as dy  # noqa: E402
 import polars as pl  # noqa: E402
 
-from benchmarks.streaming import SCHEMAS, _status, write_source  # noqa: E402
+from benchmarks.streaming import SCHEMAS as KEYED  # noqa: E402
+from benchmarks.streaming import _status, write_source  # noqa: E402
 
 COMMITS = ["3750485", "ca6393e", "HEAD"]
+
+
+class OrdersRowRules(KEYED["OrdersNoKey"]):  # type: ignore[misc,valid-type]
+    """`OrdersNoKey` without its `.over()` rule: every rule reads one row only."""
+
+    @dy.rule()
+    def one_currency_per_order(cls) -> pl.Expr:
+        return pl.lit(True)
+
+
+SCHEMAS = {**KEYED, "OrdersRowRules": OrdersRowRules}
 
 
 def worker(schema_name: str, source: Path) -> dict[str, Any]:
@@ -93,14 +107,14 @@ def _run_worker(schema_name: str, source: Path, code: Path) -> dict[str, Any]:
     return result
 
 
-def main(rows: int, repeat: int, file_rows: int, commits: list[str]) -> None:
+def main(rows: int, repeat: int, file_rows: int, commits: list[str], schemas: list[str]) -> None:
     with tempfile.TemporaryDirectory(prefix="stored-checks-bench-") as folder:
         source, code = Path(folder) / "table", Path(folder) / "code"
         source.mkdir()
         code.mkdir()
         write_source(rows, file_rows, source)
         paths = _sources(commits, code)
-        variants = [(schema, commit) for schema in SCHEMAS for commit in commits]
+        variants = [(schema, commit) for schema in schemas for commit in commits]
         runs: dict[tuple[str, str], list[dict[str, Any]]] = {v: [] for v in variants}
         for _ in range(repeat):
             for schema_name, commit in variants:
@@ -125,10 +139,17 @@ if __name__ == "__main__":
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--file-rows", type=int, default=1_000_000)
     parser.add_argument("--commits", nargs="+", default=COMMITS)
+    parser.add_argument("--schemas", nargs="+", default=list(SCHEMAS), choices=list(SCHEMAS))
     parser.add_argument("--worker", nargs=2, metavar=("SCHEMA", "SOURCE"))
     arguments = parser.parse_args()
     if arguments.worker:
         name, source_dir = arguments.worker
         print(json.dumps(worker(name, Path(source_dir))))
     else:
-        main(arguments.rows, arguments.repeat, arguments.file_rows, arguments.commits)
+        main(
+            arguments.rows,
+            arguments.repeat,
+            arguments.file_rows,
+            arguments.commits,
+            arguments.schemas,
+        )
