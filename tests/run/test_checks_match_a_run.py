@@ -20,6 +20,7 @@ from hypothesis import strategies as st
 
 import dagster_dataframely as dd
 from dagster_dataframely._model import names
+from tests.changing_source import ChangingSource
 from tests.rule_grammar import FRAMES, examples, schemas
 from tests.schemas import OrderBook
 
@@ -48,7 +49,9 @@ def _reported(result: dg.AssetCheckResult) -> tuple[Any, ...]:
     return result.passed, result.severity, metadata
 
 
-def _read_only(checks: dg.AssetChecksDefinition, **tables: pl.DataFrame) -> dict[str, Any]:
+def _read_only(
+    checks: dg.AssetChecksDefinition, **tables: pl.DataFrame | pl.LazyFrame
+) -> dict[str, Any]:
     """The read-only checks' results, by asset and check name, as a direct invocation gives them."""
     results = checks(dg.build_asset_check_context(), **tables)
     return {(r.asset_key, r.check_name): _reported(r) for r in results}
@@ -90,6 +93,58 @@ def test_table_checks_of_a_schema_report_what_a_run_reports(
 
     expected = {(orders.key, name): _reported(r) for name, r in run.checks.items()}
     assert _read_only(checks, table=frame) == expected
+
+
+@PROPERTY
+@given(data=st.data(), schema=schemas(), frame=FRAMES)
+def test_table_checks_of_a_lazy_table_report_what_they_report_of_its_rows(
+    data: st.DataObject, schema: type[dy.Schema], frame: pl.DataFrame
+) -> None:
+    """A lazy stored table is split counting its valid rows, never collecting them (a scan's
+    memory holds only its invalid rows): the results are those of the same rows in memory,
+    the count of rows a threshold's fraction reads included."""
+    assume(_rules_decide(schema, frame))
+    rules = [name for name in dir(schema) if name.startswith("rule_")]
+    warning_rules = data.draw(st.lists(st.sampled_from(rules), unique=True, max_size=1))
+    threshold = data.draw(THRESHOLDS)
+    policy = dd.QualityPolicy(threshold=threshold) if threshold else None
+    checks = dd.table_checks(
+        schema,
+        "orders",
+        severity=data.draw(st.sampled_from([WARN, ERROR])),
+        check_granularity=data.draw(st.sampled_from(["rule", "column", "schema"])),
+        warning_rules=warning_rules,
+        quality_policy=policy,
+    )
+
+    in_memory = _read_only(checks, table=frame)
+    assert _read_only(checks, table=frame.lazy()) == in_memory
+    # A plan over the table, not a bare frame: the rows it gives are the same.
+    assert _read_only(checks, table=frame.lazy().select(pl.all().reverse()).reverse()) == in_memory
+
+
+class _Amounts(dy.Schema):
+    amount = dy.Int64(min=0)
+
+
+def test_read_only_checks_read_a_lazy_table_once() -> None:
+    """The invalid rows and the number of rows (a threshold's fraction) come from one read:
+    a source whose rows turn invalid on a second read reports its first read's counts."""
+    source = ChangingSource(
+        pl.DataFrame({"amount": [1, -1, 2, 3]}), lambda frame, _: frame.with_columns(amount=-5)
+    )
+    results = dd.wiring.check_results(
+        _Amounts,
+        source.scan(),
+        asset_key="amounts",
+        severity=WARN,
+        quality_policy=dd.QualityPolicy(threshold=dd.Threshold(warn_above=0.5)),
+    )
+    (rule,) = [r for r in results if names.FAILED_COUNT in r.metadata]
+    assert source.reads == 1
+    assert rule.metadata[names.FAILED_COUNT].value == 1
+    assert rule.metadata[names.FAILED_FRACTION].value == 0.25
+    assert rule.passed
 
 
 _ORDER_IDS = ["a", "b", "c", None]

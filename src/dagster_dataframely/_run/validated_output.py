@@ -78,3 +78,6 @@ class OutputRun:
     lazy_table: bool = False
     """Whether the IO manager receives the valid rows as a `LazyFrame`, which it sinks: an
     output's `hands_lazy_table` stored by a manager that sinks one (dagster-polars')."""
+    writes_table: bool = True
+    """False where nothing is written (the read-only checks of a stored table): the valid rows
+    are then only counted, so a lazy table's valid rows are never collected."""

@@ -151,7 +151,7 @@ def decide(run: OutputRun, frame: Frame | None) -> Outcome:
     if run.staging is not None and isinstance(frame, pl.LazyFrame):
         asset = run.output.key.to_user_string()
         return classify(run, *streamed_split(info, frame, run.staging, asset=asset), undeclared)
-    split = split_rows(info, frame)
+    split = split_rows(info, frame, keep_valid_rows=run.writes_table)
     return classify(run, split.result, Failures.from_failure_info(info, split.failure), undeclared)
 
 

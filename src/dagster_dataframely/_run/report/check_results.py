@@ -260,7 +260,7 @@ def _reading(
         quarantine=False,
         clear_quarantine=False,
     )
-    return OutputRun(output, partition_key, writer=None, clear_quarantine=False)
+    return OutputRun(output, partition_key, writer=None, clear_quarantine=False, writes_table=False)
 
 
 def _reported(

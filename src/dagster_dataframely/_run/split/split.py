@@ -48,7 +48,9 @@ def column_problems(info: SchemaInfo, frame: Frame) -> list[dict[str, str]]:
     return problems
 
 
-def split_rows(info: SchemaInfo, frame: Frame) -> FilterResult[Any]:
+def split_rows(
+    info: SchemaInfo, frame: Frame, *, keep_valid_rows: bool = True
+) -> FilterResult[Any]:
     """Dataframely's split of `frame` into valid and invalid rows, running the user's plan once.
 
     `Schema.filter` returns two plans over one input, and `collect_all` runs the input once
@@ -64,7 +66,13 @@ def split_rows(info: SchemaInfo, frame: Frame) -> FilterResult[Any]:
     filters: the same rows and outcomes as `filter(...).collect_all(engine="streaming")`, for
     less time (`benchmarks/validation.py`). A (deterministic) rule gives a row one outcome, on
     whichever side it lands.
+
+    Without `keep_valid_rows` (nothing is written: the read-only checks), the valid side is
+    only counted, a frame of no column and their number of rows (`counted_rows`), and a
+    `LazyFrame`'s valid rows are never collected (`_split_counting`).
     """
+    if not keep_valid_rows and isinstance(frame, pl.LazyFrame):
+        return _split_counting(info, frame)
     rows = (
         frame if isinstance(frame, pl.DataFrame) else contiguous(frame.collect(engine="streaming"))
     )
@@ -74,12 +82,53 @@ def split_rows(info: SchemaInfo, frame: Frame) -> FilterResult[Any]:
     )
     if not rules:
         # As `filter` answers a rule-less schema: every row valid, a failure frame of no columns.
-        return FilterResult(cast(dy.DataFrame[Any], columns), FailureInfo(pl.LazyFrame(), []))
+        valid_rows = columns if keep_valid_rows else counted_rows(columns.height)
+        return FilterResult(cast(dy.DataFrame[Any], valid_rows), FailureInfo(pl.LazyFrame(), []))
     evaluated = plan.collect(engine="in-memory")
     mask = evaluated.get_column(passed)
-    valid = evaluated.select(columns.columns).filter(mask)
+    valid = (
+        evaluated.select(columns.columns).filter(mask)
+        if keep_valid_rows
+        else counted_rows(int(mask.sum()))
+    )
     invalid = evaluated.filter(~mask).drop(passed)
     # `filter`'s own result type: the valid rows, typed as rows of the schema.
+    return FilterResult(cast(dy.DataFrame[Any], valid), FailureInfo(invalid.lazy(), rules))
+
+
+def counted_rows(height: int) -> pl.DataFrame:
+    """Valid rows that were only counted: a frame of `height` rows and no column.
+
+    What a split that writes nothing keeps of its valid side: `row_count` and the outcome read
+    only their number (`keep_warning_only_rows` adds to it).
+    """
+    return pl.DataFrame(height=height)
+
+
+def _split_counting(info: SchemaInfo, frame: pl.LazyFrame) -> FilterResult[Any]:
+    """The split of a `LazyFrame` that holds only its invalid rows and counts the valid ones.
+
+    `filter`'s own plan (`evaluated_rules`) over the user's plan behind one `.cache()`, read by
+    two plans run together on the streaming engine (`collect_once`): the invalid rows with
+    their rule outcomes, and the number of rows. The cache runs the user's plan once, so both
+    see the same rows, and the valid rows are streamed past, never held.
+    """
+    columns = frame.select(info.schema.column_names())
+    plan, rules, passed = evaluated_rules(info.schema, columns, dataframely_rules(info.schema))
+    if not rules:
+        count = collect_once({"rows": columns.select(pl.len())})["rows"].item()
+        return FilterResult(
+            cast(dy.DataFrame[Any], counted_rows(count)), FailureInfo(pl.LazyFrame(), [])
+        )
+    shared = plan.cache()
+    got = collect_once(
+        {
+            "invalid": shared.filter(~pl.col(passed)).drop(passed),
+            "rows": shared.select(pl.len()),
+        }
+    )
+    invalid = got["invalid"]
+    valid = counted_rows(got["rows"].item() - invalid.height)
     return FilterResult(cast(dy.DataFrame[Any], valid), FailureInfo(invalid.lazy(), rules))
 
 
@@ -146,7 +195,9 @@ def keep_warning_only_rows(
     mask = failures.outcomes.select(quarantined).to_series()
     kept = failures.outcomes.filter(~mask).select(*failures.info.columns)
     written: ValidRows = valid
-    if kept.height and isinstance(valid, pl.LazyFrame):
+    if kept.height and isinstance(valid, pl.DataFrame) and not valid.width:
+        written = counted_rows(valid.height + kept.height)  # valid rows only counted
+    elif kept.height and isinstance(valid, pl.LazyFrame):
         written = pl.concat([valid, kept.lazy()], how="vertical")
     elif kept.height and isinstance(valid, pl.DataFrame):
         written = pl.concat([valid, kept], how="vertical", rechunk=False)
