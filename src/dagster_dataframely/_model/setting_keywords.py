@@ -165,7 +165,7 @@ def _described(
             continue
         following = next((p.name for p in parameters[index + 1 :] if p.name not in specs), None)
         spec = specs[parameter.name]
-        docstring = _inserted(
+        docstring = inserted_paragraph(
             docstring, following, spec.name, _paragraph(entry_point, spec, notes.pop(spec.name, ""))
         )
     assert not notes, f"notes for settings {entry_point.value} does not take: {sorted(notes)}"
@@ -180,7 +180,7 @@ def _paragraph(entry_point: EntryPoint, spec: SettingSpec, note: str) -> str:
     return " ".join(sentence for sentence in sentences if sentence)
 
 
-def _inserted(docstring: str, following: str | None, name: str, text: str) -> str:
+def inserted_paragraph(docstring: str, following: str | None, name: str, text: str) -> str:
     """`docstring` with `name`'s paragraph before `following`'s, or ending Parameters."""
     parameters = _PARAMETERS.search(docstring)
     assert parameters is not None, f"no Parameters section to describe {name} in"
