@@ -191,6 +191,16 @@ def _described(
     return docstring
 
 
+def with_raises(*raises: str) -> Callable[[T], T]:
+    """Open the function's Raises section with the `RAISES` paragraphs named in `raises`."""
+
+    def describe(function: T) -> T:
+        function.__doc__ = _with_raises(function.__doc__ or "", raises)
+        return function
+
+    return describe
+
+
 def _with_raises(docstring: str, raises: Sequence[str]) -> str:
     """`docstring` with the `RAISES` paragraphs named in `raises` first in its Raises section."""
     if not raises:
