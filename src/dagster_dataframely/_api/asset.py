@@ -45,6 +45,7 @@ SINGLE_OUTPUT = "result"
 @refusing_mistakes(EntryPoint.ASSET, "@dd.asset(Orders)")
 @with_setting_keywords(
     EntryPoint.ASSET,
+    raises=("names", "warning_rules", "quality_policy"),
     notes={"quarantine": "`True` also adds a `context` parameter to the asset."},
 )
 def asset(
@@ -132,19 +133,11 @@ def asset(
     ------
     CollectionNotSupportedError
         `schema` is a `dy.Collection`.
-    ReservedColumnError, InvalidColumnNameError, InvalidRuleNameError, CheckNameCollisionError
-        A column or rule name this package cannot use: in the reserved `dy_` namespace, with a
-        character Dagster does not allow in a check name, or one check name for two rules.
     InvalidSettingError
         A setting's argument or environment variable has a value the setting does not allow,
         or `DAGSTER_DATAFRAMELY_QUARANTINE_DIR` is set but empty.
-    UnknownWarningRuleError
-        A name in `warning_rules` is not one of the schema's rules.
     SensitiveMarkError
         A column's `metadata={"pii": ...}` is neither `True` nor `False`.
-    InvalidArgumentsError
-        `quality_policy` is not a `dd.QualityPolicy` (a dict of its fields, a bare
-        `dd.Threshold`).
     UnknownPolicyRuleError
         A rule name in `quality_policy` is not one of the schema's rules.
     ThresholdNotApplicableError

@@ -20,7 +20,7 @@ from dagster_dataframely._model.setting_keywords import (
 from dagster_dataframely._model.setting_model import EntryPoint
 
 
-@with_setting_keywords(EntryPoint.ASSET_OUT)
+@with_setting_keywords(EntryPoint.ASSET_OUT, raises=("names", "quality_policy"))
 @dataclass(frozen=True, init=False, eq=False)
 class AssetOut:
     """One validated output of a `dd.multi_asset`: a schema, `dd.asset`'s settings, a `dg.AssetOut`.
@@ -64,12 +64,6 @@ class AssetOut:
     ------
     CollectionNotSupportedError
         `schema` is a `dy.Collection`.
-    ReservedColumnError, InvalidColumnNameError, InvalidRuleNameError, CheckNameCollisionError
-        A column or rule name this package cannot use: in the reserved `dy_` namespace, with a
-        character Dagster does not allow in a check name, or one check name for two rules.
-    InvalidArgumentsError
-        `quality_policy` is not a `dd.QualityPolicy` (a dict of its fields, a bare
-        `dd.Threshold`).
 
     Examples
     --------

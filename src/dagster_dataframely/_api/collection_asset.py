@@ -9,14 +9,14 @@ quarantine column on every member it constrains.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence, Set
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import dagster as dg
 import dataframely as dy
 from typing_extensions import Unpack
 
-from dagster_dataframely._api.dagster_keywords import MULTI_ASSET_KEYWORDS, AssetDeps, passed_on
+from dagster_dataframely._api.dagster_keywords import OpKeywords, with_op_keywords
 from dagster_dataframely._api.refusals import refusing_mistakes
 from dagster_dataframely._declare.builder import build_collection_asset
 from dagster_dataframely._declare.output_declaration import declare_output
@@ -36,6 +36,10 @@ from .asset_out import AssetOut
 CollectionFunction = Callable[..., Mapping[str, Any] | dy.Collection | None]
 
 
+class CollectionAssetKeywords(CollectionKeywords, OpKeywords, total=False):
+    """`dd.collection_asset`'s keywords: its settings and those it passes on to Dagster."""
+
+
 @refusing_mistakes(EntryPoint.COLLECTION_ASSET, "@dd.collection_asset(OrderBook)")
 @with_setting_keywords(
     EntryPoint.COLLECTION_ASSET,
@@ -45,28 +49,14 @@ CollectionFunction = Callable[..., Mapping[str, Any] | dy.Collection | None]
         "check_granularity": "Each filter keeps a check of its own at every granularity.",
     },
 )
+@with_op_keywords(OpKeywords, item="member")
 def collection_asset(
     collection: type[dy.Collection],
     /,
     *,
     key_prefix: str | Sequence[str] | None = None,
     outs: Mapping[str, AssetOut | dg.AssetOut] | None = None,
-    name: str | None = None,
-    ins: Mapping[str, dg.AssetIn] | None = None,
-    deps: AssetDeps | None = None,
-    description: str | None = None,
-    config_schema: Mapping[str, Any] | None = None,
-    required_resource_keys: Set[str] | None = None,
-    resource_defs: Mapping[str, object] | None = None,
-    hooks: Set[dg.HookDefinition] | None = None,
-    partitions_def: dg.PartitionsDefinition[str] | None = None,
-    op_tags: Mapping[str, Any] | None = None,
-    group_name: str | None = None,
-    backfill_policy: dg.BackfillPolicy | None = None,
-    retry_policy: dg.RetryPolicy | None = None,
-    code_version: str | None = None,
-    pool: str | None = None,
-    **settings: Unpack[CollectionKeywords],
+    **keywords: Unpack[CollectionAssetKeywords],
 ) -> Callable[[CollectionFunction], dg.AssetsDefinition]:
     """Turn the decorated function into one validated asset per member of a `dy.Collection`.
 
@@ -120,16 +110,6 @@ def collection_asset(
         settings left at their defaults: the Collection is validated as one, with the
         decorator's settings. `is_required` is always `False` (an optional member may be
         skipped). A member without an entry gets a plain `dg.AssetOut()`.
-    name
-        The op's name. `None` uses the function's name.
-    description
-        Passed to `@dg.multi_asset` unchanged: the op's description. A member's own
-        description comes from its `outs` entry, else its schema's docstring.
-    config_schema
-        Passed to `@dg.multi_asset` unchanged. Only a mapping is accepted.
-    partitions_def
-        Passed to `@dg.multi_asset` unchanged. Every member's checks and quarantine are
-        partitioned the same way, and each partition is validated on its own.
     code_version
         The op's code version. A member without a `code_version` in `outs` takes this one if
         it is set, else a digest of its schema and of the filters that constrain it, so a
@@ -202,7 +182,8 @@ def collection_asset(
     print(sorted(spec.name for spec in order_book.check_specs if "filter" in spec.name))
     ```
     """
-    arguments = dict(locals())  # the parameters only, before any other name is bound
+    op = {name: value for name, value in keywords.items() if name in OpKeywords.__annotations__}
+    settings = {name: value for name, value in keywords.items() if name not in op}
     info = read_collection(collection)
     unknown = [member for member in outs or {} if member not in info.members]
     if unknown:
@@ -220,14 +201,13 @@ def collection_asset(
             given,
             given.resolve(member.info, known_rules=known),
             _member_out(member_name, member, (outs or {}).get(member_name)),
-            partitions_def=partitions_def,
+            partitions_def=keywords.get("partitions_def"),
             default_prefix=key_prefix,
-            code_version=code_version,
+            code_version=keywords.get("code_version"),
             is_required=False,
         )
         for member_name, member in info.members.items()
     ]
-    op = passed_on(arguments, MULTI_ASSET_KEYWORDS)
 
     def decorate(function: CollectionFunction) -> dg.AssetsDefinition:
         return build_collection_asset(info, declarations, function, op)

@@ -7,12 +7,13 @@ written.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Set
+from collections.abc import Callable, Mapping
 from typing import Any
 
 import dagster as dg
+from typing_extensions import Unpack
 
-from dagster_dataframely._api.dagster_keywords import MULTI_ASSET_KEYWORDS, AssetDeps, passed_on
+from dagster_dataframely._api.dagster_keywords import MultiAssetKeywords, with_op_keywords
 from dagster_dataframely._api.refusals import refusing_mistakes
 from dagster_dataframely._declare.builder import build_multi_asset
 from dagster_dataframely._declare.output_declaration import declare_output
@@ -26,25 +27,11 @@ MultiAssetFunction = Callable[..., Mapping[str, Any] | None]
 
 
 @refusing_mistakes(EntryPoint.MULTI_ASSET, '@dd.multi_asset(outs={"orders": dd.AssetOut(Orders)})')
+@with_op_keywords(MultiAssetKeywords, item="output", after={"can_subset": "op_tags"})
 def multi_asset(
     *,
     outs: Mapping[str, AssetOut],
-    name: str | None = None,
-    ins: Mapping[str, dg.AssetIn] | None = None,
-    deps: AssetDeps | None = None,
-    description: str | None = None,
-    config_schema: Mapping[str, Any] | None = None,
-    required_resource_keys: Set[str] | None = None,
-    resource_defs: Mapping[str, object] | None = None,
-    hooks: Set[dg.HookDefinition] | None = None,
-    partitions_def: dg.PartitionsDefinition[str] | None = None,
-    op_tags: Mapping[str, Any] | None = None,
-    can_subset: bool = False,
-    group_name: str | None = None,
-    backfill_policy: dg.BackfillPolicy | None = None,
-    retry_policy: dg.RetryPolicy | None = None,
-    code_version: str | None = None,
-    pool: str | None = None,
+    **keywords: Unpack[MultiAssetKeywords],
 ) -> Callable[[MultiAssetFunction], dg.AssetsDefinition]:
     """Turn the decorated function into a multi-asset that validates each output it returns.
 
@@ -81,16 +68,6 @@ def multi_asset(
     outs
         The outputs by name, each a `dd.AssetOut` with its schema and settings. The name is
         the output's asset name (under its `key_prefix`) unless its `key` says otherwise.
-    name
-        The multi-asset's op name. `None` uses the function's name.
-    description
-        Passed to `@dg.multi_asset` unchanged: the op's description. Each output's own
-        description comes from its `dd.AssetOut` or its schema's docstring.
-    config_schema
-        Passed to `@dg.multi_asset` unchanged. Only a mapping is accepted.
-    partitions_def
-        Passed to `@dg.multi_asset` unchanged. Every output's checks and quarantine are
-        partitioned the same way, and each partition is validated on its own.
     can_subset
         Passed to `@dg.multi_asset` unchanged. A subset run validates and writes only the
         selected outputs, and the atomicity rule covers only those.
@@ -147,7 +124,6 @@ def multi_asset(
     print(sorted(check.name for check in orders_and_lines.check_specs))
     ```
     """
-    arguments = dict(locals())  # the parameters only, before any other name is bound
     read_quarantine_dir()  # an empty value is a mistake worth failing on at declaration
     declarations = []
     for output, out in outs.items():
@@ -159,13 +135,12 @@ def multi_asset(
                 out.settings,
                 out.settings.resolve(info),
                 out.out,
-                partitions_def=partitions_def,
-                code_version=code_version,
+                partitions_def=keywords.get("partitions_def"),
+                code_version=keywords.get("code_version"),
             )
         )
-    op = passed_on(arguments, MULTI_ASSET_KEYWORDS)
 
     def decorate(function: MultiAssetFunction) -> dg.AssetsDefinition:
-        return build_multi_asset(declarations, function, op)
+        return build_multi_asset(declarations, function, keywords)
 
     return decorate

@@ -22,6 +22,7 @@ from dagster_dataframely._model.quality_policy import (
 from dagster_dataframely._model.rule_outcome import rule_outcomes
 from dagster_dataframely._model.schema import SchemaInfo, read_schema
 from dagster_dataframely._model.setting_keywords import (
+    WIRING_RAISES,
     CheckSpecKeywords,
     checked_settings,
     with_setting_keywords,
@@ -42,6 +43,7 @@ PARTITIONED_CHECKS_WARNING = "Specifying a partitions_def on an AssetCheckSpec"
 
 @with_setting_keywords(
     EntryPoint.WIRING_CHECK_SPECS,
+    raises=WIRING_RAISES,
     order=(
         "asset",
         "check_granularity",
@@ -91,18 +93,8 @@ def check_specs(
 
     Raises
     ------
-    UnknownWarningRuleError
-        A name in `warning_rules` is not one of the schema's rules.
-    InvalidArgumentsError
-        `quality_policy` is not a `dd.QualityPolicy` (a dict of its fields, a bare
-        `dd.Threshold`).
     UnknownPolicyRuleError
         A rule name in `quality_policy` is not one of the schema's rules.
-    InvalidSettingError
-        A setting's argument or environment variable has a value the setting does not allow.
-    ReservedColumnError, InvalidColumnNameError, InvalidRuleNameError, CheckNameCollisionError
-        A column or rule name this package cannot use: in the reserved `dy_` namespace, with a
-        character Dagster does not allow in a check name, or one check name for two rules.
 
     Examples
     --------

@@ -126,22 +126,12 @@ def _filter_rules(collection: type[dy.Collection], key: tuple[str, ...]) -> tupl
     rules = []
     for filter_name, logic in collection_filters(collection).items():
         query = _query(collection, logic, key)
-        rules.append(
-            RuleInfo(
-                name=filter_name,
-                column=None,
-                check_name=names.filter_check_name(filter_name),
-                label=f"filter {filter_name} of {name}",
-                description=function_docstring(logic)
-                or (
-                    f"Keeps the rows whose ({keys}) the filter {filter_name} of {name} returns, "
-                    f"in every member it constrains."
-                ),
-                schema=None,
-                plan=_plan(query),
-                query=query,
-            )
+        description = function_docstring(logic) or (
+            f"Keeps the rows whose ({keys}) the filter {filter_name} of {name} returns, "
+            f"in every member it constrains."
         )
+        label = f"filter {filter_name} of {name}"
+        rules.append(_filter_rule(filter_name, label, description, _plan(query), query))
     for member_name, member in collection.members().items():
         if member.propagate_row_failures and not member.ignored_in_filters:
             rule_name = failure_propagation_rule(member_name)
@@ -149,20 +139,31 @@ def _filter_rules(collection: type[dy.Collection], key: tuple[str, ...]) -> tupl
                 f"Removes the rows whose ({keys}) is that of a row of member {member_name} "
                 f"that failed one of its rules (propagate_row_failures=True)."
             )
-            rules.append(
-                RuleInfo(
-                    name=rule_name,
-                    column=None,
-                    check_name=names.filter_check_name(rule_name),
-                    label=f"failure propagation from {member_name} in {name}",
-                    description=text,
-                    schema=None,
-                    plan=functools.partial(str, text),
-                )
-            )
+            label = f"failure propagation from {member_name} in {name}"
+            rules.append(_filter_rule(rule_name, label, text, functools.partial(str, text)))
     # A Python identifier may have letters Dagster refuses in a check name.
     validate_rule_names(name, tuple(rules))
     return tuple(rules)
+
+
+def _filter_rule(
+    rule_name: str,
+    label: str,
+    description: str,
+    plan: Callable[[], str],
+    query: Callable[[], pl.LazyFrame] | None = None,
+) -> RuleInfo:
+    """A rule of the Collection's: no column or schema of its own, a `dy_filter__` check."""
+    return RuleInfo(
+        name=rule_name,
+        column=None,
+        check_name=names.filter_check_name(rule_name),
+        label=label,
+        description=description,
+        schema=None,
+        plan=plan,
+        query=query,
+    )
 
 
 def _query(

@@ -10,10 +10,12 @@ import dataframely as dy
 
 from . import names, render
 from .schema import PRIMARY_KEY_RULE, SchemaInfo, read_schema
+from .setting_keywords import with_raises
 from .shown_values import dtype_text
 from .warning_rules import WARNING_SUFFIX, resolve_warning_rules
 
 
+@with_raises("warning_rules", "names")
 def table_schema(
     schema: type[dy.Schema], *, warning_rules: Iterable[str] | None = None
 ) -> dg.TableSchema:
@@ -40,11 +42,6 @@ def table_schema(
 
     Raises
     ------
-    UnknownWarningRuleError
-        A name in `warning_rules` is not one of the schema's rules.
-    ReservedColumnError, InvalidColumnNameError, InvalidRuleNameError, CheckNameCollisionError
-        A column or rule name this package cannot use: in the reserved `dy_` namespace, with a
-        character Dagster does not allow in a check name, or one check name for two rules.
     """
     info = read_schema(schema)
     return columns_tab(info, resolve_warning_rules(info, warning_rules))
@@ -111,6 +108,7 @@ def _table_constraints(info: SchemaInfo, warnings: frozenset[str]) -> dg.TableCo
     )
 
 
+@with_raises("warning_rules", "names")
 def schema_metadata(
     schema: type[dy.Schema], *, warning_rules: Iterable[str] | None = None
 ) -> dict[str, dg.TableSchema]:
@@ -136,11 +134,6 @@ def schema_metadata(
 
     Raises
     ------
-    UnknownWarningRuleError
-        A name in `warning_rules` is not one of the schema's rules.
-    ReservedColumnError, InvalidColumnNameError, InvalidRuleNameError, CheckNameCollisionError
-        A column or rule name this package cannot use: in the reserved `dy_` namespace, with a
-        character Dagster does not allow in a check name, or one check name for two rules.
 
     Examples
     --------

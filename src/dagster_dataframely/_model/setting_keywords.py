@@ -91,6 +91,23 @@ _POLICY_NAMES = {
     EntryPoint.WIRING_VALIDATION_RESULTS: "validation_results",
 }
 """How a policy error names an entry point, where it is not the entry point's own name."""
+RAISES = {
+    "warning_rules": "UnknownWarningRuleError\n"
+    "    A name in `warning_rules` is not one of the schema's rules.",
+    "setting": "InvalidSettingError\n"
+    "    A setting's argument or environment variable has a value the setting does not allow.",
+    "names": "ReservedColumnError, InvalidColumnNameError, InvalidRuleNameError, "
+    "CheckNameCollisionError\n"
+    "    A column or rule name this package cannot use: in the reserved `dy_` namespace, with a\n"
+    "    character Dagster does not allow in a check name, or one check name for two rules.",
+    "quality_policy": "InvalidArgumentsError\n"
+    "    `quality_policy` is not a `dd.QualityPolicy` (a dict of its fields, a bare\n"
+    "    `dd.Threshold`).",
+}
+"""The Raises paragraphs entry points share, written once: `with_setting_keywords(raises=)`."""
+WIRING_RAISES = ("warning_rules", "setting", "names", "quality_policy")
+"""What each `dd.wiring` function raises for its settings and its schema's names."""
+_RAISES = re.compile(r"^(?P<indent>[ ]*)Raises\n(?P=indent)-+\n", re.MULTILINE)
 _SECTION = re.compile(r"^(?P<indent>[ ]*)[A-Z][a-z]+\n(?P=indent)-+$", re.MULTILINE)
 _PARAMETERS = re.compile(r"^(?P<indent>[ ]*)Parameters\n(?P=indent)-+$", re.MULTILINE)
 
@@ -100,6 +117,7 @@ def with_setting_keywords(
     *,
     order: Sequence[str] | None = None,
     notes: Mapping[str, str] | None = None,
+    raises: Sequence[str] = (),
 ) -> Callable[[T], T]:
     """Give the function (or class) the signature and docs with `entry_point`'s settings.
 
@@ -107,7 +125,8 @@ def with_setting_keywords(
     before the other keyword-only parameters, or where `order` (every keyword-only name, in
     the signature's order) puts them. Each setting gets a Parameters paragraph from its
     model (`doc`, `detail`, the variable it falls back to) and its line of `notes`, before
-    the paragraph of the parameter that follows it, so no entry point writes one out.
+    the paragraph of the parameter that follows it, so no entry point writes one out. The
+    `RAISES` paragraphs named in `raises` open its Raises section, in that order.
     """
 
     def sign(target: T) -> T:
@@ -129,8 +148,8 @@ def with_setting_keywords(
         ]
         parameters = _placed(parameters, settings, order)
         function.__signature__ = signature.replace(parameters=parameters)
-        target.__doc__ = _described(
-            target.__doc__ or "", entry_point, parameters, dict(notes or {})
+        target.__doc__ = _with_raises(
+            _described(target.__doc__ or "", entry_point, parameters, dict(notes or {})), raises
         )
         return target
 
@@ -165,11 +184,34 @@ def _described(
             continue
         following = next((p.name for p in parameters[index + 1 :] if p.name not in specs), None)
         spec = specs[parameter.name]
-        docstring = _inserted(
+        docstring = inserted_paragraph(
             docstring, following, spec.name, _paragraph(entry_point, spec, notes.pop(spec.name, ""))
         )
     assert not notes, f"notes for settings {entry_point.value} does not take: {sorted(notes)}"
     return docstring
+
+
+def with_raises(*raises: str) -> Callable[[T], T]:
+    """Open the function's Raises section with the `RAISES` paragraphs named in `raises`."""
+
+    def describe(function: T) -> T:
+        function.__doc__ = _with_raises(function.__doc__ or "", raises)
+        return function
+
+    return describe
+
+
+def _with_raises(docstring: str, raises: Sequence[str]) -> str:
+    """`docstring` with the `RAISES` paragraphs named in `raises` first in its Raises section."""
+    if not raises:
+        return docstring
+    section = _RAISES.search(docstring)
+    assert section is not None, "no Raises section to open with the shared paragraphs"
+    indent = section["indent"]
+    text = "".join(
+        "".join(f"{indent}{line}\n" for line in RAISES[key].split("\n")) for key in raises
+    )
+    return docstring[: section.end()] + text + docstring[section.end() :]
 
 
 def _paragraph(entry_point: EntryPoint, spec: SettingSpec, note: str) -> str:
@@ -180,7 +222,7 @@ def _paragraph(entry_point: EntryPoint, spec: SettingSpec, note: str) -> str:
     return " ".join(sentence for sentence in sentences if sentence)
 
 
-def _inserted(docstring: str, following: str | None, name: str, text: str) -> str:
+def inserted_paragraph(docstring: str, following: str | None, name: str, text: str) -> str:
     """`docstring` with `name`'s paragraph before `following`'s, or ending Parameters."""
     parameters = _PARAMETERS.search(docstring)
     assert parameters is not None, f"no Parameters section to describe {name} in"

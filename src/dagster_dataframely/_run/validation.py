@@ -21,6 +21,7 @@ from dagster_dataframely._model.asset_settings import OutputSettings
 from dagster_dataframely._model.keys import coerce_asset_key
 from dagster_dataframely._model.schema import read_schema
 from dagster_dataframely._model.setting_keywords import (
+    WIRING_RAISES,
     CheckKeywords,
     ValidationKeywords,
     checked_settings,
@@ -49,6 +50,7 @@ _SAME_AS_SPECS = (
 
 @with_setting_keywords(
     EntryPoint.WIRING_VALIDATION_RESULTS,
+    raises=WIRING_RAISES,
     order=(
         "valid_key",
         "quarantine_writer",
@@ -114,13 +116,6 @@ def validation_results(
 
     Raises
     ------
-    UnknownWarningRuleError
-        A name in `warning_rules` is not one of the schema's rules.
-    InvalidSettingError
-        A setting's argument or environment variable has a value the setting does not allow.
-    ReservedColumnError, InvalidColumnNameError, InvalidRuleNameError, CheckNameCollisionError
-        A column or rule name this package cannot use: in the reserved `dy_` namespace, with a
-        character Dagster does not allow in a check name, or one check name for two rules.
     ClearQuarantineError
         `clear_quarantine=True` without a `quarantine_writer`.
     DagsterInvariantViolationError
@@ -132,9 +127,6 @@ def validation_results(
         Rows failed validation and `quarantine_writer` is `None`, so nothing is written.
     NoValidRowsError
         Every row failed validation. The quarantine is written, and not the asset's table.
-    InvalidArgumentsError
-        `quality_policy` is not a `dd.QualityPolicy` (a dict of its fields, a bare
-        `dd.Threshold`).
     UnknownPolicyRuleError, ThresholdNotApplicableError
         `quality_policy` names a rule the schema lacks, or a threshold that cannot apply
         without a `quarantine_writer`.
@@ -216,6 +208,7 @@ def _emitted(run: OutputRun, frame: Frame | None) -> AssetYield:
 
 @with_setting_keywords(
     EntryPoint.WIRING_CHECK_RESULTS,
+    raises=WIRING_RAISES,
     order=(
         "asset_key",
         "severity",
@@ -270,16 +263,6 @@ def check_results(
 
     Raises
     ------
-    UnknownWarningRuleError
-        A name in `warning_rules` is not one of the schema's rules.
-    InvalidSettingError
-        A setting's argument or environment variable has a value the setting does not allow.
-    ReservedColumnError, InvalidColumnNameError, InvalidRuleNameError, CheckNameCollisionError
-        A column or rule name this package cannot use: in the reserved `dy_` namespace, with a
-        character Dagster does not allow in a check name, or one check name for two rules.
-    InvalidArgumentsError
-        `quality_policy` is not a `dd.QualityPolicy` (a dict of its fields, a bare
-        `dd.Threshold`).
     UnknownPolicyRuleError, ThresholdNotApplicableError
         `quality_policy` names a rule the schema lacks, or has a volume or undeclared-columns
         check.
