@@ -8,10 +8,14 @@ renamed or an import it forgot fails here, not in a reader's terminal. Anything 
 meant to run belongs in a ```text or ```bash block.
 
 A reader runs an example again in the same folder, so each one runs a second time there, after
-the first: a table it creates, a file it writes or a directory it makes must not fail it. Both
-runs are processes forked from one interpreter that imported the example's modules first
-(`RUN_TWICE`), so the second costs the example's own work, not another start of Python and
-Dagster, and finds what a reader's second run finds: the folder, and nothing of the first
+the first: a table it creates, a file it writes or a directory it makes must not fail it.
+
+Every run is a process of its own, forked from a server (`example_server.py`, one per test
+process) that has imported polars, Dataframely, Dagster, dagster-polars and this package: an
+example costs its own work, not another start of Python and Dagster (most of the time of
+this module before). The server never runs an example, so nothing one example leaves in its
+process (a module attribute, an environment variable, a global setting) reaches the next, and
+the second run finds what a reader's second run finds: the folder, and nothing of the first
 run's process.
 
 It lives in the integration suite because the examples use what a reader's project has: real
@@ -22,21 +26,29 @@ test` and CI run it once, and the unit suite on other Pythons does not repeat it
 from __future__ import annotations
 
 import ast
+import contextlib
 import importlib.util
 import inspect
+import json
 import os
 import re
+import select
+import shutil
+import signal
 import subprocess
 import sys
 import tempfile
 import textwrap
 import warnings
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
 
 import dagster_dataframely as dd
+
+from .example_server import SECOND_RUN
 
 ROOT = Path(__file__).resolve().parents[1]
 EXAMPLES = ROOT / "examples"
@@ -181,96 +193,105 @@ def test_a_fence_inside_an_admonition_is_collected() -> None:
     assert example.where == "page.md:4"
 
 
-SECOND_RUN = "dd-docs-example: the second run in the same folder"
-"""What the runner writes to stderr before it runs the example again."""
+class ExampleServer:
+    """One warm interpreter per test process (`example_server.py`) that forks a child per example.
 
-RUN_TWICE = f"""\
-import ast
-import importlib
-import logging
-import os
-import runpy
-import subprocess
-import sys
-import traceback
+    Where `os.fork` does not exist, each example is a fresh interpreter running the same code.
+    """
 
-with open("example.py", encoding="utf-8") as file:
-    body = ast.parse(file.read()).body
-# The example's own top-level imports, done once for both runs: the costly part of a start.
-for node in body:
-    if isinstance(node, ast.Import):
-        modules = [alias.name for alias in node.names]
-    elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
-        modules = [node.module]
-    else:
-        continue
-    for module in modules:
-        try:
-            importlib.import_module(module)
-        except Exception:
-            pass  # the run itself reports it
+    def __init__(self) -> None:
+        self._process: subprocess.Popen[str] | None = None
+
+    def _started(self) -> subprocess.Popen[str]:
+        if self._process is None or self._process.poll() is not None:
+            self._process = subprocess.Popen(
+                [sys.executable, str(SERVER)],
+                cwd=ROOT,
+                env=_environment(),
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                text=True,
+            )
+            assert self._reply(self._process, TIMEOUT_SECONDS) == {"ready": True}
+        return self._process
+
+    @staticmethod
+    def _reply(process: subprocess.Popen[str], timeout: float) -> dict[str, int] | None:
+        assert process.stdout is not None
+        ready, _, _ = select.select([process.stdout], [], [], timeout)
+        line = process.stdout.readline() if ready else ""
+        return json.loads(line) if line else None
+
+    def run(self, directory: str, output: str) -> int:
+        """The exit code of `example.py` run twice in `directory`; -1 if it did not finish."""
+        if not hasattr(os, "fork"):
+            shutil.copy(SERVER, Path(output) / "run_twice.py")
+            with (
+                (Path(output) / "stdout").open("w") as out,
+                (Path(output) / "stderr").open("w") as err,
+            ):
+                try:
+                    return subprocess.run(
+                        [sys.executable, str(Path(output) / "run_twice.py"), "--run-twice"],
+                        cwd=directory,
+                        env=_environment(),
+                        stdout=out,
+                        stderr=err,
+                        timeout=TIMEOUT_SECONDS,
+                        check=False,
+                    ).returncode
+                except subprocess.TimeoutExpired:
+                    return -1
+        process = self._started()
+        assert process.stdin is not None
+        request = {"directory": directory, "output": output, "environment": _environment()}
+        process.stdin.write(json.dumps(request) + "\n")
+        process.stdin.flush()
+        started = self._reply(process, TIMEOUT_SECONDS)
+        assert started is not None, "the example server stopped"
+        finished = self._reply(process, TIMEOUT_SECONDS)
+        if finished is None:
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(started["pid"], signal.SIGKILL)
+            self._reply(process, TIMEOUT_SECONDS)
+            return -1
+        return finished["code"]
+
+    def stop(self) -> None:
+        if self._process is not None:
+            assert self._process.stdin is not None
+            self._process.stdin.close()
+            self._process.wait(timeout=TIMEOUT_SECONDS)
+            self._process = None
 
 
-def run():
-    code = 0
-    try:
-        runpy.run_path("example.py", run_name="__main__")
-    except SystemExit as exit:
-        code = 0 if exit.code is None else exit.code if isinstance(exit.code, int) else 1
-    except BaseException:
-        traceback.print_exc()
-        code = 1
-    logging.shutdown()
-    sys.stdout.flush()
-    sys.stderr.flush()
-    os._exit(code)
+SERVER = Path(__file__).with_name("example_server.py")
+_SERVER = ExampleServer()
 
 
-for second in (False, True):
-    if second:
-        print({SECOND_RUN!r}, file=sys.stderr)
-    sys.stdout.flush()
-    sys.stderr.flush()
-    if not hasattr(os, "fork"):
-        code = subprocess.run([sys.executable, "example.py"], check=False).returncode
-    elif (pid := os.fork()) == 0:
-        run()
-    else:
-        code = os.waitstatus_to_exitcode(os.waitpid(pid, 0)[1])
-    if code:
-        sys.exit(code)
-"""
-"""Run `example.py` as `python example.py` does, then once more in the same folder.
-
-Each run is a process of its own, forked from one that has imported what the example imports
-(so an environment variable, a cache or a server of the first run is gone in the second, as
-for a reader), without paying Python's and Dagster's start twice."""
+@pytest.fixture(scope="module", autouse=True)
+def _stop_the_example_server() -> Iterator[None]:
+    yield
+    _SERVER.stop()
 
 
 def run_example(example: Example) -> subprocess.CompletedProcess[str]:
     """Run one example as a reader would, twice: its own file, its own empty directory."""
-    with tempfile.TemporaryDirectory(prefix="dd-docs-example-") as directory:
+    with (
+        tempfile.TemporaryDirectory(prefix="dd-docs-example-") as directory,
+        tempfile.TemporaryDirectory(prefix="dd-docs-output-") as output,
+    ):
         (Path(directory) / "example.py").write_text(example.source, encoding="utf-8")
-        runner = Path(directory) / "run_twice.py"
-        runner.write_text(RUN_TWICE, encoding="utf-8")
-        command = [sys.executable, runner.name]
-        try:
-            return subprocess.run(
-                command,
-                cwd=directory,
-                env=_environment(),
-                capture_output=True,
-                text=True,
-                timeout=TIMEOUT_SECONDS,
-                check=False,
-            )
-        except subprocess.TimeoutExpired:
-            message = f"did not finish within {TIMEOUT_SECONDS} s"
-            return subprocess.CompletedProcess(command, returncode=-1, stdout="", stderr=message)
+        code = _SERVER.run(directory, output)
+        stdout = (Path(output) / "stdout").read_text(encoding="utf-8", errors="replace")
+        stderr = (Path(output) / "stderr").read_text(encoding="utf-8", errors="replace")
+        if code == -1:
+            stderr += f"\ndid not finish within {TIMEOUT_SECONDS} s"
+        return subprocess.CompletedProcess(example.where, code, stdout, stderr)
 
 
-# Each example is its own interpreter; `make test` spreads them over its worker processes
-# (pytest-xdist), as it does every test.
+# Each example is a process of its own, forked from the example server; `make test` spreads
+# them over its worker processes (pytest-xdist), as it does every test.
 @pytest.mark.parametrize("example", EXAMPLES_FOUND, ids=lambda example: example.where)
 def test_example_runs_on_its_own_twice_in_one_folder(example: Example) -> None:
     completed = run_example(example)
@@ -317,3 +338,27 @@ def test_a_pytest_file_example_runs_its_tests_twice() -> None:
 
     assert completed.returncode == 0
     assert completed.stdout.count("ran") == 2
+
+
+def test_an_example_leaves_nothing_for_the_next_one() -> None:
+    """Examples share the server's imports only: a module attribute, an environment variable or
+    a global setting one example leaves is not seen by the next, as in a fresh interpreter."""
+    leaves = (
+        "import os\nimport polars as pl\nimport dagster_dataframely as dd\n"
+        "dd.left_by_an_example = True\n"
+        'os.environ["DD_LEFT_BY_AN_EXAMPLE"] = "1"\n'
+        "pl.Config.set_tbl_rows(3)\n"
+    )
+    finds = (
+        "import os\nimport polars as pl\nimport dagster_dataframely as dd\n"
+        'assert not hasattr(dd, "left_by_an_example")\n'
+        'assert "DD_LEFT_BY_AN_EXAMPLE" not in os.environ\n'
+        'assert pl.Config.state(if_set=True).get("POLARS_FMT_MAX_ROWS") is None\n'
+        'print("fresh")\n'
+    )
+
+    assert run_example(Example(leaves, "a test")).returncode == 0
+    completed = run_example(Example(finds, "a test"))
+
+    assert completed.returncode == 0, completed.stderr
+    assert completed.stdout.split() == ["fresh", "fresh"]
