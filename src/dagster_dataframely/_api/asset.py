@@ -16,7 +16,12 @@ import polars as pl
 from typing_extensions import Unpack
 
 from dagster_dataframely._api.asset_out import AssetOut
-from dagster_dataframely._api.dagster_keywords import OP_KEYWORDS, AssetDeps, passed_on
+from dagster_dataframely._api.dagster_keywords import (
+    ASSET_OUT_KEYWORDS,
+    OP_KEYWORDS,
+    AssetDeps,
+    passed_on,
+)
 from dagster_dataframely._api.refusals import refusing_mistakes
 from dagster_dataframely._declare.builder import build_asset
 from dagster_dataframely._declare.output_declaration import declare_output
@@ -178,18 +183,8 @@ def asset(
     declared = AssetOut(
         schema,
         **checked_settings(EntryPoint.ASSET, settings),
-        key_prefix=key_prefix,
-        io_manager_key=io_manager_key,
-        metadata=metadata,
-        description=description,
-        group_name=group_name,
-        tags=tags,
-        owners=owners,
-        code_version=code_version,
+        **passed_on(arguments, ASSET_OUT_KEYWORDS),
         kinds=kinds,
-        automation_condition=automation_condition,
-        freshness_policy=freshness_policy,
-        backfill_policy=backfill_policy,
     )
     info = read_schema(schema)
     resolved = declared.settings.resolve(info)

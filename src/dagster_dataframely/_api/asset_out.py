@@ -10,6 +10,7 @@ import dagster as dg
 import dataframely as dy
 from typing_extensions import Unpack
 
+from dagster_dataframely._api.dagster_keywords import ASSET_OUT_KEYWORDS, passed_on
 from dagster_dataframely._model.asset_settings import OutputSettings
 from dagster_dataframely._model.schema import read_schema
 from dagster_dataframely._model.setting_keywords import (
@@ -110,19 +111,9 @@ class AssetOut:
         **settings: Unpack[OutputKeywords],
     ) -> None:
         out = dg.AssetOut(
-            key_prefix=key_prefix,
+            **passed_on(dict(locals()), ASSET_OUT_KEYWORDS),
             key=key,
-            io_manager_key=io_manager_key,
-            metadata=metadata,
-            description=description,
-            group_name=group_name,
-            tags=tags,
-            owners=owners,
-            code_version=code_version,
             kinds=set(kinds) if kinds is not None else None,
-            automation_condition=automation_condition,
-            freshness_policy=freshness_policy,
-            backfill_policy=backfill_policy,
             is_required=is_required,
         )
         _set_fields(

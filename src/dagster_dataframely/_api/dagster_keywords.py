@@ -44,6 +44,21 @@ OP_KEYWORDS = (
 )
 """The keywords every front-end passes on to Dagster's decorator as they are."""
 
+ASSET_OUT_KEYWORDS = (
+    "key_prefix",
+    "io_manager_key",
+    "metadata",
+    "description",
+    "group_name",
+    "tags",
+    "owners",
+    "code_version",
+    "automation_condition",
+    "freshness_policy",
+    "backfill_policy",
+)
+"""The `dg.AssetOut` keywords `dd.asset` and `dd.AssetOut` both take and pass on as they are."""
+
 
 class OpKeywords(TypedDict, total=False):
     """`@dg.multi_asset`'s keywords a multi-output front-end passes on, in its signature's order."""
@@ -141,6 +156,6 @@ def _described(doc: str, names: list[str], parameters: list[inspect.Parameter], 
     return doc
 
 
-def passed_on(arguments: Mapping[str, object], names: Iterable[str]) -> dict[str, object]:
+def passed_on(arguments: Mapping[str, Any], names: Iterable[str]) -> dict[str, Any]:
     """The arguments among `names` the front-end was called with (its `locals()` on entry)."""
     return {name: arguments[name] for name in names if name in arguments}

@@ -121,10 +121,8 @@ def schema_metadata(
 
     Parameters
     ----------
-    schema
-        The schema to show.
-    warning_rules
-        As for `dd.asset`: the rules whose failures only warn, by Dataframely's names.
+    schema, warning_rules
+        As for `table_schema`: the schema to show, and the rules that only warn.
 
     Returns
     -------
