@@ -166,7 +166,7 @@ def test_a_collection_maps_each_member_to_its_asset(project: Path) -> None:
             "members:\n  orders: book/orders",
             5,
             "members",
-            ["required members lines have no asset", "under `members:`"],
+            ["required member 'lines' of Book has no asset", "Map each required member"],
             id="collection-member-missing",
         ),
         pytest.param(

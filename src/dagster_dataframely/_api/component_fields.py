@@ -22,7 +22,6 @@ from dagster_dataframely._model.names import DAGSTER_NAME
 from dagster_dataframely._model.setting_model import EntryPoint, SettingSpec, settings_of
 from dagster_dataframely._model.settings import Granularity, SchemaRules
 from dagster_dataframely.errors import (
-    CollectionMemberMissingError,
     ComponentFieldError,
     DagsterDataframelyError,
     InvalidArgumentsError,
@@ -382,13 +381,6 @@ class _Fields:
                 *self.at("members"),
                 f"{error.collection_name} has no member named {', '.join(error.unknown)}",
                 f"Map its members: {', '.join(error.members)}.",
-            ) from error
-        except CollectionMemberMissingError as error:
-            raise ComponentFieldError(
-                *self.at("members"),
-                f"{error.collection_name}'s required members {', '.join(error.missing)} have "
-                "no asset",
-                "Add a `<member>: <asset key>` line under `members:` for each.",
             ) from error
         except InvalidArgumentsError as error:
             raise ComponentFieldError(*self.at("members"), error.problem, error.fix) from error

@@ -25,7 +25,6 @@ from dagster_dataframely._run.report.check_results import (
     stored_table_results,
 )
 from dagster_dataframely.errors import (
-    CollectionMemberMissingError,
     InvalidArgumentsError,
     UnknownCollectionMemberError,
 )
@@ -123,18 +122,23 @@ def collection_table_checks(
     ------
     UnknownCollectionMemberError
         `targets` names a member the Collection does not have.
-    CollectionMemberMissingError
-        A required member has no asset.
     InvalidArgumentsError
-        Two members share one asset, or the members' assets do not share one partitions
-        definition.
+        A required member has no asset, two members share one asset, or the members' assets
+        do not share one partitions definition.
     """
     unknown = [member for member in targets if member not in info.members]
     if unknown:
         raise UnknownCollectionMemberError(info.name, unknown, list(info.members))
     missing = [m for m, member in info.members.items() if m not in targets and not member.optional]
     if missing:
-        raise CollectionMemberMissingError(info.name, missing)
+        raise InvalidArgumentsError(
+            "table_checks",
+            f"the required {'member' if len(missing) == 1 else 'members'} "
+            f"{', '.join(repr(m) for m in missing)} of {info.name} "
+            f"{'has' if len(missing) == 1 else 'have'} no asset, and the Collection's filters "
+            "need every required member",
+            "Map each required member to the asset that stores it.",
+        )
     first_member: dict[dg.AssetKey, str] = {}
     for member, (key, _) in targets.items():
         if key in first_member:

@@ -173,10 +173,10 @@ class UnknownCollectionMemberError(InvalidDefinitionError):
 
     def _message(self) -> str:
         return (
-            f"Frames were returned for {_quoted(self.unknown)}, which "
+            f"The declaration names {_quoted(self.unknown)}, which "
             f"{'is not a member' if len(self.unknown) == 1 else 'are not members'} of the "
             f"Collection {self.collection_name!r}. Its members are: {_quoted(self.members)}. "
-            "Return each frame under its member's name."
+            "Name each member as the Collection declares it."
         )
 
 

@@ -22,8 +22,7 @@ class CollectionMemberMissingError(InvalidReturnError):
     collection_name
         The name of the `dy.Collection`.
     missing
-        The required members with no frame (absent, or `None`) or, for `dd.table_checks`, no
-        asset.
+        The required members with no frame (absent, or `None`).
     """
 
     collection_name: str
@@ -35,8 +34,8 @@ class CollectionMemberMissingError(InvalidReturnError):
             f"{'member' if len(self.missing) == 1 else 'members'} {_quoted(self.missing)} of the "
             f"Collection {self.collection_name!r}, so its filters cannot run and nothing was "
             "validated or written. Give every required member: return a frame for it from a "
-            "dd.collection_asset function (an empty one if it has no rows), or map it to its asset "
-            "in dd.table_checks; or declare the member optional (`dy.LazyFrame[Schema] | None`); "
+            "dd.collection_asset function (an empty one if it has no rows), or declare the member "
+            "optional (`dy.LazyFrame[Schema] | None`); "
             "or return no member at all to skip the step."
         )
 
