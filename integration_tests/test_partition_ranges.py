@@ -20,7 +20,7 @@ from dagster_duckdb_polars import DuckDBPolarsIOManager
 from dagster_polars import PolarsParquetIOManager
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from tests.asset_support import range_tags
+from tests.asset_support import first_failure, range_tags
 
 import dagster_dataframely as dd
 from dagster_dataframely.errors import (
@@ -527,14 +527,7 @@ def verdicts(result: dg.ExecuteInProcessResult) -> dict[str, Any]:
         }
         for e in result.get_asset_materialization_events()
     }
-    failures = result.get_step_failure_events()
-    error = None
-    if failures:
-        data = failures[0].step_failure_data.error
-        assert data is not None
-        cause = data.cause or data
-        assert cause.cls_name in dd.errors.__all__, cause.to_string()
-        error = cause.cls_name
+    error = first_failure(result)
     return {"checks": checks, "written": written, "error": error}
 
 

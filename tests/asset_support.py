@@ -7,6 +7,8 @@ import dagster as dg
 import polars as pl
 import pytest
 
+import dagster_dataframely as dd
+
 from .schemas import Orders as SmallOrders
 
 __all__ = [
@@ -134,6 +136,21 @@ def step_error(result: dg.ExecuteInProcessResult, step: str = "orders") -> str:
     assert error is not None
     cause = error.cause or error
     return cause.cls_name or ""
+
+
+def first_failure(result: dg.ExecuteInProcessResult) -> str | None:
+    """The class name of the error that failed the run's first failed step; None if none failed.
+
+    Only a package error may fail a step here: anything else is a defect the test names.
+    """
+    failures = result.get_step_failure_events()
+    if not failures:
+        return None
+    data = failures[0].step_failure_data.error
+    assert data is not None
+    cause = data.cause or data
+    assert cause.cls_name in dd.errors.__all__, cause.to_string()
+    return cause.cls_name
 
 
 def collect(events: Iterable[object], error: type[Exception] | None = None) -> list[object]:

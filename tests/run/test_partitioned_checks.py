@@ -31,6 +31,7 @@ from tests.asset_support import (
     SmallOrders,
     call_checks,
     collect,
+    first_failure,
     step_error,
     value,
 )
@@ -387,12 +388,7 @@ def _shown(metadata: Any) -> dict[str, Any]:
 
 
 def _verdict_of_run(result: dg.ExecuteInProcessResult) -> tuple[Any, ...]:
-    failures = result.get_step_failure_events()
-    error = None
-    if failures:
-        data = failures[0].step_failure_data.error
-        assert data is not None
-        error = (data.cause or data).cls_name
+    error = first_failure(result)
     (materialization,) = result.get_asset_materialization_events() or [None]
     rows = None
     if materialization is not None:

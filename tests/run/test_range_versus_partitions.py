@@ -19,7 +19,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import dagster_dataframely as dd
-from tests.asset_support import QUIET, range_tags, value
+from tests.asset_support import QUIET, first_failure, range_tags, value
 
 from .test_partition_range import DAILY, DAYS, SINGLE_RUN, RangeStore
 
@@ -82,12 +82,7 @@ def _run(asset: Any, store: RangeStore, first: str, last: str | None) -> dict[st
         }
         for e in result.get_asset_materialization_events()
     }
-    failures = result.get_step_failure_events()
-    error = None
-    if failures:
-        data = failures[0].step_failure_data.error
-        assert data is not None
-        error = (data.cause or data).cls_name
+    error = first_failure(result)
     return {"checks": checks, "written": written, "error": error}
 
 
