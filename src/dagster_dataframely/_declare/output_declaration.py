@@ -101,7 +101,7 @@ def declare_output(
         settings=settings,
         quarantine=given.quarantine,
         clear_quarantine=bool(given.clear_quarantine),
-        keys_across_partitions=given.keys_across_partitions,
+        keys_across_partitions=bool(given.keys_across_partitions),
     )
     resolved = dg.AssetOut.from_spec(
         spec,

@@ -58,7 +58,7 @@ class OutputKeywords(ValidationKeywords, total=False):
 
     quarantine: bool
     streaming: bool | None
-    keys_across_partitions: bool
+    keys_across_partitions: bool | None
 
 
 class CollectionKeywords(_Materialized, total=False):
@@ -272,7 +272,7 @@ def checked_settings(entry_point: EntryPoint, settings: Mapping[str, object]) ->
             f"Its settings are {', '.join(sorted(taken))}.",
         )
     flags = (("quarantine", (bool,)), ("clear_quarantine", _FLAG_OR_NONE))
-    for name, allowed in (*flags, ("keys_across_partitions", (bool,))):
+    for name, allowed in (*flags, ("keys_across_partitions", _FLAG_OR_NONE)):
         value = settings.get(name)
         if name in settings and not isinstance(value, allowed):
             raise InvalidArgumentsError(

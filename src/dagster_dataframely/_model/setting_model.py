@@ -283,9 +283,8 @@ SETTINGS: tuple[SettingSpec, ...] = (
     ),
     _spec(
         "keys_across_partitions",
-        "bool",
+        "bool | None",
         False,
-        keyword_default=False,
         env=False,
         honoured_by=_DECLARES_OUTPUT,
         reasons={
