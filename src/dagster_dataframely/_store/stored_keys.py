@@ -48,8 +48,8 @@ def stored_partition_scans(
 ) -> dict[str, pl.LazyFrame] | None:
     """A lazy scan of `key`'s columns in each stored partition's file; None off a path manager.
 
-    Each file is where the manager's own `handle_output` writes that partition; a partition
-    never written has no file and is left out.
+    Each file is where the manager's own `handle_output` writes that partition, scanned as
+    the manager scans it; a partition never written has no file and is left out.
     """
     if not (isinstance(manager, dg.UPathIOManager) and hasattr(manager, "scan_df_from_path")):
         return None
@@ -63,8 +63,11 @@ def stored_partition_scans(
         instance=instance,
     )
     paths = _upstream.upath_output_locations(manager, context)
+    # The manager's own scan, with its storage options (S3's credentials and endpoint).
+    scan: Any = manager.scan_df_from_path
+    reading = dg.build_input_context(asset_key=asset_key, instance=instance)
     return {
-        str(partition): pl.scan_parquet(str(path)).select(list(key))
+        str(partition): scan(path, reading).select(list(key))
         for partition, path in zip(context.asset_partition_keys, paths, strict=True)
         if path.exists()
     }
