@@ -56,20 +56,36 @@ def repeated_in_frames(
     shown: ShownValues,
     max_samples: int,
 ) -> RepeatedKeys:
-    """The keys in more than one of `partitions` (each a lazy scan of one stored partition)."""
+    """The keys in more than one of `partitions` (each a lazy scan of one stored partition).
+
+    Two streaming passes: every key's lowest and highest partition number (a key in one
+    partition has them equal, however often it repeats there), then, for the few keys whose
+    differ, the partitions holding them. Only the key columns and a number are held.
+    """
     columns = list(key)
-    per_partition = [
-        frame.select(columns).unique().with_columns(pl.lit(name).alias(_PARTITIONS))
-        for name, frame in partitions.items()
+    names = sorted(partitions)  # numbered in name order, so sorted numbers are sorted names
+    numbered = [
+        partitions[name].select(columns).with_columns(pl.lit(index, pl.UInt32).alias(_PARTITIONS))
+        for index, name in enumerate(names)
     ]
-    if not per_partition:
+    if not numbered:
         return RepeatedKeys(tuple(key), 0, (), ())
-    grouped = (
-        pl.concat(per_partition, how="vertical_relaxed")
-        .group_by(columns)
-        .agg(pl.col(_PARTITIONS).sort())
-        .filter(pl.col(_PARTITIONS).list.len() > 1)
+    stored = pl.concat(numbered, how="vertical_relaxed")
+    spread = pl.col(_PARTITIONS)
+    repeated = (
+        stored.group_by(columns)
+        .agg(spread.min().alias("low"), spread.max().alias("high"))
+        .filter(pl.col("low") != pl.col("high"))
+        .select(columns)
         .collect(engine="streaming")
+    )
+    grouped = (
+        stored.join(repeated.lazy(), on=columns, how="semi", nulls_equal=True)
+        .unique()
+        .group_by(columns)
+        .agg(spread.sort())
+        .collect(engine="streaming")
+        .with_columns(spread.list.eval(pl.element().replace_strict(range(len(names)), names)))
     )
     return repeated_keys_of(grouped, tuple(key), shown, max_samples)
 
