@@ -76,7 +76,14 @@ SETTINGS = {
     "row_sample",
     "streaming",
 }
-OWN = {"quarantine", "clear_quarantine", "warning_rules", "quality_policy", *SETTINGS}
+OWN = {
+    "quarantine",
+    "clear_quarantine",
+    "warning_rules",
+    "quality_policy",
+    "keys_across_partitions",
+    *SETTINGS,
+}
 
 
 def test_dd_asset_takes_exactly_dg_asset_parameters_minus_the_six_exclusions() -> None:

@@ -35,7 +35,9 @@ from dagster_dataframely._model.settings import (
     resolve_check_naming,
 )
 from dagster_dataframely._model.warning_rules import resolve_warning_rules
+from dagster_dataframely._run.keys_across_partitions import key_sets
 from dagster_dataframely._upstream import sibling_check_spec
+from dagster_dataframely.errors import InvalidArgumentsError
 
 PARTITIONED_CHECKS_WARNING = "Specifying a partitions_def on an AssetCheckSpec"
 """The start of the preview warning Dagster gives for a check spec with partitions."""
@@ -239,3 +241,37 @@ def _described(group: CheckGroup, policy: ResolvedPolicy | None) -> str:
         return f"{group.description.rstrip('.')}. Threshold: {listed}."
     listed = "; ".join(f"{r.name} {policy.thresholds[r.name].describe()}" for r in bounded)
     return f"{group.description.rstrip('.')}. Thresholds: {listed}."
+
+
+def keys_across_partitions_spec(
+    info: SchemaInfo, asset: dg.AssetKey, partitions_def: dg.PartitionsDefinition[str] | None
+) -> dg.AssetCheckSpec:
+    """The one table-wide check of `keys_across_partitions=True`, not per partition.
+
+    Raises
+    ------
+    InvalidArgumentsError
+        The asset is not partitioned, or its schema has no primary key and no `unique=` column.
+    """
+    shown = asset.to_user_string()
+    if partitions_def is None:
+        raise InvalidArgumentsError(
+            shown,
+            "`keys_across_partitions=True` checks keys across partitions, and the asset has none",
+            "Give the asset a partitions_def, or leave keys_across_partitions out.",
+        )
+    keys = key_sets(info)
+    if not keys:
+        raise InvalidArgumentsError(
+            shown,
+            f"`keys_across_partitions=True` needs a key, and schema {info.name} has no primary "
+            "key and no `unique=True` column",
+            "Mark the key columns primary_key=True (or unique=True), or leave "
+            "keys_across_partitions out.",
+        )
+    listed = "; ".join(", ".join(key) for key in keys)
+    return dg.AssetCheckSpec(
+        names.KEYS_ACROSS_PARTITIONS_CHECK,
+        asset=asset,
+        description=f"No key ({listed}) is stored in more than one partition.",
+    )

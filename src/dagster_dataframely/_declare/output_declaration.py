@@ -24,7 +24,7 @@ from dagster_dataframely._model.shown_values import ShownValues
 from dagster_dataframely._run.validated_output import ValidatedOutput
 from dagster_dataframely.errors import ClearQuarantineError
 
-from .check_specs import declared_check_specs
+from .check_specs import declared_check_specs, keys_across_partitions_spec
 
 VALID_ROWS = dg.DagsterType(
     lambda _, value: isinstance(value, pl.DataFrame | pl.LazyFrame),
@@ -77,6 +77,8 @@ def declare_output(
     ------
     ClearQuarantineError
         `clear_quarantine=True` without `quarantine=True`.
+    InvalidArgumentsError
+        `keys_across_partitions=True` on an unpartitioned asset or a schema without a key.
     """
     key = output_key(name, key=out.key, key_prefix=out.key_prefix, default_prefix=default_prefix)
     if given.clear_quarantine and not given.quarantine:
@@ -99,6 +101,7 @@ def declare_output(
         settings=settings,
         quarantine=given.quarantine,
         clear_quarantine=bool(given.clear_quarantine),
+        keys_across_partitions=bool(given.keys_across_partitions),
     )
     resolved = dg.AssetOut.from_spec(
         spec,
@@ -108,4 +111,6 @@ def declare_output(
         backfill_policy=out.backfill_policy,
     )
     specs = declared_check_specs(info, asset=key, settings=settings, partitions_def=partitions_def)
+    if given.keys_across_partitions:
+        specs.append(keys_across_partitions_spec(info, key, partitions_def))
     return Declaration(validated, resolved, tuple(specs))

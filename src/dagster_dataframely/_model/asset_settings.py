@@ -33,6 +33,7 @@ class OutputSettings:
     row_sample: int | None = None
     quality_policy: QualityPolicy | None = None
     streaming: bool | None = None
+    keys_across_partitions: bool | None = None
 
     @classmethod
     def of(cls, *, warning_rules: Iterable[str] | None = None, **settings: Any) -> OutputSettings:

@@ -31,6 +31,8 @@ VOLUME_CHECK = "dy_volume"
 """The quality policy's check of how many rows a run writes."""
 UNDECLARED_COLUMNS_CHECK = "dy_undeclared_columns"
 """The quality policy's check that the columns the schema does not declare stay the same."""
+KEYS_ACROSS_PARTITIONS_CHECK = "dy_keys_across_partitions"
+"""The opt-in check that a partitioned asset's key is unique over every stored partition."""
 
 # Check metadata keys.
 RULE = "dy_rule"
@@ -54,6 +56,12 @@ VOLUME_BASELINE = "dy_recent_median"
 VOLUME_COMPARED = "dy_recent_materializations"
 COLUMNS = "dy_columns"
 PREVIOUS_COLUMNS = "dy_previous_columns"
+REPEATED_KEYS = "dy_repeated_keys"
+"""Check metadata of the key check across partitions: how many keys are in two partitions."""
+REPEATED_KEY_PARTITIONS = "dy_repeated_key_partitions"
+"""The partitions holding a key stored in another partition too."""
+REPEATED_KEY_SAMPLE = "dy_repeated_key_sample"
+"""Some repeated keys with their partitions, sensitive columns masked."""
 
 # Materialization metadata keys.
 ROW_COUNT = "dagster/row_count"

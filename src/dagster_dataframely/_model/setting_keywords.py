@@ -58,6 +58,7 @@ class OutputKeywords(ValidationKeywords, total=False):
 
     quarantine: bool
     streaming: bool | None
+    keys_across_partitions: bool | None
 
 
 class CollectionKeywords(_Materialized, total=False):
@@ -270,7 +271,8 @@ def checked_settings(entry_point: EntryPoint, settings: Mapping[str, object]) ->
             f"{', '.join(f'`{name}=`' for name in unknown)} is not one of its settings",
             f"Its settings are {', '.join(sorted(taken))}.",
         )
-    for name, allowed in (("quarantine", (bool,)), ("clear_quarantine", _FLAG_OR_NONE)):
+    flags = (("quarantine", (bool,)), ("clear_quarantine", _FLAG_OR_NONE))
+    for name, allowed in (*flags, ("keys_across_partitions", _FLAG_OR_NONE)):
         value = settings.get(name)
         if name in settings and not isinstance(value, allowed):
             raise InvalidArgumentsError(

@@ -282,6 +282,27 @@ SETTINGS: tuple[SettingSpec, ...] = (
         ),
     ),
     _spec(
+        "keys_across_partitions",
+        "bool | None",
+        False,
+        env=False,
+        honoured_by=_DECLARES_OUTPUT,
+        reasons={
+            _PER_OUTPUT: _MULTI,
+            "one Collection.filter decides its members' rows together; their keys are not "
+            "checked across partitions": frozenset({_E.COLLECTION_ASSET}),
+            "it runs after a materialization, which only a decorated asset's step writes": (
+                _CHECKING | {_E.WIRING_VALIDATION_RESULTS}
+            ),
+        },
+        doc="check the primary key and unique columns over every stored partition",
+        detail=(
+            "A partitioned asset only: one check, `dy_keys_across_partitions`, reads the key "
+            "columns of every stored partition after each materialization and fails on a key "
+            "stored in two partitions. See docs/partitioned-checks.md."
+        ),
+    ),
+    _spec(
         "quarantine_dir",
         "str",
         None,

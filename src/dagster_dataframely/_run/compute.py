@@ -27,6 +27,7 @@ from dagster_dataframely._upstream import current_asset_context
 
 from .context import call_context, check_call_partition, partition_key, selected_outputs
 from .emit import emit_as
+from .keys_across_partitions import keys_check_result
 from .policy.outcome import Split, decide_each
 from .report.materialization_columns import ColumnsTabs
 from .returned import Unpack, unwrap
@@ -114,6 +115,13 @@ def compute_function(function: Callable[..., object], step: Step) -> Callable[..
             outcomes = scope.decide(step.split, frames, runs)
             log = step_context.log if step_context is not None else None
             yield from emit_as(scope.layout, outcomes, returned, log)
+            # Dagster stored each yielded table before resuming here: the keys read are stored.
+            for output in selected:
+                if not output.keys_across_partitions or step.partitions_def is None:
+                    continue
+                result = keys_check_result(step_context, output, step.partitions_def)
+                if result is not None:
+                    yield result
         finally:
             # Dagster has written every yielded table by now, from the staged rows too.
             staging.remove()

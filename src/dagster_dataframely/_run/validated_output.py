@@ -33,6 +33,8 @@ class ValidatedOutput:
     settings: Settings
     quarantine: bool
     clear_quarantine: bool
+    keys_across_partitions: bool = False
+    """Whether a run checks the key over every stored partition after writing its own."""
 
     @property
     def shown_values(self) -> ShownValues:

@@ -31,7 +31,7 @@ import polars as pl
 
 from dagster_dataframely import _upstream
 
-__all__ = ["fit_table", "fitting", "table_exists", "transactional"]
+__all__ = ["connection_of", "fit_table", "fitting", "quoted", "table_exists", "transactional"]
 
 
 def transactional(manager: dg.IOManager, *, create_empty: bool = False) -> dg.IOManager:
@@ -75,6 +75,12 @@ def table_exists(manager: dg.IOManager, context: dg.OutputContext) -> bool:
     table_slice = _upstream.db_table_slice(manager, context)
     with _connection(client, context, table_slice) as connection:
         return bool(_stored_columns(connection, table_slice))
+
+
+def connection_of(manager: dg.IOManager, context: Any, table_slice: Any) -> Any:
+    """A connection of the DuckDB `manager` to the database `table_slice` is in."""
+    client, _ = _upstream.db_io_manager_parts(manager)
+    return _connection(client, context, table_slice)
 
 
 @contextlib.contextmanager
@@ -228,7 +234,7 @@ def _fit_to_table(connection: Any, table_slice: Any, frame: pl.DataFrame) -> pl.
     if added:
         types = _duckdb_types(connection, frame.select(added))
         for name in added:
-            connection.execute(f"alter table {qualified} add column {_quoted(name)} {types[name]}")
+            connection.execute(f"alter table {qualified} add column {quoted(name)} {types[name]}")
         columns += added
     missing = [name for name in columns if name not in frame.columns]
     if missing:
@@ -263,6 +269,6 @@ def _registered(connection: Any, frame: pl.DataFrame) -> Iterator[str]:
         connection.unregister(view)
 
 
-def _quoted(identifier: str) -> str:
+def quoted(identifier: str) -> str:
     """A DuckDB identifier in double quotes, any quote in it doubled."""
     return '"' + identifier.replace('"', '""') + '"'
