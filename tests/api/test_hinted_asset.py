@@ -80,27 +80,39 @@ def run(asset: dg.AssetsDefinition | str, warehouse: Path) -> object:
         run_config=QUIET,
         raise_on_error=False,
     )
-    events = [
-        (e.event_type_value, _stable(str(e.event_specific_data), result.run_id, warehouse))
-        for e in result.all_events
-        if e.is_step_event
-    ]
+    events = [_event(e, result.run_id, warehouse) for e in result.all_events if e.is_step_event]
     stored = {
-        path.relative_to(warehouse).as_posix(): pl.read_parquet(path).to_dicts()
+        path.relative_to(warehouse).as_posix(): sorted(map(repr, pl.read_parquet(path).to_dicts()))
         for path in sorted(warehouse.rglob("*.parquet"))
     }
-    return result.success, _without_timings(events), stored
+    return result.success, events, stored
 
 
-def _stable(text: str, run_id: str, warehouse: Path) -> str:
-    """An event's data without what differs between two runs: the run, its time, its folder."""
-    text = text.replace(run_id, "<run>").replace(str(warehouse), "<warehouse>")
-    return re.sub(r"(timestamp|storage_id)=[0-9.]+", r"\1=<n>", text)
+def _event(event: dg.DagsterEvent, run_id: str, warehouse: Path) -> tuple[str, str]:
+    """What an event says, without what differs between two runs: the run, its time, its folder.
+
+    A LazyFrame's rows come out of Polars' streaming engine in no set order, so a table of rows
+    in the metadata is compared as a set of rows.
+    """
+    data = event.event_specific_data
+    if event.event_type_value in ("STEP_START", "STEP_SUCCESS"):
+        data = None  # a duration
+    elif isinstance(getattr(data, "metadata", None), dict):
+        data = (str(data).split("metadata=")[0], _metadata(data.metadata))  # type: ignore[union-attr]
+    elif event.event_type_value == "ASSET_MATERIALIZATION":
+        data = (
+            event.asset_key,
+            _metadata(event.step_materialization_data.materialization.metadata),
+        )
+    text = str(data).replace(run_id, "<run>").replace(str(warehouse), "<warehouse>")
+    return event.event_type_value, re.sub(r"(timestamp|storage_id)=[0-9.]+", r"\1=<n>", text)
 
 
-def _without_timings(events: list[tuple[str, str]]) -> list[tuple[str, str]]:
-    """The events without the ones that carry a duration or a process id, which differ per run."""
-    return [(kind, data) for kind, data in events if kind not in ("STEP_SUCCESS", "STEP_START")]
+def _metadata(metadata: Any) -> dict[str, object]:
+    return {
+        key: sorted(map(repr, value.records)) if isinstance(value, dg.TableMetadataValue) else value
+        for key, value in metadata.items()
+    }
 
 
 @PROPERTY
