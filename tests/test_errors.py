@@ -50,6 +50,7 @@ from dagster_dataframely.errors import (
     QuarantineStorageError,
     ReservedColumnError,
     RowCountOutOfBoundsError,
+    SchemaHintMismatchError,
     SchemaTypeError,
     SensitiveMarkError,
     StagedWriteError,
@@ -63,6 +64,7 @@ from dagster_dataframely.errors import (
     UnknownPartitionKeyError,
     UnknownPolicyRuleError,
     UnknownWarningRuleError,
+    UnreadableReturnHintError,
     UnsafePathKeyError,
     UnsupportedDtypeError,
     ValidationAbortError,
@@ -561,6 +563,34 @@ CASES = [
         fragments=("table_checks: it takes one asset. Pass its key.",),
     ),
     Case(
+        SchemaHintMismatchError,
+        ("orders", "Orders", "Refunds"),
+        attributes={"function": "orders", "argument": "Orders", "hinted": "Refunds"},
+        fragments=("'orders'", "schema Orders", "names Refunds", "drop the decorator's schema"),
+    ),
+    Case(
+        UnreadableReturnHintError,
+        (
+            "orders",
+            "list[dy.DataFrame[Orders]]",
+            "names a schema in a form the package cannot read",
+        ),
+        attributes={
+            "function": "orders",
+            "hint": "list[dy.DataFrame[Orders]]",
+            "problem": "names a schema in a form the package cannot read",
+        },
+        fragments=(
+            "'orders'",
+            "`list[dy.DataFrame[Orders]]`",
+            "`-> dy.LazyFrame[Orders]`",
+            "`-> Annotated[pl.DataFrame, Orders]`",
+            "`-> dg.MaterializeResult[dy.DataFrame[Orders]]`",
+            "`| None`",
+            "`@dd.asset(Orders)`",
+        ),
+    ),
+    Case(
         SchemaTypeError,
         ("a dataframely Schema class (a subclass of dy.Schema)", "<function orders>"),
         attributes={
@@ -783,6 +813,12 @@ SIGNATURES: dict[type[DagsterDataframelyError], list[tuple[str, Any, Any]]] = {
         (name, POS, inspect.Parameter.empty) for name in ("function", "problem", "fix")
     ],
     SchemaTypeError: [(name, POS, inspect.Parameter.empty) for name in ("expected", "given")],
+    SchemaHintMismatchError: [
+        (name, POS, inspect.Parameter.empty) for name in ("function", "argument", "hinted")
+    ],
+    UnreadableReturnHintError: [
+        (name, POS, inspect.Parameter.empty) for name in ("function", "hint", "problem")
+    ],
     StagedWriteError: [("staging_name", POS, inspect.Parameter.empty)],
     QuarantineFrameTypeError: [
         (name, POS, inspect.Parameter.empty) for name in ("asset", "value_type")
@@ -860,8 +896,10 @@ CATEGORIES: dict[type[DagsterDataframelyError], set[type[DagsterDataframelyError
         ClearQuarantineError,
         MultiAssetKeyError,
         InvalidArgumentsError,
+        SchemaHintMismatchError,
         SchemaTypeError,
         UnexpectedArgumentError,
+        UnreadableReturnHintError,
         ComponentFieldError,
         UnknownPolicyRuleError,
         InvalidThresholdError,

@@ -79,16 +79,24 @@ def test_a_bare_decorator_names_the_schema_it_lacks() -> None:
 
     assert str(asset) == (
         "dd.asset: it was given the function 'orders' where its schema should be. "
-        "Write @dd.asset(Orders) above `def orders(...)`: a bare @dd.asset has no schema."
+        "Write @dd.asset(Orders) above `def orders(...)`, or annotate it "
+        "`def orders(...) -> dy.DataFrame[Orders]`: a bare @dd.asset has no schema without "
+        "such a hint."
     )
     assert "Write @dd.collection_asset(OrderBook) above `def orders(...)`" in str(collection)
     assert 'Write @dd.multi_asset(outs={"orders": dd.AssetOut(Orders)})' in str(multi)
 
 
 def test_a_decorator_called_without_its_schema_names_it() -> None:
-    error = refusal(lambda: dd.asset())  # type: ignore[call-arg]
+    def orders() -> pl.DataFrame:
+        return pl.DataFrame()
 
-    assert str(error) == "dd.asset: it was called without its schema. Write @dd.asset(Orders)."
+    error = refusal(lambda: dd.asset(quarantine=True)(orders))
+
+    assert str(error) == (
+        "dd.asset: it was called without its schema, and the return hint of 'orders' names "
+        "none. Write @dd.asset(Orders), or annotate `def orders(...) -> dy.DataFrame[Orders]`."
+    )
 
 
 def test_the_schema_by_keyword_says_it_is_positional() -> None:

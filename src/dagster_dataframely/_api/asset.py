@@ -25,14 +25,16 @@ from dagster_dataframely._api.dagster_keywords import (
 from dagster_dataframely._api.refusals import refusing_mistakes
 from dagster_dataframely._declare.builder import build_asset
 from dagster_dataframely._declare.output_declaration import declare_output
-from dagster_dataframely._model.schema import read_schema
+from dagster_dataframely._model.return_hints import schema_from_return_hint
+from dagster_dataframely._model.schema import SchemaInfo, read_schema
 from dagster_dataframely._model.setting_keywords import (
     OutputKeywords,
     checked_settings,
     with_setting_keywords,
 )
 from dagster_dataframely._model.setting_model import EntryPoint
-from dagster_dataframely._model.settings import read_quarantine_dir
+from dagster_dataframely._model.settings import Settings, read_quarantine_dir
+from dagster_dataframely.errors import SchemaHintMismatchError, UnexpectedArgumentError
 
 AssetFunction = Callable[
     ...,
@@ -43,18 +45,21 @@ AssetFunction = Callable[
     | None,
 ]
 
+HINTED_USAGE = "-> dy.DataFrame[Orders]"
+"""The return hint that gives a bare `@dd.asset` its schema, shown when there is none."""
+
 SINGLE_OUTPUT = "result"
 """The name Dagster gives a `@dg.asset`'s output, whatever the asset's key."""
 
 
-@refusing_mistakes(EntryPoint.ASSET, "@dd.asset(Orders)")
+@refusing_mistakes(EntryPoint.ASSET, "@dd.asset(Orders)", hinted_usage=HINTED_USAGE)
 @with_setting_keywords(
     EntryPoint.ASSET,
     raises=("names", "warning_rules", "quality_policy"),
     notes={"quarantine": "`True` also adds a `context` parameter to the asset."},
 )
 def asset(
-    schema: type[dy.Schema],
+    schema: type[dy.Schema] | None = None,
     /,
     *,
     name: str | None = None,
@@ -102,7 +107,12 @@ def asset(
     ----------
     schema
         The Dataframely schema the returned frame must match: a `dy.Schema` subclass, never a
-        `dy.Collection`. Positional only.
+        `dy.Collection`. Positional only. `None` (or a bare `@dd.asset`) reads it from the
+        function's return hint: `-> dy.DataFrame[Orders]`, `-> dy.LazyFrame[Orders]`,
+        `-> Annotated[pl.DataFrame, Orders]`, `-> Annotated[pl.LazyFrame, Orders]`,
+        `-> dg.MaterializeResult[dy.DataFrame[Orders]]` (or of `dy.LazyFrame[Orders]`), each
+        optionally `| None`. The hint only names the schema: what the function returns decides
+        how the frame is validated.
     name
         The asset's name, the last part of its key. `None` uses the function's name.
     key_prefix
@@ -138,6 +148,12 @@ def asset(
     ------
     CollectionNotSupportedError
         `schema` is a `dy.Collection`.
+    SchemaHintMismatchError
+        `schema` is given and the return hint names a different schema.
+    UnreadableReturnHintError
+        The return hint names a schema in a form not listed under `schema`.
+    UnexpectedArgumentError
+        No `schema` is given and the return hint names none.
     InvalidSettingError
         A setting's argument or environment variable has a value the setting does not allow,
         or `DAGSTER_DATAFRAMELY_QUARANTINE_DIR` is set but empty.
@@ -180,18 +196,23 @@ def asset(
     its first result.
     """
     arguments = dict(locals())  # the parameters only, before any other name is bound
-    declared = AssetOut(
-        schema,
-        **checked_settings(EntryPoint.ASSET, settings),
-        **passed_on(arguments, ASSET_OUT_KEYWORDS),
-        kinds=kinds,
-    )
-    info = read_schema(schema)
-    resolved = declared.settings.resolve(info)
-    read_quarantine_dir()  # an empty value is a mistake worth failing on at declaration
+    checked = checked_settings(EntryPoint.ASSET, settings)
     op = passed_on(arguments, OP_KEYWORDS)
 
+    def declare(schema: type[dy.Schema]) -> tuple[AssetOut, SchemaInfo, Settings]:
+        declared = AssetOut(
+            schema, **checked, **passed_on(arguments, ASSET_OUT_KEYWORDS), kinds=kinds
+        )
+        info = read_schema(schema)
+        return declared, info, declared.settings.resolve(info)
+
+    given = declare(schema) if schema is not None else None
+    read_quarantine_dir()  # an empty value is a mistake worth failing on at declaration
+
     def decorate(function: AssetFunction) -> dg.AssetsDefinition:
+        declared, info, resolved = given or declare(_schema_of(function, schema))
+        if given is not None:
+            _schema_of(function, schema)  # a hint naming another schema is refused
         declaration = declare_output(
             name or function.__name__,
             info,
@@ -205,3 +226,20 @@ def asset(
         return build_asset(declaration, function, op)
 
     return decorate
+
+
+def _schema_of(function: AssetFunction, schema: type[dy.Schema] | None) -> type[dy.Schema]:
+    """The asset's schema: the argument, the return hint's, or the error when they differ."""
+    hinted = schema_from_return_hint(function, must_resolve=schema is None)
+    if schema is not None:
+        if hinted is not None and hinted is not schema:
+            raise SchemaHintMismatchError(function.__name__, schema.__name__, hinted.__name__)
+        return schema
+    if hinted is None:
+        raise UnexpectedArgumentError(
+            EntryPoint.ASSET.value,
+            f"it was called without its schema, and the return hint of {function.__name__!r} "
+            "names none",
+            f"Write @dd.asset(Orders), or annotate `def {function.__name__}(...) {HINTED_USAGE}`.",
+        )
+    return hinted

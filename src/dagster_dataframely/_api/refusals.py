@@ -13,8 +13,9 @@ import difflib
 import functools
 import inspect
 from collections.abc import Callable, Mapping
-from typing import ParamSpec, TypeVar
+from typing import Any, ParamSpec, TypeVar, cast
 
+from dagster_dataframely._model.return_hints import schema_from_return_hint
 from dagster_dataframely._model.setting_model import EntryPoint, refusals
 from dagster_dataframely.errors import UnexpectedArgumentError
 
@@ -51,13 +52,14 @@ DAGSTER_KEYWORDS: Mapping[str, str] = {
 
 
 def refusing_mistakes(
-    entry_point: EntryPoint, usage: str
+    entry_point: EntryPoint, usage: str, *, hinted_usage: str | None = None
 ) -> Callable[[Callable[P, R]], Callable[P, R]]:
     """Wrap a front-end so its common mistakes raise `UnexpectedArgumentError` with the fix.
 
     `entry_point` names it as the user wrote it (`dd.asset`) and says which settings it refuses,
     and why; `usage` is a correct call, such as `@dd.asset(Orders)`, shown when the schema is
-    missing.
+    missing. A front-end that can read its schema from the return hint gives `hinted_usage`
+    (`-> dy.DataFrame[Orders]`): used bare, on a function with such a hint, it decorates it.
     """
     public_name = entry_point.value
     refused = refusals(entry_point)
@@ -73,6 +75,9 @@ def refusing_mistakes(
             name
             for name, parameter in parameters.items()
             if parameter.kind is inspect.Parameter.POSITIONAL_ONLY
+        ]
+        required = [
+            name for name in positional if parameters[name].default is inspect.Parameter.empty
         ]
 
         @functools.wraps(front_end)
@@ -97,14 +102,23 @@ def refusing_mistakes(
                         _replacement(keyword, keywords),
                     )
             if args and inspect.isfunction(args[0]):
+                function = args[0]
+                written = f"Write {usage} above `def {function.__name__}(...)`"
+                if hinted_usage is not None and len(args) == 1:
+                    if schema_from_return_hint(function) is not None:
+                        call: Any = front_end  # no schema: the call `@dd.asset()` makes
+                        decorator = call(**kwargs)
+                        return cast("R", decorator(function))
+                    written += f", or annotate it `def {function.__name__}(...) {hinted_usage}`"
                 raise UnexpectedArgumentError(
                     public_name,
-                    f"it was given the function {args[0].__name__!r} where its "
+                    f"it was given the function {function.__name__!r} where its "
                     f"{'schema' if positional else 'keywords'} should be",
-                    f"Write {usage} above `def {args[0].__name__}(...)`: "
-                    f"a bare @{public_name} has no {'schema' if positional else 'outputs'}.",
+                    f"{written}: a bare @{public_name} has no "
+                    f"{'schema' if positional else 'outputs'}"
+                    + (" without such a hint." if hinted_usage is not None else "."),
                 )
-            if len(args) < len(positional):
+            if len(args) < len(required):
                 raise UnexpectedArgumentError(
                     public_name, "it was called without its schema", f"Write {usage}."
                 )

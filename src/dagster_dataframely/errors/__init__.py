@@ -23,6 +23,7 @@ here::
             InvalidThresholdError
             MultiAssetKeyError
             ReservedColumnError
+            SchemaHintMismatchError
             SchemaTypeError
             SensitiveMarkError
             ThresholdNotApplicableError
@@ -30,6 +31,7 @@ here::
             UnknownPartitionKeyError
             UnknownPolicyRuleError
             UnknownWarningRuleError
+            UnreadableReturnHintError
             UnsupportedDtypeError
         InvalidReturnError
             CollectionFilterDuplicatesError
@@ -74,10 +76,12 @@ from dagster_dataframely.errors.definition_errors import (
     InvalidColumnNameError,
     InvalidRuleNameError,
     ReservedColumnError,
+    SchemaHintMismatchError,
     SchemaTypeError,
     SensitiveMarkError,
     UnexpectedArgumentError,
     UnknownCollectionMemberError,
+    UnreadableReturnHintError,
     UnsupportedDtypeError,
 )
 from dagster_dataframely.errors.error_base import (
@@ -170,6 +174,7 @@ __all__ = [
     "QuarantineStorageError",
     "ReservedColumnError",
     "RowCountOutOfBoundsError",
+    "SchemaHintMismatchError",
     "SchemaTypeError",
     "SensitiveMarkError",
     "StagedWriteError",
@@ -183,6 +188,7 @@ __all__ = [
     "UnknownPartitionKeyError",
     "UnknownPolicyRuleError",
     "UnknownWarningRuleError",
+    "UnreadableReturnHintError",
     "UnsafePathKeyError",
     "UnsupportedDtypeError",
     "ValidationAbortError",

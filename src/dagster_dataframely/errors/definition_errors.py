@@ -348,3 +348,61 @@ class SensitiveMarkError(InvalidDefinitionError):
             "mark of a sensitive column: its values are masked in every sample and left out of the "
             "statistics. Write `True` to mark the column sensitive or `False` to say it is not."
         )
+
+
+class SchemaHintMismatchError(InvalidDefinitionError):
+    """Raised when a decorator's schema argument and the function's return hint differ.
+
+    The hint (`-> dy.DataFrame[Orders]`) and the argument both say which schema the frame
+    follows; two different answers leave the package unable to tell which one the user meant.
+
+    Parameters
+    ----------
+    function
+        The decorated function's name.
+    argument
+        The name of the schema passed to the decorator.
+    hinted
+        The name of the schema the return hint names.
+    """
+
+    function: str
+    argument: str
+    hinted: str
+
+    def _message(self) -> str:
+        return (
+            f"{self.function!r} is declared with the schema {self.argument} but its return hint "
+            f"names {self.hinted}. Name one schema: drop the decorator's schema argument to use "
+            f"the hint's, or change the hint to name {self.argument}."
+        )
+
+
+class UnreadableReturnHintError(InvalidDefinitionError):
+    """Raised when a return hint names a schema in a form the package cannot read.
+
+    A union of two schemas, a `list[...]` of frames or a `dy.Collection` do not say which one
+    schema the returned frame follows; the message lists the forms that do.
+
+    Parameters
+    ----------
+    function
+        The decorated function's name.
+    hint
+        The return hint, as written (or the name Python could not resolve in it).
+    problem
+        Why the package cannot read it.
+    """
+
+    function: str
+    hint: str
+    problem: str
+
+    def _message(self) -> str:
+        return (
+            f"The return hint of {self.function!r}, `{self.hint}`, {self.problem}. Annotate the "
+            "function with one schema: `-> dy.DataFrame[Orders]`, `-> dy.LazyFrame[Orders]`, "
+            "`-> Annotated[pl.DataFrame, Orders]`, `-> Annotated[pl.LazyFrame, Orders]` or "
+            "`-> dg.MaterializeResult[dy.DataFrame[Orders]]` (or of `dy.LazyFrame[Orders]`), "
+            "each optionally `| None`; or pass the schema: `@dd.asset(Orders)`."
+        )

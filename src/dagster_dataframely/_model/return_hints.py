@@ -1,0 +1,126 @@
+"""The schema a function's return hint names: `-> dy.DataFrame[Orders]` and its readable kin.
+
+Dataframely's own way to say "this frame follows `Orders`" is the hint, so a decorator may take
+its schema from there instead of an argument. The hint is resolved as Dagster resolves a
+return annotation (`typing.get_type_hints` against the function's globals), so a string hint
+under `from __future__ import annotations` reads the same. Only the hint's schema is read:
+what the function returns at run time still decides how the frame is validated.
+"""
+
+from __future__ import annotations
+
+import types
+import typing
+from collections.abc import Callable
+from typing import Annotated
+
+import dagster as dg
+import dataframely as dy
+import polars as pl
+
+from dagster_dataframely.errors import UnreadableReturnHintError
+
+_FRAMES = (pl.DataFrame, pl.LazyFrame)
+_TYPED_FRAMES = (dy.DataFrame, dy.LazyFrame)
+
+
+def schema_from_return_hint(
+    function: Callable[..., object], *, must_resolve: bool = True
+) -> type[dy.Schema] | None:
+    """The one schema `function`'s return hint names, or None when it names none.
+
+    Raises `UnreadableReturnHintError` when the hint names schemas in a form that does not
+    say which one the frame follows (two schemas, a `list[...]`, a Collection), or when a
+    name in it cannot be resolved and `must_resolve` (without it, such a hint names none:
+    a decorator given its schema never needed the hint, and did not read it before).
+    """
+    name = getattr(function, "__name__", repr(function))
+    try:
+        hints = typing.get_type_hints(function, include_extras=True)
+    except NameError as error:
+        if not must_resolve:
+            return None
+        raise UnreadableReturnHintError(
+            name,
+            str(getattr(function, "__annotations__", {}).get("return")),
+            f"does not resolve in its module ({error})",
+        ) from None
+    if "return" not in hints:
+        return None
+    hint = hints["return"]
+    schemas = _schemas(hint, name)
+    if len(schemas) > 1:
+        raise UnreadableReturnHintError(name, shown(hint), "names more than one schema")
+    return next(iter(schemas), None)
+
+
+def _schemas(hint: object, function: str) -> set[type[dy.Schema]]:
+    """The schemas `hint` names in an accepted form; a schema named any other way is refused."""
+    origin = typing.get_origin(hint)
+    arguments = typing.get_args(hint)
+    if origin in (typing.Union, types.UnionType):
+        return {schema for member in arguments for schema in _schemas(member, function)}
+    if origin is dg.MaterializeResult and len(arguments) == 1:
+        return _schemas(arguments[0], function)
+    if origin in _TYPED_FRAMES and len(arguments) == 1 and _is_schema(arguments[0]):
+        return {arguments[0]}
+    if origin is Annotated and arguments[0] in _FRAMES:
+        named = [meta for meta in arguments[1:] if _is_schema(meta)]
+        if len(named) == len([meta for meta in arguments[1:] if _names_schema(meta)]):
+            return set(named)
+    if not _names_schema(hint):
+        return set()
+    problem = (
+        "names a dy.Collection, which is several tables: declare it with dd.collection_asset"
+        if _names_collection(hint)
+        else "names a schema in a form the package cannot read"
+    )
+    raise UnreadableReturnHintError(function, shown(hint), problem)
+
+
+def _is_schema(value: object) -> bool:
+    return isinstance(value, type) and issubclass(value, dy.Schema)
+
+
+def _is_collection(value: object) -> bool:
+    return isinstance(value, type) and issubclass(value, dy.Collection)
+
+
+def _names_schema(hint: object) -> bool:
+    """Whether a schema or Collection appears anywhere in `hint`."""
+    if _is_schema(hint) or _is_collection(hint):
+        return True
+    return any(_names_schema(argument) for argument in typing.get_args(hint))
+
+
+def _names_collection(hint: object) -> bool:
+    return _is_collection(hint) or any(_names_collection(a) for a in typing.get_args(hint))
+
+
+def shown(hint: object) -> str:
+    """`hint` as a user writes it (`dy.DataFrame[Orders] | None`), never a schema's long repr."""
+    if hint is type(None):
+        return "None"
+    origin = typing.get_origin(hint)
+    arguments = typing.get_args(hint)
+    if origin in (typing.Union, types.UnionType):
+        return " | ".join(shown(member) for member in arguments)
+    if origin is Annotated:
+        return f"Annotated[{', '.join(shown(part) for part in arguments)}]"
+    if origin is not None:
+        return f"{_name(origin)}[{', '.join(shown(part) for part in arguments)}]"
+    return _name(hint)
+
+
+def _name(value: object) -> str:
+    prefixes: dict[object, str] = {
+        dy.DataFrame: "dy.",
+        dy.LazyFrame: "dy.",
+        pl.DataFrame: "pl.",
+        pl.LazyFrame: "pl.",
+    }
+    if value is dg.MaterializeResult:
+        return "dg.MaterializeResult"
+    if isinstance(value, type):
+        return prefixes.get(value, "") + value.__qualname__
+    return repr(value)
