@@ -4,6 +4,7 @@ Each partition runs alone through `dg.materialize`, on dagster-polars' parquet m
 DuckDB's; the check reads the stored key columns of every partition after each write.
 """
 
+from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -60,7 +61,7 @@ def _managers(tmp_path: Path) -> dict[str, dg.ConfigurableIOManagerFactory]:
     }
 
 
-def _run_each(asset: Any, manager: Any, partitions: list[str]) -> dg.AssetCheckEvaluation:
+def _run_each(asset: Any, manager: Any, partitions: list[Any]) -> dg.AssetCheckEvaluation:
     instance = dg.DagsterInstance.ephemeral()
     evaluations = []
     for partition in partitions:
@@ -138,6 +139,85 @@ def test_a_sensitive_key_is_masked_in_the_samples(tmp_path: Path, store: str) ->
         {"email": "[sensitive]", "dy_partitions": "east, west"}
     ]
     assert "ann@example.com" not in str(evaluation.metadata)
+
+
+DAYS = dg.DailyPartitionsDefinition(start_date="2026-01-01", end_date="2026-01-04")
+DAYS_BY_REGION = dg.MultiPartitionsDefinition(
+    {"day": DAYS, "region": dg.StaticPartitionsDefinition(["east", "west"])}
+)
+
+
+class DatedOrders(dy.Schema):
+    day = dy.Datetime()
+    region = dy.String()
+    order_id = dy.Int64(primary_key=True)
+
+
+def _dated(day: str, region: str, ids_at_hours: dict[int, int]) -> pl.DataFrame:
+    """Orders of one day and region, each `id: hour` placed at its own hour of the day."""
+    return pl.DataFrame(
+        {
+            "day": [
+                datetime.fromisoformat(day) + timedelta(hours=h) for h in ids_at_hours.values()
+            ],
+            "region": [region] * len(ids_at_hours),
+            "order_id": list(ids_at_hours),
+        },
+        schema={"day": pl.Datetime("us"), "region": pl.String, "order_id": pl.Int64},
+    )
+
+
+def _dated_asset(
+    partitions_def: dg.PartitionsDefinition, frames: dict[str, pl.DataFrame], expr: object
+) -> Any:
+    @dd.asset(
+        DatedOrders,
+        name="orders",
+        partitions_def=partitions_def,
+        keys_across_partitions=True,
+        quarantine=True,
+        metadata={"partition_expr": expr},
+    )
+    def orders(context: dg.AssetExecutionContext) -> pl.DataFrame:
+        return frames[str(context.partition_key)]
+
+    return orders
+
+
+@pytest.mark.parametrize("store", ["parquet", "duckdb"])
+def test_time_window_partitions_are_named_by_their_keys(tmp_path: Path, store: str) -> None:
+    frames = {
+        "2026-01-01": _dated("2026-01-01", "east", {1: 1, 2: 23}),
+        "2026-01-02": _dated("2026-01-02", "east", {3: 5, 4: 6}),
+        "2026-01-03": _dated("2026-01-03", "east", {1: 12}),
+    }
+    asset = _dated_asset(DAYS, frames, "day")
+    evaluation = _run_each(asset, _managers(tmp_path)[store], list(frames))
+
+    assert evaluation.metadata["dy_repeated_keys"].value == 1
+    assert evaluation.metadata["dy_repeated_key_partitions"].data == ["2026-01-01", "2026-01-03"]
+
+
+@pytest.mark.parametrize("store", ["parquet", "duckdb"])
+def test_multi_partitions_are_told_apart_by_every_dimension(tmp_path: Path, store: str) -> None:
+    # Order 1 is on one day in two regions, order 2 in one region on two days.
+    frames = {
+        "2026-01-01|east": _dated("2026-01-01", "east", {1: 3, 2: 4}),
+        "2026-01-01|west": _dated("2026-01-01", "west", {1: 9}),
+        "2026-01-02|east": _dated("2026-01-02", "east", {2: 8, 5: 1}),
+    }
+    asset = _dated_asset(DAYS_BY_REGION, frames, {"day": "day", "region": "region"})
+    keys = [
+        dg.MultiPartitionKey(dict(zip(["day", "region"], k.split("|"), strict=True)))
+        for k in frames
+    ]
+    evaluation = _run_each(asset, _managers(tmp_path)[store], keys)
+
+    assert evaluation.metadata["dy_repeated_keys"].value == 2
+    assert evaluation.metadata["dy_repeated_key_sample"].data == [
+        {"order_id": "1", "dy_partitions": "2026-01-01|east, 2026-01-01|west"},
+        {"order_id": "2", "dy_partitions": "2026-01-01|east, 2026-01-02|east"},
+    ]
 
 
 def test_no_samples_with_row_sample_zero(tmp_path: Path) -> None:

@@ -125,7 +125,7 @@ def keys_check_result(
     reports: list[RepeatedKeys] = []
     for key in key_sets(output.info):
         scans = None
-        grouped = repeated_in_duckdb(*stored, key)
+        grouped = repeated_in_duckdb(*stored, key, context.instance)
         if grouped is None:
             scans = stored_partition_scans(
                 stored[0], output.key, partitions_def, context.instance, key

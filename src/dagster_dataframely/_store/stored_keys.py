@@ -9,6 +9,7 @@ the database and returns only the repeated ones.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import dagster as dg
@@ -74,29 +75,128 @@ def stored_partition_scans(
 
 
 def repeated_in_duckdb(
-    manager: dg.IOManager, context: dg.OutputContext, key: Sequence[str]
+    manager: dg.IOManager,
+    context: dg.OutputContext,
+    key: Sequence[str],
+    instance: dg.DagsterInstance,
 ) -> pl.DataFrame | None:
     """The keys stored in more than one partition of a DuckDB table, grouped by one query.
 
-    One row per repeated key, with its partitions (the table's partition column, as text)
-    sorted under `PARTITIONS`; None off DuckDB's manager. `context` is the run's output's.
+    One row per repeated key, with its partitions (named by their Dagster keys) sorted under
+    `PARTITIONS`; None off DuckDB's manager. `context` is the run's output's.
     """
     if not _upstream.is_duckdb_io_manager(manager):
         return None
     table_slice = _upstream.db_table_slice(manager, context)
-    dimensions: list[Any] = list(table_slice.partition_dimensions or [])
     table = f"{quoted(table_slice.schema)}.{quoted(table_slice.table)}"
-    query = repeated_keys_query(table, dimensions[0].partition_expr, key)
+    columns = partition_columns(
+        context.asset_partitions_def,
+        [d.partition_expr for d in table_slice.partition_dimensions or []],
+        instance,
+    )
     with connection_of(manager, context, table_slice) as connection:
-        grouped: Any = connection.execute(query).pl()
+        return grouped_in_duckdb(connection, table, columns, key)
+
+
+@dataclass(frozen=True)
+class PartitionColumn:
+    """One partition dimension as the table stores it: its SQL expression and, for a time
+    window dimension, each partition's key with the wall-clock bounds DuckDB's manager writes
+    it between (its column holds times, not keys)."""
+
+    expr: str
+    windows: pl.DataFrame | None = None
+
+
+def partition_columns(
+    partitions_def: dg.PartitionsDefinition,
+    exprs: Sequence[str],
+    instance: dg.DagsterInstance | None,
+) -> list[PartitionColumn]:
+    """Each dimension's column, in the order DuckDB's manager lists them (a multi-partition
+    definition's own order, which is also the order of the parts of its keys)."""
+    dimensions = (
+        [d.partitions_def for d in partitions_def.partitions_defs]
+        if isinstance(partitions_def, dg.MultiPartitionsDefinition)
+        else [partitions_def]
+    )
+    return [
+        PartitionColumn(expr, _windows(dimension, instance))
+        for dimension, expr in zip(dimensions, exprs, strict=True)
+    ]
+
+
+def _windows(
+    dimension: dg.PartitionsDefinition, instance: dg.DagsterInstance | None
+) -> pl.DataFrame | None:
+    """Every partition's key and bounds of a time window dimension; None for another kind.
+
+    The bounds are wall-clock times in the definition's timezone, as DuckDB's manager compares
+    its partition column with them.
+    """
+    if not isinstance(dimension, dg.TimeWindowPartitionsDefinition):
+        return None
+    keys = dimension.get_partition_keys(dynamic_partitions_store=instance)
+    windows = [dimension.time_window_for_partition_key(k) for k in keys]
+    return pl.DataFrame(
+        {
+            _WINDOW_KEY: keys,
+            _WINDOW_START: [w.start.replace(tzinfo=None) for w in windows],
+            _WINDOW_END: [w.end.replace(tzinfo=None) for w in windows],
+        },
+        schema={_WINDOW_KEY: pl.String, _WINDOW_START: pl.Datetime, _WINDOW_END: pl.Datetime},
+    )
+
+
+_WINDOW_KEY, _WINDOW_START, _WINDOW_END = "dy_window_key", "dy_window_start", "dy_window_end"
+
+
+def grouped_in_duckdb(
+    connection: Any, table: str, columns: Sequence[PartitionColumn], key: Sequence[str]
+) -> pl.DataFrame:
+    """The keys of `table` in more than one partition, grouped on `connection` by one query;
+    each time window dimension's windows are registered for the query and dropped after it."""
+    names = [f"dy_windows_{index}" for index in range(len(columns))]
+    registered = [
+        (name, column.windows)
+        for name, column in zip(names, columns, strict=True)
+        if column.windows is not None
+    ]
+    for name, windows in registered:
+        connection.register(name, windows.to_arrow())
+    try:
+        grouped: Any = connection.execute(repeated_keys_query(table, columns, key)).pl()
+    finally:
+        for name, _ in registered:
+            connection.unregister(name)
     return pl.DataFrame(grouped)
 
 
-def repeated_keys_query(table: str, partition_expr: str, key: Sequence[str]) -> str:
-    """The DuckDB query of the keys of `table` in more than one partition (`partition_expr`)."""
-    part = f"CAST({partition_expr} AS VARCHAR)"
-    columns = ", ".join(quoted(column) for column in key)
+def repeated_keys_query(table: str, columns: Sequence[PartitionColumn], key: Sequence[str]) -> str:
+    """The DuckDB query of the keys of `table` in more than one partition.
+
+    A partition is named as Dagster names it: a time window by its key (found by joining the
+    registered windows `dy_windows_<i>`), another dimension by its value as text, the parts of
+    a multi-partition joined by `|`.
+    """
+    parts: list[str] = []
+    joins: list[str] = []
+    for index, column in enumerate(columns):
+        as_text = f"CAST({column.expr} AS VARCHAR)"
+        if column.windows is None:
+            parts.append(as_text)
+            continue
+        alias = f"dy_w{index}"
+        joins.append(
+            f"LEFT JOIN dy_windows_{index} AS {alias} ON {column.expr} >= {alias}.{_WINDOW_START} "
+            f"AND {column.expr} < {alias}.{_WINDOW_END}"
+        )
+        parts.append(f"coalesce({alias}.{_WINDOW_KEY}, {as_text})")
+    part = f"concat_ws('|', {', '.join(parts)})"
+    selected = ", ".join(f"{table}.{quoted(column)}" for column in key)
+    grouped = ", ".join(quoted(column) for column in key)
     return (
-        f"SELECT {columns}, list(DISTINCT {part} ORDER BY {part}) AS {PARTITIONS} FROM {table} "
-        f"GROUP BY {columns} HAVING count(DISTINCT {part}) > 1"
+        f"SELECT {grouped}, list(DISTINCT dy_part ORDER BY dy_part) AS {PARTITIONS} FROM "
+        f"(SELECT {selected}, {part} AS dy_part FROM {table} {' '.join(joins)}) "
+        f"GROUP BY {grouped} HAVING count(DISTINCT dy_part) > 1"
     )
