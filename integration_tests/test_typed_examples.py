@@ -28,6 +28,7 @@ from .test_docs_examples import ROOT, Example, python_blocks
 
 TYPED_SECTIONS: Mapping[str, str | None] = {
     "docs/guide/declaring-an-asset.md": "## The schema from the return hint",
+    "docs/guide/coming-from.md": None,
 }
 """The pages whose examples are typed: a page's section by its heading, or `None` for all of it."""
 
