@@ -86,9 +86,11 @@ unit-hostile: $(SYNCED)
 # - fault injection (`-m fault_injection`): a write killed half way or a disk filled, which
 #   tests our own staging and renames. The runs on other versions still store through the same
 #   managers and staged writes, so a version that breaks them fails there;
-# - mypy over a user's snippet (the settings keywords' types): mypy is a development tool, not
-#   in the version jobs' environments, and the types it reads are the package's own.
+# - mypy over a user's snippet (the settings keywords' types) and mypy and pyright over the typed
+#   examples of the docs: development tools, not in the version jobs' environments, and the
+#   types they read are the package's own.
 NOT_PER_VERSION := --ignore=integration_tests/test_docs_examples.py -m "not fault_injection" \
+	--ignore=integration_tests/test_typed_examples.py \
 	--deselect tests/model/test_setting_keywords.py::test_mypy_refuses_a_misspelt_setting_and_a_wrong_type
 
 # The unit suite on another interpreter, in an environment of its own built from the same lock:

@@ -22,7 +22,7 @@ from dagster_dataframely._api.dagster_keywords import (
     AssetDeps,
     passed_on,
 )
-from dagster_dataframely._api.refusals import refusing_mistakes
+from dagster_dataframely._api.refusals import refusing_mistakes, usable_bare
 from dagster_dataframely._declare.builder import build_asset
 from dagster_dataframely._declare.output_declaration import declare_output
 from dagster_dataframely._model.return_hints import schema_from_return_hint
@@ -42,8 +42,13 @@ AssetFunction = Callable[
     | pl.LazyFrame
     | dg.MaterializeResult[pl.DataFrame]
     | dg.MaterializeResult[pl.LazyFrame]
+    | dg.MaterializeResult[dy.DataFrame[Any]]
+    | dg.MaterializeResult[dy.LazyFrame[Any]]
     | None,
 ]
+"""What a type checker lets `dd.asset` decorate: `MaterializeResult` is invariant in its value,
+so the hinted frames (`-> dg.MaterializeResult[dy.DataFrame[Orders]]`) are named beside the
+plain ones."""
 
 HINTED_USAGE = "-> dy.DataFrame[Orders]"
 """The return hint that gives a bare `@dd.asset` its schema, shown when there is none."""
@@ -52,6 +57,7 @@ SINGLE_OUTPUT = "result"
 """The name Dagster gives a `@dg.asset`'s output, whatever the asset's key."""
 
 
+@usable_bare
 @refusing_mistakes(EntryPoint.ASSET, "@dd.asset(Orders)", hinted_usage=HINTED_USAGE)
 @with_setting_keywords(
     EntryPoint.ASSET,

@@ -13,7 +13,7 @@ import difflib
 import functools
 import inspect
 from collections.abc import Callable, Mapping
-from typing import Any, ParamSpec, TypeVar, cast
+from typing import Any, ParamSpec, Protocol, TypeVar, cast, overload
 
 from dagster_dataframely._model.return_hints import schema_from_return_hint
 from dagster_dataframely._model.setting_model import EntryPoint, refusals
@@ -21,6 +21,8 @@ from dagster_dataframely.errors import UnexpectedArgumentError
 
 P = ParamSpec("P")
 R = TypeVar("R")
+F = TypeVar("F", bound=Callable[..., object], contravariant=True)
+D = TypeVar("D", covariant=True)
 
 DAGSTER_KEYWORDS: Mapping[str, str] = {
     "key": (
@@ -143,3 +145,25 @@ def _replacement(keyword: str, keywords: list[str]) -> str:
     if close:
         return f"Did you mean {' or '.join(f'{name}=' for name in close)}?"
     return "Its keywords are listed in its docstring (help() shows it)."
+
+
+class BareOrCalled(Protocol[P, F, D]):
+    """A decorator a type checker accepts both ways: called, `@dd.asset(...)`, or bare.
+
+    Called with its arguments `P`, it returns the decorator of an `F`; used bare on an `F`, it
+    returns that decorator's result `D`, the same `dg.AssetsDefinition`.
+    """
+
+    @overload
+    def __call__(self, *args: P.args, **kwargs: P.kwargs) -> Callable[[F], D]: ...
+    @overload
+    def __call__(self, function: F, /) -> D: ...
+
+
+def usable_bare(front_end: Callable[P, Callable[[F], D]]) -> BareOrCalled[P, F, D]:
+    """Type a front-end that `refusing_mistakes(hinted_usage=...)` lets decorate bare.
+
+    The front-end is returned unchanged: its signature, docstring and behaviour stay its own,
+    and only what a type checker reads gains the bare form.
+    """
+    return cast("BareOrCalled[P, F, D]", front_end)
