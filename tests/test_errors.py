@@ -64,6 +64,7 @@ from dagster_dataframely.errors import (
     UnknownPartitionKeyError,
     UnknownPolicyRuleError,
     UnknownWarningRuleError,
+    UnreadableInputHintError,
     UnreadableReturnHintError,
     UnsafePathKeyError,
     UnsupportedDtypeError,
@@ -569,6 +570,30 @@ CASES = [
         fragments=("'orders'", "schema Orders", "names Refunds", "drop the decorator's schema"),
     ),
     Case(
+        UnreadableInputHintError,
+        (
+            "summary",
+            "orders",
+            "dy.DataFrame[Orders] | dy.DataFrame[Refunds]",
+            "names more than one schema",
+        ),
+        attributes={
+            "function": "summary",
+            "parameter": "orders",
+            "hint": "dy.DataFrame[Orders] | dy.DataFrame[Refunds]",
+            "problem": "names more than one schema",
+        },
+        fragments=(
+            "input 'orders' of 'summary'",
+            "`dy.DataFrame[Orders] | dy.DataFrame[Refunds]`, names more than one schema",
+            "`dy.LazyFrame[Orders]`",
+            "`Annotated[pl.DataFrame, Orders]`",
+            "`| None`",
+            "`dict[str, ...]`",
+            "`pl.DataFrame`",
+        ),
+    ),
+    Case(
         UnreadableReturnHintError,
         (
             "orders",
@@ -816,6 +841,10 @@ SIGNATURES: dict[type[DagsterDataframelyError], list[tuple[str, Any, Any]]] = {
     SchemaHintMismatchError: [
         (name, POS, inspect.Parameter.empty) for name in ("function", "argument", "hinted")
     ],
+    UnreadableInputHintError: [
+        (name, POS, inspect.Parameter.empty)
+        for name in ("function", "parameter", "hint", "problem")
+    ],
     UnreadableReturnHintError: [
         (name, POS, inspect.Parameter.empty) for name in ("function", "hint", "problem")
     ],
@@ -899,6 +928,7 @@ CATEGORIES: dict[type[DagsterDataframelyError], set[type[DagsterDataframelyError
         SchemaHintMismatchError,
         SchemaTypeError,
         UnexpectedArgumentError,
+        UnreadableInputHintError,
         UnreadableReturnHintError,
         ComponentFieldError,
         UnknownPolicyRuleError,

@@ -158,6 +158,9 @@ def asset(
         `schema` is given and the return hint names a different schema.
     UnreadableReturnHintError
         The return hint names a schema in a form not listed under `schema`.
+    UnreadableInputHintError
+        An input's hint names a schema in a form that stands for no one Polars type (two
+        schemas, a `list[...]`, a `dy.Collection`); each accepted form loads as its Polars type.
     UnexpectedArgumentError
         No `schema` is given and the return hint names none.
     InvalidSettingError

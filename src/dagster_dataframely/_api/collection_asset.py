@@ -125,6 +125,9 @@ def collection_asset(
     ------
     CollectionWithoutMembersError
         The Collection has no member.
+    UnreadableInputHintError
+        An input's hint names a schema in a form that stands for no one Polars type (two
+        schemas, a `list[...]`, a `dy.Collection`); each accepted form loads as its Polars type.
     UnknownCollectionMemberError
         `outs` names a member the Collection does not have.
     UnexpectedArgumentError

@@ -85,6 +85,9 @@ def multi_asset(
     ------
     ClearQuarantineError
         An output sets `clear_quarantine=True` without `quarantine=True`.
+    UnreadableInputHintError
+        An input's hint names a schema in a form that stands for no one Polars type (two
+        schemas, a `list[...]`, a `dy.Collection`); each accepted form loads as its Polars type.
     UnknownWarningRuleError
         A name in an output's `warning_rules` is not one of its schema's rules.
     InvalidSettingError

@@ -5,6 +5,10 @@ its schema from there instead of an argument. The hint is resolved as Dagster re
 return annotation (`typing.get_type_hints` against the function's globals), so a string hint
 under `from __future__ import annotations` reads the same. Only the hint's schema is read:
 what the function returns at run time still decides how the frame is validated.
+
+An input's hint is read by the same parser, for its Polars type only: Dagster refuses
+`dy.DataFrame[Orders]` on a parameter, and the IO managers choose what to load from the
+annotation, so an input hinted `dy.DataFrame[Orders]` is shown to both as `pl.DataFrame`.
 """
 
 from __future__ import annotations
@@ -18,9 +22,10 @@ import dagster as dg
 import dataframely as dy
 import polars as pl
 
-from dagster_dataframely.errors import UnreadableReturnHintError
+from dagster_dataframely.errors import UnreadableInputHintError, UnreadableReturnHintError
 
 _FRAMES = (pl.DataFrame, pl.LazyFrame)
+NONE = type(None)
 _TYPED_FRAMES = (dy.DataFrame, dy.LazyFrame)
 
 
@@ -62,12 +67,9 @@ def _schemas(hint: object, function: str) -> set[type[dy.Schema]]:
         return {schema for member in arguments for schema in _schemas(member, function)}
     if origin is dg.MaterializeResult and len(arguments) == 1:
         return _schemas(arguments[0], function)
-    if origin in _TYPED_FRAMES and len(arguments) == 1 and _is_schema(arguments[0]):
-        return {arguments[0]}
-    if origin is Annotated and arguments[0] in _FRAMES:
-        named = [meta for meta in arguments[1:] if _is_schema(meta)]
-        if len(named) == len([meta for meta in arguments[1:] if _names_schema(meta)]):
-            return set(named)
+    frame = _frame(hint)
+    if frame is not None:
+        return set(frame[0])
     if not _names_schema(hint):
         return set()
     problem = (
@@ -76,6 +78,72 @@ def _schemas(hint: object, function: str) -> set[type[dy.Schema]]:
         else "names a schema in a form the package cannot read"
     )
     raise UnreadableReturnHintError(function, shown(hint), problem)
+
+
+def _frame(hint: object) -> tuple[list[type[dy.Schema]], type[pl.DataFrame | pl.LazyFrame]] | None:
+    """The schemas a frame hint names and its Polars type; None if `hint` is no frame hint.
+
+    The frame hints are `dy.DataFrame[S]`, `dy.LazyFrame[S]` and `Annotated[pl.DataFrame, S]`
+    (or of `pl.LazyFrame`), whose other metadata may name no schema in another way.
+    """
+    origin = typing.get_origin(hint)
+    arguments = typing.get_args(hint)
+    if origin in _TYPED_FRAMES and len(arguments) == 1 and _is_schema(arguments[0]):
+        return [arguments[0]], pl.DataFrame if origin is dy.DataFrame else pl.LazyFrame
+    if origin is Annotated and arguments[0] in _FRAMES:
+        named = [meta for meta in arguments[1:] if _is_schema(meta)]
+        if len(named) == len([meta for meta in arguments[1:] if _names_schema(meta)]):
+            return named, arguments[0]
+    return None
+
+
+def polars_input_hint(hint: object, function: str, parameter: str) -> object:
+    """The annotation Dagster and the IO manager see for an input hinted `hint`.
+
+    A hint naming one schema becomes its Polars type (`dy.DataFrame[Orders] | None` becomes
+    `pl.DataFrame | None`, `dict[str, dy.LazyFrame[Orders]]` becomes `dict[str, pl.LazyFrame]`),
+    so the input loads exactly as the plain annotation does; the frame is not validated again.
+    A hint naming no schema is returned as written. Raises `UnreadableInputHintError` for a
+    schema named in any other form.
+    """
+    if not _names_schema(hint):
+        return hint
+    plain = _polars(hint)
+    if plain is not None:
+        return plain
+    if _names_collection(hint):
+        problem = (
+            "names a dy.Collection, whose members are assets of their own: "
+            "annotate one input per member"
+        )
+    elif len(_named_schemas(hint)) > 1:
+        problem = "names more than one schema"
+    else:
+        problem = "names a schema in a form the package cannot read"
+    raise UnreadableInputHintError(function, parameter, shown(hint), problem)
+
+
+def _polars(hint: object) -> object | None:
+    """`hint` with its one-schema frame hint replaced by the Polars type; None if unreadable."""
+    origin = typing.get_origin(hint)
+    arguments = typing.get_args(hint)
+    frame = _frame(hint)
+    if frame is not None:
+        return frame[1] if len(frame[0]) == 1 else None
+    if origin in (typing.Union, types.UnionType) and len(arguments) == 2 and NONE in arguments:
+        (inner,) = [member for member in arguments if member is not NONE]
+        plain = _polars(inner)
+        return None if plain is None else typing.Optional[plain]  # noqa: UP045  # built, not written
+    if origin is dict and len(arguments) == 2:
+        plain = _polars(arguments[1])
+        return None if plain is None else types.GenericAlias(dict, (arguments[0], plain))
+    return None
+
+
+def _named_schemas(hint: object) -> set[type[dy.Schema]]:
+    """Every schema named anywhere in `hint`."""
+    found = {typing.cast("type[dy.Schema]", hint)} if _is_schema(hint) else set()
+    return found.union(*(_named_schemas(argument) for argument in typing.get_args(hint)))
 
 
 def _is_schema(value: object) -> bool:
@@ -99,7 +167,7 @@ def _names_collection(hint: object) -> bool:
 
 def shown(hint: object) -> str:
     """`hint` as a user writes it (`dy.DataFrame[Orders] | None`), never a schema's long repr."""
-    if hint is type(None):
+    if hint is NONE:
         return "None"
     origin = typing.get_origin(hint)
     arguments = typing.get_args(hint)

@@ -13,6 +13,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from dagster_dataframely._model.return_hints import polars_input_hint
 from dagster_dataframely._upstream import is_context_parameter
 
 
@@ -78,14 +79,19 @@ def _resolved_parameters(
     """The user's parameters with string annotations resolved against the user's module.
 
     Dagster and the IO manager then see `pl.LazyFrame` and friends even under `from __future__
-    import annotations`. A `context` annotation is left as written: Dagster checks it against
-    its own context classes and rejects a string, exactly as it does for a plain `@dg.asset`.
+    import annotations`, and the Polars type of a dataframely hint (`pl.DataFrame` for
+    `dy.DataFrame[Orders]`), which Dagster would refuse. A `context` annotation is left as
+    written: Dagster checks it against its own context classes and rejects a string, exactly as
+    it does for a plain `@dg.asset`.
     """
     try:
         hints = typing.get_type_hints(function, include_extras=True)
     except (NameError, TypeError):
         hints = {}
+    name = getattr(function, "__name__", repr(function))
     return [
-        p if (skip_first and i == 0) or p.name not in hints else p.replace(annotation=hints[p.name])
+        p
+        if (skip_first and i == 0) or p.name not in hints
+        else p.replace(annotation=polars_input_hint(hints[p.name], name, p.name))
         for i, p in enumerate(params)
     ]

@@ -31,6 +31,7 @@ here::
             UnknownPartitionKeyError
             UnknownPolicyRuleError
             UnknownWarningRuleError
+            UnreadableInputHintError
             UnreadableReturnHintError
             UnsupportedDtypeError
         InvalidReturnError
@@ -81,6 +82,7 @@ from dagster_dataframely.errors.definition_errors import (
     SensitiveMarkError,
     UnexpectedArgumentError,
     UnknownCollectionMemberError,
+    UnreadableInputHintError,
     UnreadableReturnHintError,
     UnsupportedDtypeError,
 )
@@ -188,6 +190,7 @@ __all__ = [
     "UnknownPartitionKeyError",
     "UnknownPolicyRuleError",
     "UnknownWarningRuleError",
+    "UnreadableInputHintError",
     "UnreadableReturnHintError",
     "UnsafePathKeyError",
     "UnsupportedDtypeError",

@@ -378,6 +378,40 @@ class SchemaHintMismatchError(InvalidDefinitionError):
         )
 
 
+class UnreadableInputHintError(InvalidDefinitionError):
+    """Raised when an input's hint names a schema in a form the package cannot read.
+
+    An input hinted with a schema loads as its Polars type (`dy.DataFrame[Orders]` as
+    `pl.DataFrame`); a union of two schemas, a `list[...]` of frames or a `dy.Collection`
+    name no one Polars type to load. The message lists the forms that do.
+
+    Parameters
+    ----------
+    function
+        The decorated function's name.
+    parameter
+        The name of the parameter whose hint names the schema.
+    hint
+        The parameter's hint, as written.
+    problem
+        Why the package cannot read it.
+    """
+
+    function: str
+    parameter: str
+    hint: str
+    problem: str
+
+    def _message(self) -> str:
+        return (
+            f"The hint of input {self.parameter!r} of {self.function!r}, `{self.hint}`, "
+            f"{self.problem}. Annotate the input with one schema: `dy.DataFrame[Orders]`, "
+            "`dy.LazyFrame[Orders]`, `Annotated[pl.DataFrame, Orders]` or "
+            "`Annotated[pl.LazyFrame, Orders]`, each optionally `| None`, or a `dict[str, ...]` "
+            "of one of them to read several partitions; or with its Polars type, `pl.DataFrame`."
+        )
+
+
 class UnreadableReturnHintError(InvalidDefinitionError):
     """Raised when a return hint names a schema in a form the package cannot read.
 

@@ -1,0 +1,132 @@
+"""Runs of two declarations of one asset, as comparable as their results are equal.
+
+A `Warehouse` is one IO manager (dagster-polars' parquet manager, or DuckDB's polars
+manager) over its own directory and its own ephemeral instance: each run's step events are
+kept without what differs between two runs (run ids, times, the directory), and `stored` reads
+every stored row back from the files or tables themselves. Two declarations that are the same
+asset leave equal `outcome()`s.
+"""
+
+import re
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import dagster as dg
+import polars as pl
+
+from .conftest import QUIET
+
+KINDS = ("parquet", "duckdb")
+
+
+class Warehouse:
+    """One IO manager over `root`, and what the runs through it said and stored."""
+
+    def __init__(self, root: Path, kind: str = "parquet") -> None:
+        root.mkdir(parents=True, exist_ok=True)  # DuckDB creates its file, not its folder
+        self.root = root
+        self.kind = kind
+        self.database = root / "warehouse.duckdb"
+        self.instance = dg.DagsterInstance.ephemeral()  # no run of the other declaration in it
+        self.successes: list[bool] = []
+        self.events: list[tuple[object, ...]] = []
+
+    def manager(self) -> object:
+        if self.kind == "parquet":
+            from dagster_polars import PolarsParquetIOManager
+
+            return PolarsParquetIOManager(base_dir=str(self.root))
+        from dagster_duckdb_polars import DuckDBPolarsIOManager
+
+        return DuckDBPolarsIOManager(database=str(self.database))
+
+    def materialize(
+        self,
+        assets: Sequence[dg.AssetsDefinition],
+        *,
+        partition_key: str | None = None,
+        selection: Sequence[dg.AssetKey] | None = None,
+    ) -> bool:
+        """One run; its stable events are kept, its success returned."""
+        result = dg.materialize(
+            assets,
+            resources={"io_manager": self.manager()},
+            run_config=QUIET,
+            instance=self.instance,
+            partition_key=partition_key,
+            selection=selection,
+            raise_on_error=False,
+        )
+        self.successes.append(result.success)
+        self.events += [
+            _event(e, result.run_id, self.root) for e in result.all_events if e.is_step_event
+        ]
+        return result.success
+
+    def stored(self) -> dict[str, list[str]]:
+        """Every file's or table's rows, each as a sorted list of row reprs."""
+        if self.kind == "parquet":
+            return {
+                path.relative_to(self.root).as_posix(): _rows(pl.read_parquet(path))
+                for path in sorted(self.root.rglob("*.parquet"))
+            }
+        import duckdb
+
+        if not self.database.exists():
+            return {}
+        with duckdb.connect(str(self.database), read_only=True) as connection:
+            tables = connection.execute(
+                "select table_schema || '.' || table_name from information_schema.tables order by 1"
+            ).fetchall()
+            return {
+                table: _rows(connection.execute(f"select * from {table}").pl())
+                for (table,) in tables
+            }
+
+    def outcome(self) -> tuple[object, ...]:
+        return self.successes, self.events, self.stored()
+
+
+def run(asset: dg.AssetsDefinition, warehouse: Path, kind: str = "parquet") -> tuple[object, ...]:
+    """One run of `asset` alone: its success, its step events and the rows it stored."""
+    store = Warehouse(warehouse, kind)
+    success = store.materialize([asset])
+    return success, store.events, store.stored()
+
+
+def _rows(frame: pl.DataFrame) -> list[str]:
+    return sorted(map(repr, frame.to_dicts()))
+
+
+def _event(event: dg.DagsterEvent, run_id: str, warehouse: Path) -> tuple[object, ...]:
+    """What an event says, as equal for two runs as their frames are.
+
+    A LazyFrame's valid rows come out of Polars' streaming engine in no set order, so a table
+    of rows in the metadata is compared as a set of rows.
+    """
+    data = event.event_specific_data
+    if isinstance(data, dg.AssetCheckEvaluation):
+        said: object = (data.check_name, data.passed, data.severity, _metadata(data.metadata))
+    elif event.event_type_value == "ASSET_MATERIALIZATION":
+        said = (
+            event.asset_key,
+            _metadata(event.step_materialization_data.materialization.metadata),
+        )
+    elif event.event_type_value == "STEP_OUTPUT":
+        said = (event.step_output_data.output_name, _metadata(event.step_output_data.metadata))
+    elif event.event_type_value == "HANDLED_OUTPUT":  # the manager's own preview of the rows
+        said = (data.output_name, data.manager_key, _metadata(data.metadata))
+    elif event.event_type_value in ("STEP_START", "STEP_SUCCESS", "ENGINE_EVENT"):
+        said = None  # durations and process ids
+    else:
+        said = str(data)
+    text = str(said).replace(run_id, "<run>").replace(str(warehouse), "<dir>")
+    return event.event_type_value, re.sub(r"(timestamp|storage_id)=[0-9.]+", r"\1=<n>", text)
+
+
+def _metadata(metadata: Any) -> dict[str, object]:
+    return {
+        key: sorted(map(repr, value.records)) if isinstance(value, dg.TableMetadataValue) else value
+        for key, value in metadata.items()
+    }

@@ -1,0 +1,136 @@
+"""Each input hint, on dagster-polars' parquet manager and DuckDB's, against the plain annotation.
+
+Per form and decorator, an asset reading `orders` hinted `dy.DataFrame[Orders]` (and kin) and
+the same asset reading it annotated with the Polars type (`pl.DataFrame`) load the same frames
+and leave the same events and stored rows, downstream of the same `dd.asset(Orders,
+quarantine=True)`. The managers choose what to load from the annotation: DuckDB's polars
+handler loads a `pl.DataFrame` only, so its lazy, optional and partition forms fail, the hinted
+one exactly as the plain one. A partitioned `orders` is read as a `dict` of its partitions.
+"""
+
+import typing
+from collections.abc import Callable
+from pathlib import Path
+from typing import Annotated, Any
+
+import dagster as dg
+import dataframely as dy
+import polars as pl
+import pytest
+
+import dagster_dataframely as dd
+
+from .compared_runs import KINDS, Warehouse
+from .conftest import DAILY, DAY_1, DAY_2, UNPARTITIONED, Orders, orders_asset, orders_frame
+
+pytestmark = pytest.mark.integration
+
+
+class Kept(dy.Collection):
+    """One member, so a `dd.collection_asset` can read `orders` and keep its rows."""
+
+    kept: dy.LazyFrame[Orders]
+
+
+FORMS: dict[str, tuple[object, object]] = {
+    "DataFrame": (dy.DataFrame[Orders], pl.DataFrame),
+    "LazyFrame": (dy.LazyFrame[Orders], pl.LazyFrame),
+    "Annotated DataFrame": (Annotated[pl.DataFrame, Orders], pl.DataFrame),
+    "Annotated LazyFrame": (Annotated[pl.LazyFrame, Orders], pl.LazyFrame),
+    "DataFrame | None": (dy.DataFrame[Orders] | None, pl.DataFrame | None),
+    "LazyFrame | None": (dy.LazyFrame[Orders] | None, pl.LazyFrame | None),
+    "Annotated DataFrame | None": (Annotated[pl.DataFrame, Orders] | None, pl.DataFrame | None),
+}
+PARTITION_FORMS: dict[str, tuple[object, object]] = {
+    "partitions": (dict[str, dy.DataFrame[Orders]], dict[str, pl.DataFrame]),
+    "lazy partitions": (dict[str, dy.LazyFrame[Orders]], dict[str, pl.LazyFrame]),
+}
+ACROSS_DECORATORS = ("DataFrame", "LazyFrame | None", "partitions")
+"""The forms each decorator runs; `dd.asset` runs every form."""
+
+
+def loaded(value: object) -> object:
+    """What the function received: each frame's type and rows, a dict's by partition."""
+    if isinstance(value, dict):
+        return {key: loaded(frame) for key, frame in sorted(value.items())}
+    if isinstance(value, pl.LazyFrame):
+        return "LazyFrame", sorted(map(repr, value.collect().to_dicts()))
+    if isinstance(value, pl.DataFrame):
+        return "DataFrame", sorted(map(repr, value.to_dicts()))
+    return type(value).__name__
+
+
+def reader(decorator: str, annotation: object, seen: list[object]) -> dg.AssetsDefinition:
+    """An asset keeping the rows of `orders`, annotated `annotation`, under `decorator`."""
+
+    def kept_rows(orders: Any) -> pl.DataFrame:
+        seen.append(loaded(orders))
+        frames = list(orders.values()) if isinstance(orders, dict) else [orders]
+        return pl.concat([frame.lazy() for frame in frames]).collect()
+
+    functions: dict[str, Callable[[Any], object]] = {
+        "dd.asset": kept_rows,
+        "dd.multi_asset": lambda orders: {"summary": kept_rows(orders)},
+        "dd.collection_asset": lambda orders: {"kept": kept_rows(orders)},
+    }
+    function = functions[decorator]
+    function.__annotations__ = {"orders": annotation}
+    function.__name__ = "summary"
+    if decorator == "dd.asset":
+        return dd.asset(Orders, quarantine=True)(function)
+    if decorator == "dd.multi_asset":
+        return dd.multi_asset(outs={"summary": dd.AssetOut(Orders, quarantine=True)})(function)
+    return dd.collection_asset(Kept, quarantine=True)(function)
+
+
+def compared(root: Path, kind: str, decorator: str, annotation: object) -> tuple[object, ...]:
+    """`orders` written, then read by the asset annotated `annotation`: all the runs left."""
+    seen: list[object] = []
+    store = Warehouse(root, kind)
+    downstream = reader(decorator, annotation, seen)
+    if typing.get_origin(annotation) is not dict:
+        store.materialize([orders_asset({UNPARTITIONED: orders_frame(DAY_1)}), downstream])
+        return (*store.outcome(), seen)
+    upstream = orders_asset(
+        {DAY_1: orders_frame(DAY_1), DAY_2: orders_frame(DAY_2)},
+        partitions_def=DAILY,
+        metadata={"partition_expr": "day"},
+    )
+    for day in (DAY_1, DAY_2):
+        store.materialize([upstream, downstream], partition_key=day, selection=[upstream.key])
+    store.materialize([upstream, downstream], selection=list(downstream.keys))
+    return (*store.outcome(), seen)
+
+
+CASES = [
+    pytest.param(decorator, hint, plain, id=f"{name}-{decorator}")
+    for name, (hint, plain) in {**FORMS, **PARTITION_FORMS}.items()
+    for decorator in ("dd.asset", "dd.multi_asset", "dd.collection_asset")
+    if decorator == "dd.asset" or name in ACROSS_DECORATORS
+]
+
+
+@pytest.mark.parametrize("kind", KINDS)
+@pytest.mark.parametrize(("decorator", "hint", "plain"), CASES)
+def test_a_hinted_input_loads_what_the_plain_input_loads(
+    tmp_path: Path, kind: str, decorator: str, hint: object, plain: object
+) -> None:
+    hinted = compared(tmp_path / "hinted", kind, decorator, hint)
+    given = compared(tmp_path / "plain", kind, decorator, plain)
+
+    assert hinted == given
+    successes, _, stored, seen = given
+    duckdb_loads_it = plain is pl.DataFrame  # its handler's one type, never Optional or a dict
+    assert successes == [True] * (len(successes) - 1) + [kind == "parquet" or duckdb_loads_it]
+    if not successes[-1]:
+        assert seen == []
+        return
+    frame = "LazyFrame" if "LazyFrame" in str(plain) else "DataFrame"
+    (received,) = seen
+    if typing.get_origin(plain) is dict:
+        assert list(received) == [DAY_1, DAY_2]
+        received = list(received.values())
+    else:
+        received = [received]
+    assert [(loaded_as, len(rows)) for loaded_as, rows in received] == [(frame, 2)] * len(received)
+    assert stored  # the rows read were kept again, so the comparison saw them stored
