@@ -220,8 +220,9 @@ def _member_out(
 ) -> dg.AssetOut:
     """The `dg.AssetOut` of one member, from its `outs` entry.
 
-    A `dd.AssetOut` gives its asset attributes only: its schema must be the member's, and its
-    settings must be left unset, since the Collection is validated as one with the decorator's.
+    A `dd.AssetOut` gives its asset attributes only: its schema must be the member's (or left
+    out), and its settings must be left unset, since the Collection is validated as one with
+    the decorator's.
 
     Raises
     ------
@@ -233,7 +234,7 @@ def _member_out(
     if not isinstance(given, AssetOut):
         return given
     expected = member.info.schema
-    if given.schema is not expected:
+    if given.schema is not None and given.schema is not expected:
         raise InvalidArgumentsError(
             "dd.collection_asset",
             f"outs[{member_name!r}] is a dd.AssetOut of {given.schema.__name__}, but the "

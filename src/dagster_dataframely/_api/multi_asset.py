@@ -11,15 +11,22 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 import dagster as dg
+import dataframely as dy
 from typing_extensions import Unpack
 
 from dagster_dataframely._api.dagster_keywords import MultiAssetKeywords, with_op_keywords
 from dagster_dataframely._api.refusals import refusing_mistakes
 from dagster_dataframely._declare.builder import build_multi_asset
-from dagster_dataframely._declare.output_declaration import declare_output
+from dagster_dataframely._declare.output_declaration import Declaration, declare_output
+from dagster_dataframely._model.return_hints import (
+    MULTI_ASSET_FORMS,
+    schemas_by_output,
+    shown_return_hint,
+)
 from dagster_dataframely._model.schema import read_schema
 from dagster_dataframely._model.setting_model import EntryPoint
 from dagster_dataframely._model.settings import read_quarantine_dir
+from dagster_dataframely.errors import OutputHintError, SchemaHintMismatchError
 
 from .asset_out import AssetOut
 
@@ -125,22 +132,63 @@ def multi_asset(
     ```
     """
     read_quarantine_dir()  # an empty value is a mistake worth failing on at declaration
-    declarations = []
-    for output, out in outs.items():
-        info = read_schema(out.schema)
-        declarations.append(
-            declare_output(
-                output,
-                info,
-                out.settings,
-                out.settings.resolve(info),
-                out.out,
-                partitions_def=keywords.get("partitions_def"),
-                code_version=keywords.get("code_version"),
-            )
-        )
+    given = {
+        output: None if out.schema is None else _declared(output, out, out.schema, keywords)
+        for output, out in outs.items()
+    }
 
     def decorate(function: MultiAssetFunction) -> dg.AssetsDefinition:
+        hinted = schemas_by_output(function, list(outs), must_resolve=None in given.values())
+        declarations = []
+        for output, out in outs.items():
+            schema = _schema_of(function, output, out, hinted.get(output))
+            declarations.append(given[output] or _declared(output, out, schema, keywords))
         return build_multi_asset(declarations, function, keywords)
 
     return decorate
+
+
+def _declared(
+    output: str,
+    out: AssetOut,
+    schema: type[dy.Schema],
+    keywords: MultiAssetKeywords,
+) -> Declaration:
+    """The declaration of `output`, whose schema is its `dd.AssetOut`'s or the hint's."""
+    info = read_schema(schema)
+    return declare_output(
+        output,
+        info,
+        out.settings,
+        out.settings.resolve(info),
+        out.out,
+        partitions_def=keywords.get("partitions_def"),
+        code_version=keywords.get("code_version"),
+    )
+
+
+def _schema_of(
+    function: MultiAssetFunction, output: str, out: AssetOut, hinted: type[dy.Schema] | None
+) -> type[dy.Schema]:
+    """The output's schema: its `dd.AssetOut`'s, the hint's, or the error when they differ.
+
+    Raises
+    ------
+    SchemaHintMismatchError
+        The `dd.AssetOut` and the hint name different schemas.
+    OutputHintError
+        Neither names one.
+    """
+    name = getattr(function, "__name__", repr(function))
+    if out.schema is not None:
+        if hinted is not None and hinted is not out.schema:
+            raise SchemaHintMismatchError(name, out.schema.__name__, hinted.__name__, output=output)
+        return out.schema
+    if hinted is None:
+        raise OutputHintError(
+            name,
+            shown_return_hint(function),
+            f"names no schema for the output {output!r}, whose dd.AssetOut has none",
+            MULTI_ASSET_FORMS,
+        )
+    return hinted

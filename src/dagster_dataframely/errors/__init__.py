@@ -22,6 +22,7 @@ here::
             InvalidSettingError
             InvalidThresholdError
             MultiAssetKeyError
+            OutputHintError
             ReservedColumnError
             SchemaHintMismatchError
             SchemaTypeError
@@ -75,6 +76,7 @@ from dagster_dataframely.errors.definition_errors import (
     InvalidArgumentsError,
     InvalidColumnNameError,
     InvalidRuleNameError,
+    OutputHintError,
     ReservedColumnError,
     SchemaHintMismatchError,
     SchemaTypeError,
@@ -163,6 +165,7 @@ __all__ = [
     "MultiAssetReturnError",
     "NoRunningStepError",
     "NoValidRowsError",
+    "OutputHintError",
     "PartitionKeyTooLongError",
     "PartitionRangeError",
     "QuarantineDirError",
