@@ -64,7 +64,7 @@ def test_the_hinted_multi_asset_is_the_multi_asset_given_its_schemas(
         value, hint = values, tuple[frame[first], frame[second] | None]  # type: ignore[index]
     elif form == "typed dict":
         fields = {"first": frame[first], "second": frame[second]}  # type: ignore[index]
-        hint = TypedDict("Outputs", fields)  # type: ignore[misc]  # noqa: UP013 (drawn schemas)
+        hint = TypedDict("Outputs", fields)  # type: ignore[misc]
     schema_or_hint = (frame[first], frame[second]) if form == "asset out" else (None, None)  # type: ignore[index]
 
     given_schemas = declared(
