@@ -125,11 +125,10 @@ def schemas_by_output(
     ------
     OutputHintError
         The tuple's length or the TypedDict's fields are not the outputs, an entry names a
-        schema in a form `dd.asset` cannot read, or the hint names schemas in another shape.
-    UnreadableReturnHintError
-        A name in the hint does not resolve, and `must_resolve`.
+        schema in a form `dd.asset` cannot read, the hint names schemas in another shape, or a
+        name in it does not resolve and `must_resolve`.
     """
-    hint = _return_hint(function, must_resolve=must_resolve)
+    hint = _resolved(function, must_resolve=must_resolve, fix=MULTI_ASSET_FORMS)
     name = _function_name(function)
     if hint is _NO_HINT:
         return {}
@@ -148,6 +147,14 @@ def schemas_by_output(
         if schema is not None:
             schemas[output] = schema
     return schemas
+
+
+def _resolved(function: Callable[..., object], *, must_resolve: bool, fix: str) -> object:
+    """`_return_hint`, a name that does not resolve refused with the decorator's own `fix`."""
+    try:
+        return _return_hint(function, must_resolve=must_resolve)
+    except UnreadableReturnHintError as error:
+        raise OutputHintError(error.function, error.hint, error.problem, fix) from None
 
 
 def _entries_by_output(
@@ -170,9 +177,8 @@ def _entries_by_output(
         except NameError as error:
             if not must_resolve:
                 return {}
-            raise UnreadableReturnHintError(
-                function, shown(hint), f"does not resolve in its module ({error})"
-            ) from None
+            problem = f"does not resolve in its module ({error})"
+            raise OutputHintError(function, shown(hint), problem, MULTI_ASSET_FORMS) from None
         missing = [output for output in outputs if output not in fields]
         extra = [field for field in fields if field not in outputs]
         if not missing and not extra:
@@ -211,11 +217,10 @@ def collection_from_return_hint(
     ------
     OutputHintError
         The hint names several Collections, one in another form (`list[OrderBook]`), or a
-        schema: a Collection asset returns its members, not one frame.
-    UnreadableReturnHintError
-        A name in the hint does not resolve, and `must_resolve`.
+        schema (a Collection asset returns its members, not one frame), or a name in it does
+        not resolve and `must_resolve`.
     """
-    hint = _return_hint(function, must_resolve=must_resolve)
+    hint = _resolved(function, must_resolve=must_resolve, fix=COLLECTION_FORMS)
     if hint is _NO_HINT or not _names_schema(hint):
         return None
     members = (
