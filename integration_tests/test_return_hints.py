@@ -9,7 +9,6 @@ runs the same events and stored rows. What the function returns decides, not the
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable
 from pathlib import Path
 from typing import Annotated, Any
@@ -18,11 +17,11 @@ import dagster as dg
 import dataframely as dy
 import polars as pl
 import pytest
-from dagster_polars import PolarsParquetIOManager
 
 import dagster_dataframely as dd
 
-from .conftest import DAY_1, QUIET, Orders, orders_frame
+from .conftest import DAY_1, Orders, orders_frame
+from .hinted_support import run
 
 pytestmark = pytest.mark.integration
 
@@ -100,55 +99,6 @@ def unhinted(function: Callable[[], Any]) -> Callable[[], Any]:
     return orders
 
 
-def run(asset: dg.AssetsDefinition, warehouse: Path) -> tuple[object, ...]:
-    """A run's events, without what differs between two runs, and the rows it stored."""
-    result = dg.materialize(
-        [asset],
-        resources={"io_manager": PolarsParquetIOManager(base_dir=str(warehouse))},
-        run_config=QUIET,
-        instance=dg.DagsterInstance.ephemeral(),  # no run of the other declaration in it
-    )
-    stable = [_event(e, result.run_id, warehouse) for e in result.all_events if e.is_step_event]
-    stored = {
-        path.relative_to(warehouse).as_posix(): sorted(map(repr, pl.read_parquet(path).to_dicts()))
-        for path in sorted(warehouse.rglob("*.parquet"))
-    }
-    return result.success, stable, stored
-
-
-def _event(event: dg.DagsterEvent, run_id: str, warehouse: Path) -> tuple[object, ...]:
-    """What an event says, as equal for two runs as their frames are.
-
-    A LazyFrame's valid rows come out of Polars' streaming engine in no set order, so a table
-    of rows in the metadata is compared as a set of rows.
-    """
-    data = event.event_specific_data
-    if isinstance(data, dg.AssetCheckEvaluation):
-        said: object = (data.check_name, data.passed, data.severity, _metadata(data.metadata))
-    elif event.event_type_value == "ASSET_MATERIALIZATION":
-        said = (
-            event.asset_key,
-            _metadata(event.step_materialization_data.materialization.metadata),
-        )
-    elif event.event_type_value == "STEP_OUTPUT":
-        said = (event.step_output_data.output_name, _metadata(event.step_output_data.metadata))
-    elif event.event_type_value == "HANDLED_OUTPUT":  # the manager's own preview of the rows
-        said = (data.output_name, data.manager_key, _metadata(data.metadata))
-    elif event.event_type_value in ("STEP_START", "STEP_SUCCESS", "ENGINE_EVENT"):
-        said = None  # durations and process ids
-    else:
-        said = str(data)
-    text = str(said).replace(run_id, "<run>").replace(str(warehouse), "<dir>")
-    return event.event_type_value, re.sub(r"(timestamp|storage_id)=[0-9.]+", r"\1=<n>", text)
-
-
-def _metadata(metadata: Any) -> dict[str, object]:
-    return {
-        key: sorted(map(repr, value.records)) if isinstance(value, dg.TableMetadataValue) else value
-        for key, value in metadata.items()
-    }
-
-
 @pytest.mark.parametrize("function", FORMS, ids=[form.__name__ for form in FORMS])
 def test_the_hinted_asset_is_the_asset_given_its_schema(
     tmp_path: Path, function: Callable[[], Any]
@@ -160,8 +110,8 @@ def test_the_hinted_asset_is_the_asset_given_its_schema(
     assert list(hinted.check_specs) == list(given.check_specs)
     assert hinted.metadata_by_key == given.metadata_by_key
     assert hinted.code_versions_by_key == given.code_versions_by_key
-    hinted_run = run(hinted, tmp_path / "hinted")
-    assert hinted_run == run(given, tmp_path / "given")
+    hinted_run = run(hinted, tmp_path / "hinted", "parquet")
+    assert hinted_run == run(given, tmp_path / "given", "parquet")
     _, _, stored = hinted_run
     if function is not optional_skipped:  # two valid rows kept, one quarantined
         assert [len(rows) for rows in stored.values()] == [2, 1]
