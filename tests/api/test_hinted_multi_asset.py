@@ -268,3 +268,32 @@ def test_an_asset_out_given_something_else_than_a_schema_or_its_hint_is_refused(
     expected = dd.errors.CollectionNotSupportedError if value is OrderBook else SchemaTypeError
     with pytest.raises(expected):
         dd.AssetOut(value)  # type: ignore[arg-type]
+
+
+def test_a_name_in_the_hint_that_does_not_resolve_is_refused_with_the_forms() -> None:
+    def orders_and_lines() -> Any:
+        raise NotImplementedError
+
+    orders_and_lines.__annotations__ = {"return": "tuple[dy.DataFrame[Missing], Missing]"}
+    decorator = dd.multi_asset(outs={"orders": dd.AssetOut(), "lines": dd.AssetOut()})
+
+    with pytest.raises(OutputHintError) as raised:
+        decorator(orders_and_lines)
+
+    assert str(raised.value) == (
+        "The return hint of 'orders_and_lines', `tuple[dy.DataFrame[Missing], Missing]`, does "
+        f"not resolve in its module (name 'Missing' is not defined). {FIX}"
+    )
+
+
+def test_outputs_given_their_schemas_ignore_a_hint_that_does_not_resolve() -> None:
+    def orders() -> Any:
+        return {"orders": ORDERS}
+
+    orders.__annotations__ = {"return": "Missing"}
+
+    asset = dd.multi_asset(outs={"orders": dd.AssetOut(Orders)})(orders)
+
+    assert asset.code_versions_by_key[asset.keys_by_output_name["orders"]] == (
+        dd.wiring.schema_version(Orders)
+    )

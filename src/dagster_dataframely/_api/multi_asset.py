@@ -43,11 +43,13 @@ def multi_asset(
     """Turn the decorated function into a multi-asset that validates each output it returns.
 
     The decorated function returns a mapping from output name (a key of `outs`) to that
-    output's value: a `pl.DataFrame`, a `pl.LazyFrame`, a `dg.MaterializeResult` whose
-    `value` is one of those, or `None` to skip the output. An output missing from the mapping
-    is skipped too. Each output is validated against its own schema with its own settings, as
-    `dd.asset` validates one asset: Columns tab, one check per rule set, statistics, samples,
-    and its own quarantine `<output asset name>_quarantine` through its own IO manager.
+    output's value, or a tuple of every output's value in the order of `outs` (as a
+    `@dg.multi_asset` does): a `pl.DataFrame`, a `pl.LazyFrame`, a `dg.MaterializeResult`
+    whose `value` is one of those, or `None` to skip the output. An output missing from the
+    mapping is skipped too. Each output is validated against its own schema with its own
+    settings, as `dd.asset` validates one asset: Columns tab, one check per rule set,
+    statistics, samples, and its own quarantine `<output asset name>_quarantine` through its
+    own IO manager.
 
     **Atomicity**: every selected output's outcome is decided before anything is written. If
     one output fails the step (a column mismatch, invalid rows without a quarantine, no valid
@@ -74,7 +76,10 @@ def multi_asset(
     ----------
     outs
         The outputs by name, each a `dd.AssetOut` with its schema and settings. The name is
-        the output's asset name (under its `key_prefix`) unless its `key` says otherwise.
+        the output's asset name (under its `key_prefix`) unless its `key` says otherwise. A
+        `dd.AssetOut` without a schema takes the one the function's return hint names for
+        it: `-> tuple[dy.DataFrame[A], dy.DataFrame[B]]` in the order of `outs`, or a
+        `TypedDict` whose fields are the output names, each entry a hint `dd.asset` reads.
     can_subset
         Passed to `@dg.multi_asset` unchanged. A subset run validates and writes only the
         selected outputs, and the atomicity rule covers only those.
@@ -90,6 +95,11 @@ def multi_asset(
 
     Raises
     ------
+    SchemaHintMismatchError
+        An output's `dd.AssetOut` and the return hint name different schemas for it.
+    OutputHintError
+        An output has no schema and the return hint does not give it one: a tuple of another
+        length, a `TypedDict` whose fields are not the outputs, an entry naming none.
     ClearQuarantineError
         An output sets `clear_quarantine=True` without `quarantine=True`.
     UnknownWarningRuleError
