@@ -297,3 +297,29 @@ def test_outputs_given_their_schemas_ignore_a_hint_that_does_not_resolve() -> No
     assert asset.code_versions_by_key[asset.keys_by_output_name["orders"]] == (
         dd.wiring.schema_version(Orders)
     )
+
+
+def test_a_subset_run_of_a_tuple_returning_multi_asset_writes_the_selected_output(
+    tmp_path: Path,
+) -> None:
+    @dd.multi_asset(outs={"orders": dd.AssetOut(), "lines": dd.AssetOut()}, can_subset=True)
+    def orders_and_lines() -> tuple[dy.DataFrame[Orders], dy.DataFrame[BookLines]]:
+        return ORDERS.head(1), LINES  # type: ignore[return-value]
+
+    result = dg.materialize(
+        [orders_and_lines],
+        resources={"io_manager": dg.FilesystemIOManager(base_dir=str(tmp_path))},
+        selection=[dg.AssetKey("lines")],
+    )
+
+    assert [e.asset_key for e in result.get_asset_materialization_events()] == [
+        dg.AssetKey("lines")
+    ]
+    assert result.output_for_node("orders_and_lines", "lines").equals(LINES)
+
+
+def test_from_spec_takes_the_frame_hint_in_place_of_the_schema() -> None:
+    out = dd.AssetOut.from_spec(dy.LazyFrame[Orders], dg.AssetSpec("orders"), quarantine=True)
+
+    assert out.schema is Orders
+    assert dd.AssetOut.from_spec(None, dg.AssetSpec("orders")).schema is None
