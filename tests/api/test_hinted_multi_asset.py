@@ -323,3 +323,23 @@ def test_from_spec_takes_the_frame_hint_in_place_of_the_schema() -> None:
 
     assert out.schema is Orders
     assert dd.AssetOut.from_spec(None, dg.AssetSpec("orders")).schema is None
+
+
+@pytest.mark.parametrize(
+    "hint",
+    [dict[str, dy.DataFrame[Orders]], tuple[dy.DataFrame[Orders]], list[dy.DataFrame[Orders]]],
+    ids=["dict", "short-tuple", "list"],
+)
+def test_outputs_given_their_schemas_leave_a_hint_they_do_not_need_unread(hint: object) -> None:
+    """Such a hint was accepted before the package read hints: a readable one is compared."""
+
+    def orders() -> Any:
+        return {"orders": ORDERS}
+
+    orders.__annotations__ = {"return": hint}
+
+    asset = dd.multi_asset(outs={"orders": dd.AssetOut(Orders), "lines": dd.AssetOut(BookLines)})(
+        orders
+    )
+
+    assert set(asset.keys_by_output_name) == {"orders", "lines"}

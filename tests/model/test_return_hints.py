@@ -138,7 +138,7 @@ class TwoOutputs(TypedDict):
     ],
 )
 def test_each_output_gets_the_schema_its_entry_names(hint: Any) -> None:
-    by_output = schemas_by_output(returning(hint), ["orders", "refunds"], must_resolve=True)
+    by_output = schemas_by_output(returning(hint), ["orders", "refunds"], needed=True)
 
     assert by_output == {"orders": Orders, "refunds": Refunds}
 
@@ -147,14 +147,14 @@ def test_each_output_gets_the_schema_its_entry_names(hint: Any) -> None:
 def test_a_hint_naming_no_schema_gives_no_output_one(hint: Any) -> None:
     function = returning(hint) if hint is not None else (lambda: None)
 
-    assert schemas_by_output(function, ["orders", "refunds"], must_resolve=True) == {}
+    assert schemas_by_output(function, ["orders", "refunds"], needed=True) == {}
 
 
 @pytest.mark.parametrize("hint", [OrderBook, Optional[OrderBook], OrderBook | None])  # noqa: UP045
 def test_the_collection_class_names_the_collection(hint: Any) -> None:
-    assert collection_from_return_hint(returning(hint), must_resolve=True) is OrderBook
+    assert collection_from_return_hint(returning(hint), needed=True) is OrderBook
 
 
 @pytest.mark.parametrize("hint", [dict[str, pl.DataFrame], "Missing"])
 def test_a_hint_naming_no_collection_names_none_unless_it_must_resolve(hint: Any) -> None:
-    assert collection_from_return_hint(returning(hint), must_resolve=False) is None
+    assert collection_from_return_hint(returning(hint), needed=False) is None

@@ -58,7 +58,7 @@ class CollectionAssetKeywords(CollectionKeywords, OpKeywords, total=False):
     EntryPoint.COLLECTION_ASSET,
     "@dd.collection_asset(OrderBook)",
     hinted_usage=HINTED_USAGE,
-    reads_hint=lambda function: collection_from_return_hint(function, must_resolve=True),
+    reads_hint=lambda function: collection_from_return_hint(function, needed=True),
 )
 @with_setting_keywords(
     EntryPoint.COLLECTION_ASSET,
@@ -255,7 +255,7 @@ def _collection_of(
     function: CollectionFunction, collection: type[dy.Collection] | None
 ) -> type[dy.Collection]:
     """The asset's Collection: the argument, the return hint's, or the error when they differ."""
-    hinted = collection_from_return_hint(function, must_resolve=collection is None)
+    hinted = collection_from_return_hint(function, needed=collection is None)
     name = getattr(function, "__name__", repr(function))
     if collection is not None:
         if hinted is not None and hinted is not collection:

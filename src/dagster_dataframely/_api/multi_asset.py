@@ -148,7 +148,7 @@ def multi_asset(
     }
 
     def decorate(function: MultiAssetFunction) -> dg.AssetsDefinition:
-        hinted = schemas_by_output(function, list(outs), must_resolve=None in given.values())
+        hinted = schemas_by_output(function, list(outs), needed=None in given.values())
         declarations = []
         for output, out in outs.items():
             schema = _schema_of(function, output, out, hinted.get(output))

@@ -111,7 +111,7 @@ COLLECTION_FORMS = (
 
 
 def schemas_by_output(
-    function: Callable[..., object], outputs: Sequence[str], *, must_resolve: bool
+    function: Callable[..., object], outputs: Sequence[str], *, needed: bool
 ) -> dict[str, type[dy.Schema]]:
     """The schema `function`'s return hint names for each of `outputs`, by output name.
 
@@ -120,19 +120,32 @@ def schemas_by_output(
     returns a mapping, a `TypedDict` with one field per output. Each entry is read as
     `dd.asset`'s hint is; an entry that names no schema (`pl.DataFrame`) leaves its output out.
     A hint of neither shape names none, unless a schema appears in it: then it is refused.
+    When the hint is not `needed` (every output has its schema), a hint that cannot be read
+    names none, as it did before the package read hints: only a readable one is compared.
 
     Raises
     ------
     OutputHintError
-        The tuple's length or the TypedDict's fields are not the outputs, an entry names a
-        schema in a form `dd.asset` cannot read, the hint names schemas in another shape, or a
-        name in it does not resolve and `must_resolve`.
+        The hint is `needed`, and the tuple's length or the TypedDict's fields are not the
+        outputs, an entry names a schema in a form `dd.asset` cannot read, the hint names
+        schemas in another shape, or a name in it does not resolve.
     """
-    hint = _resolved(function, must_resolve=must_resolve, fix=MULTI_ASSET_FORMS)
+    try:
+        return _schemas_by_output(function, outputs)
+    except OutputHintError:
+        if needed:
+            raise
+        return {}
+
+
+def _schemas_by_output(
+    function: Callable[..., object], outputs: Sequence[str]
+) -> dict[str, type[dy.Schema]]:
+    hint = _resolved(function, fix=MULTI_ASSET_FORMS)
     name = _function_name(function)
     if hint is _NO_HINT:
         return {}
-    entries = _entries_by_output(hint, name, outputs, must_resolve=must_resolve)
+    entries = _entries_by_output(hint, name, outputs)
     schemas = {}
     for output, entry in entries.items():
         try:
@@ -149,17 +162,15 @@ def schemas_by_output(
     return schemas
 
 
-def _resolved(function: Callable[..., object], *, must_resolve: bool, fix: str) -> object:
+def _resolved(function: Callable[..., object], *, fix: str) -> object:
     """`_return_hint`, a name that does not resolve refused with the decorator's own `fix`."""
     try:
-        return _return_hint(function, must_resolve=must_resolve)
+        return _return_hint(function, must_resolve=True)
     except UnreadableReturnHintError as error:
         raise OutputHintError(error.function, error.hint, error.problem, fix) from None
 
 
-def _entries_by_output(
-    hint: object, function: str, outputs: Sequence[str], *, must_resolve: bool
-) -> dict[str, object]:
+def _entries_by_output(hint: object, function: str, outputs: Sequence[str]) -> dict[str, object]:
     """The part of a multi-asset's hint for each output: a tuple's entry, a TypedDict's field."""
     listed = ", ".join(repr(output) for output in outputs)
     if typing.get_origin(hint) is tuple:
@@ -175,8 +186,6 @@ def _entries_by_output(
         try:
             fields = typing.get_type_hints(hint, include_extras=True)
         except NameError as error:
-            if not must_resolve:
-                return {}
             problem = f"does not resolve in its module ({error})"
             raise OutputHintError(function, shown(hint), problem, MULTI_ASSET_FORMS) from None
         missing = [output for output in outputs if output not in fields]
@@ -207,21 +216,32 @@ def _field_type(field: object) -> object:
 
 
 def collection_from_return_hint(
-    function: Callable[..., object], *, must_resolve: bool
+    function: Callable[..., object], *, needed: bool
 ) -> type[dy.Collection] | None:
     """The one Collection `function`'s return hint names (`-> OrderBook`, `| None`), or None.
 
-    A hint naming no Collection and no schema (`-> dict[str, pl.DataFrame]`) names none.
+    A hint naming no Collection and no schema (`-> dict[str, pl.DataFrame]`, the base class
+    `dy.Collection`) names none; so does one the package cannot read when it is not `needed`
+    (the Collection is given): only a readable hint is compared with the argument.
 
     Raises
     ------
     OutputHintError
-        The hint names several Collections, one in another form (`list[OrderBook]`), or a
-        schema (a Collection asset returns its members, not one frame), or a name in it does
-        not resolve and `must_resolve`.
+        The hint is `needed` and names several Collections, one in another form
+        (`list[OrderBook]`), or a schema (a Collection asset returns its members, not one
+        frame), or a name in it does not resolve.
     """
-    hint = _resolved(function, must_resolve=must_resolve, fix=COLLECTION_FORMS)
-    if hint is _NO_HINT or not _names_schema(hint):
+    try:
+        return _collection(function)
+    except OutputHintError:
+        if needed:
+            raise
+        return None
+
+
+def _collection(function: Callable[..., object]) -> type[dy.Collection] | None:
+    hint = _resolved(function, fix=COLLECTION_FORMS)
+    if hint is _NO_HINT or hint is dy.Collection or not _names_schema(hint):
         return None
     members = (
         typing.get_args(hint)
