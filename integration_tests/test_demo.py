@@ -20,8 +20,10 @@ import dagster as dg
 import polars as pl
 import pytest
 
+import dagster_dataframely as dd
 from dagster_dataframely_demo import definitions
 from dagster_dataframely_demo import demo as demo_script_module
+from dagster_dataframely_demo.schema import Orders
 
 from .conftest import QUIET, materialization_metadata, shared_instance
 
@@ -80,6 +82,12 @@ def test_the_demo_code_location_loads_and_materializes(demo: ModuleType) -> None
     assert not legacy["dy_rule__amount__min"].passed
     assert legacy["dy_rule__amount__min"].severity == dg.AssetCheckSeverity.WARN
     assert pl.read_parquet(warehouse / "legacy_orders.parquet").height == 16
+    # Declared by their return hints, without a schema argument: Orders' checks and version.
+    orders_checks = {spec.name for spec in demo.daily_orders.check_specs}
+    for hinted in (demo.storefront_lines, demo.features.split_by_channel):
+        for key in hinted.keys:
+            assert {s.name for s in hinted.check_specs if s.asset_key == key} == orders_checks
+            assert hinted.code_versions_by_key[key] == dd.wiring.schema_version(Orders)
     # dd.multi_asset: two validated outputs of one step, one with a quarantine.
     assert pl.read_parquet(warehouse / "web_lines.parquet").height == 12
     assert pl.read_parquet(warehouse / "marketplace_review_quarantine.parquet").height == 8
@@ -163,6 +171,15 @@ def test_the_demo_adds_its_runs_to_the_history_the_ui_shows(
     assert "dd.table_checks: the schema's checks on a plain asset's stored table" in printed
     assert "dd.multi_asset: one output of the step split_by_channel" in printed
     assert "QuarantineAwareIOManager(staged_writes=True)" in printed
+    # The assets declared by their return hints, a dd.asset and both outputs of a multi-asset.
+    hinted = [line for line in printed.splitlines() if line.startswith("  schema from hint  ")]
+    assert hinted == [
+        "  schema from hint  -> Annotated[pl.DataFrame, Orders]",
+        "  schema from hint  -> ChannelSplit, whose field web_lines is "
+        "Annotated[pl.DataFrame, Orders]",
+        "  schema from hint  -> ChannelSplit, whose field marketplace_review is "
+        "Annotated[pl.DataFrame, Orders]",
+    ]
 
 
 def test_make_demo_and_make_ui_use_one_dagster_home_with_telemetry_off() -> None:

@@ -39,6 +39,7 @@ from dagster_dataframely.errors import (
     MultiAssetReturnError,
     NoRunningStepError,
     NoValidRowsError,
+    OutputHintError,
     PartitionKeyTooLongError,
     PartitionRangeError,
     QuarantineDirError,
@@ -566,7 +567,13 @@ CASES = [
     Case(
         SchemaHintMismatchError,
         ("orders", "Orders", "Refunds"),
-        attributes={"function": "orders", "argument": "Orders", "hinted": "Refunds"},
+        attributes={
+            "function": "orders",
+            "argument": "Orders",
+            "hinted": "Refunds",
+            "output": None,
+            "kind": "schema",
+        },
         fragments=("'orders'", "schema Orders", "names Refunds", "drop the decorator's schema"),
     ),
     Case(
@@ -592,6 +599,48 @@ CASES = [
             "`dict[str, ...]`",
             "`pl.DataFrame`",
         ),
+    ),
+    Case(
+        SchemaHintMismatchError,
+        ("orders_and_lines", "Orders", "Lines"),
+        {"output": "orders"},
+        attributes={
+            "function": "orders_and_lines",
+            "argument": "Orders",
+            "hinted": "Lines",
+            "output": "orders",
+            "kind": "schema",
+        },
+        fragments=("output 'orders' of 'orders_and_lines'", "names Lines for it", "dd.AssetOut"),
+    ),
+    Case(
+        SchemaHintMismatchError,
+        ("order_book", "OrderBook", "ShopBook"),
+        {"kind": "Collection"},
+        attributes={
+            "function": "order_book",
+            "argument": "OrderBook",
+            "hinted": "ShopBook",
+            "output": None,
+            "kind": "Collection",
+        },
+        fragments=("Collection OrderBook", "names ShopBook", "drop the decorator's Collection"),
+    ),
+    Case(
+        OutputHintError,
+        (
+            "orders_and_lines",
+            "tuple[dy.DataFrame[Orders]]",
+            "has 1 entry for the 2 outputs 'orders', 'lines'",
+            "Annotate one entry per output, in the order of outs.",
+        ),
+        attributes={
+            "function": "orders_and_lines",
+            "hint": "tuple[dy.DataFrame[Orders]]",
+            "problem": "has 1 entry for the 2 outputs 'orders', 'lines'",
+            "fix": "Annotate one entry per output, in the order of outs.",
+        },
+        fragments=("'orders_and_lines'", "`tuple[dy.DataFrame[Orders]]`", "'lines'", "Annotate"),
     ),
     Case(
         UnreadableReturnHintError,
@@ -839,7 +888,12 @@ SIGNATURES: dict[type[DagsterDataframelyError], list[tuple[str, Any, Any]]] = {
     ],
     SchemaTypeError: [(name, POS, inspect.Parameter.empty) for name in ("expected", "given")],
     SchemaHintMismatchError: [
-        (name, POS, inspect.Parameter.empty) for name in ("function", "argument", "hinted")
+        *[(name, POS, inspect.Parameter.empty) for name in ("function", "argument", "hinted")],
+        ("output", KW, None),
+        ("kind", KW, "schema"),
+    ],
+    OutputHintError: [
+        (name, POS, inspect.Parameter.empty) for name in ("function", "hint", "problem", "fix")
     ],
     UnreadableInputHintError: [
         (name, POS, inspect.Parameter.empty)
@@ -925,6 +979,7 @@ CATEGORIES: dict[type[DagsterDataframelyError], set[type[DagsterDataframelyError
         ClearQuarantineError,
         MultiAssetKeyError,
         InvalidArgumentsError,
+        OutputHintError,
         SchemaHintMismatchError,
         SchemaTypeError,
         UnexpectedArgumentError,

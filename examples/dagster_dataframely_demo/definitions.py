@@ -1,6 +1,7 @@
 """The demo code location: open it with `make ui`, or run it once with `make demo`.
 
-Four validated assets show the outcomes worth seeing: a clean table, a table whose bad lines go
+Four validated assets show the outcomes worth seeing: a clean table (its schema read from its
+return hint, as the multi-asset of `features.py` reads its outputs'), a table whose bad lines go
 to a quarantine, a daily-partitioned table (Sundays have no data and skip), and a table stored in
 DuckDB. A Collection, `OrderBook`, validates orders and their lines together in one step, so a
 line without a valid order goes to the lines' quarantine. `features.py` adds one asset per other
@@ -11,6 +12,7 @@ through `QuarantineAwareIOManager`. Everything is written under `.demo/` in the 
 import datetime as dt
 import os
 from pathlib import Path
+from typing import Annotated
 
 import dagster as dg
 import polars as pl
@@ -44,8 +46,9 @@ def raw_marketplace_orders() -> pl.DataFrame:
     return marketplace_orders()
 
 
-@dd.asset(Orders, group_name="sales")
-def storefront_lines(raw_storefront_orders: pl.DataFrame) -> pl.DataFrame:
+# No schema argument: the return hint names it, for the type checker and the package alike.
+@dd.asset(group_name="sales")
+def storefront_lines(raw_storefront_orders: pl.DataFrame) -> Annotated[pl.DataFrame, Orders]:
     return raw_storefront_orders
 
 
@@ -129,3 +132,10 @@ defs = dg.Definitions(
         **features.resources(str(WAREHOUSE)),
     },
 )
+
+HINTED = {
+    storefront_lines.key: "-> Annotated[pl.DataFrame, Orders]",
+    **features.HINTED,
+}
+"""The assets declared by their return hints, not a schema argument, and the hint `make demo`
+prints for each."""

@@ -16,7 +16,7 @@ import dagster as dg
 
 import dagster_dataframely as dd
 
-from .definitions import DEMO_DIR, DUCKDB_FILE, WAREHOUSE, all_orders, daily, defs
+from .definitions import DEMO_DIR, DUCKDB_FILE, HINTED, WAREHOUSE, all_orders, daily, defs
 from .features import SHOWS
 
 QUIET = {"loggers": {"console": {"config": {"log_level": "WARNING"}}}}
@@ -142,6 +142,8 @@ def _print(summaries: dict[dg.AssetKey, Summary], failed: int) -> None:
         print(heading)
         if key in SHOWS:
             print(f"  shows             {SHOWS[key]}")
+        if key in HINTED:
+            print(f"  schema from hint  {HINTED[key]}")
         print(f"  rows written      {summary.written}")
         print(f"  rows quarantined  {summary.quarantined}")
         if summary.warned:

@@ -5,6 +5,8 @@ multi-asset, and staged writes through `QuarantineAwareIOManager`.
 added later (another module like this one) is one more line there.
 """
 
+from typing import Annotated, TypedDict
+
 import dagster as dg
 import polars as pl
 from dagster_polars import PolarsParquetIOManager
@@ -49,15 +51,23 @@ legacy_orders_checks = dd.table_checks(Orders, legacy_orders, severity=dg.AssetC
 """The schema's checks on `legacy_orders`' stored table: it reads the table, writes nothing."""
 
 
+class ChannelSplit(TypedDict):
+    """The outputs of `split_by_channel` by name, each with its schema: the return hint."""
+
+    web_lines: Annotated[pl.DataFrame, Orders]
+    marketplace_review: Annotated[pl.DataFrame, Orders]
+
+
 @dd.multi_asset(
     outs={
-        "web_lines": dd.AssetOut(Orders, group_name="features"),
-        "marketplace_review": dd.AssetOut(Orders, quarantine=True, group_name="features"),
+        # No schema: each output's is its field's in the return hint, `ChannelSplit`.
+        "web_lines": dd.AssetOut(group_name="features"),
+        "marketplace_review": dd.AssetOut(quarantine=True, group_name="features"),
     },
 )
 def split_by_channel(
     raw_storefront_orders: pl.DataFrame, raw_marketplace_orders: pl.DataFrame
-) -> dict[str, pl.DataFrame]:
+) -> ChannelSplit:
     """One step, two validated outputs, each with its own quarantine setting."""
     return {"web_lines": raw_storefront_orders, "marketplace_review": raw_marketplace_orders}
 
@@ -79,3 +89,9 @@ SHOWS = {
     staged_lines.key: "QuarantineAwareIOManager(staged_writes=True): staged, then renamed",
 }
 """What `make demo` says each of these assets shows."""
+
+HINTED = {
+    dg.AssetKey(name): f"-> ChannelSplit, whose field {name} is Annotated[pl.DataFrame, Orders]"
+    for name in ChannelSplit.__annotations__
+}
+"""The outputs whose schema the return hint names, and the hint `make demo` prints for each."""

@@ -5,14 +5,18 @@ annotations`); `integration_tests/test_return_hints.py` reads the same forms as 
 """
 
 from collections.abc import Callable
-from typing import Annotated, Any, Optional
+from typing import Annotated, Any, NotRequired, Optional, TypedDict
 
 import dagster as dg
 import dataframely as dy
 import polars as pl
 import pytest
 
-from dagster_dataframely._model.return_hints import schema_from_return_hint
+from dagster_dataframely._model.return_hints import (
+    collection_from_return_hint,
+    schema_from_return_hint,
+    schemas_by_output,
+)
 from dagster_dataframely.errors import UnreadableReturnHintError
 from tests.schemas import OrderBook, Orders
 
@@ -108,3 +112,49 @@ def test_a_name_the_module_lacks_is_refused_unless_a_schema_was_given() -> None:
     with pytest.raises(UnreadableReturnHintError, match="name 'Missing' is not defined"):
         schema_from_return_hint(function)
     assert schema_from_return_hint(function, must_resolve=False) is None
+
+
+# --- the schema of each output of a multi-asset, the Collection of a Collection asset --------
+
+
+class TwoOutputs(TypedDict):
+    orders: dg.MaterializeResult[dy.DataFrame[Orders]]
+    refunds: NotRequired[dy.LazyFrame[Refunds] | None]
+
+
+@pytest.mark.parametrize(
+    "hint",
+    [
+        tuple[dy.DataFrame[Orders], dy.LazyFrame[Refunds]],
+        tuple[Annotated[pl.DataFrame, Orders], Optional[dy.DataFrame[Refunds]]],  # noqa: UP045
+        tuple[dg.MaterializeResult[dy.DataFrame[Orders]], dy.DataFrame[Refunds] | None],
+        TwoOutputs,
+    ],
+    ids=[
+        "tuple",
+        "Annotated and Optional entries",
+        "MaterializeResult and | None entries",
+        "TypedDict",
+    ],
+)
+def test_each_output_gets_the_schema_its_entry_names(hint: Any) -> None:
+    by_output = schemas_by_output(returning(hint), ["orders", "refunds"], needed=True)
+
+    assert by_output == {"orders": Orders, "refunds": Refunds}
+
+
+@pytest.mark.parametrize("hint", [dict[str, pl.DataFrame], pl.DataFrame, None])
+def test_a_hint_naming_no_schema_gives_no_output_one(hint: Any) -> None:
+    function = returning(hint) if hint is not None else (lambda: None)
+
+    assert schemas_by_output(function, ["orders", "refunds"], needed=True) == {}
+
+
+@pytest.mark.parametrize("hint", [OrderBook, Optional[OrderBook], OrderBook | None])  # noqa: UP045
+def test_the_collection_class_names_the_collection(hint: Any) -> None:
+    assert collection_from_return_hint(returning(hint), needed=True) is OrderBook
+
+
+@pytest.mark.parametrize("hint", [dict[str, pl.DataFrame], "Missing"])
+def test_a_hint_naming_no_collection_names_none_unless_it_must_resolve(hint: Any) -> None:
+    assert collection_from_return_hint(returning(hint), needed=False) is None

@@ -12,6 +12,7 @@ from typing_extensions import Unpack
 
 from dagster_dataframely._api.dagster_keywords import ASSET_OUT_KEYWORDS, passed_on
 from dagster_dataframely._model.asset_settings import OutputSettings
+from dagster_dataframely._model.return_hints import schema_named_by
 from dagster_dataframely._model.schema import read_schema
 from dagster_dataframely._model.setting_keywords import (
     OutputKeywords,
@@ -19,6 +20,9 @@ from dagster_dataframely._model.setting_keywords import (
     with_setting_keywords,
 )
 from dagster_dataframely._model.setting_model import EntryPoint
+
+SchemaOrHint = type[dy.Schema] | type[dy.DataFrame[Any]] | type[dy.LazyFrame[Any]]
+"""What names an output's schema: the class, or the frame hint a type checker reads."""
 
 
 @with_setting_keywords(EntryPoint.ASSET_OUT, raises=("names", "quality_policy"))
@@ -39,7 +43,10 @@ class AssetOut:
     ----------
     schema
         The Dataframely schema the output's frame must match: a `dy.Schema` subclass, never a
-        `dy.Collection`. Positional only.
+        `dy.Collection`, or its frame hint in place of it (`dy.DataFrame[Orders]`,
+        `dy.LazyFrame[Orders]`). Without it, `dd.multi_asset` reads the output's schema from
+        the function's return hint: `-> tuple[dy.DataFrame[Orders], ...]` in the order of
+        `outs`, or a `TypedDict` with a field per output. Positional only.
     key_prefix
         Passed to `dg.AssetOut` unchanged. The output's key is `key_prefix` plus the output's
         name, and its quarantine has the same prefix.
@@ -65,6 +72,8 @@ class AssetOut:
     ------
     CollectionNotSupportedError
         `schema` is a `dy.Collection`.
+    SchemaTypeError
+        `schema` is neither a schema nor a hint naming one.
 
     Examples
     --------
@@ -79,11 +88,14 @@ class AssetOut:
 
 
     out = dd.AssetOut(Orders, quarantine=True, io_manager_key="warehouse")
+    hinted = dd.AssetOut(dy.DataFrame[Orders], quarantine=True)
+    assert out.schema is hinted.schema is Orders
     print(out.schema.__name__, out.settings.quarantine, out.out.io_manager_key)
     ```
     """
 
-    schema: type[dy.Schema]
+    schema: type[dy.Schema] | None
+    """The output's schema; None until the multi-asset reads it from the return hint."""
     settings: OutputSettings
     """The `dd.asset` settings the parameters before `key_prefix` give."""
     out: dg.AssetOut
@@ -91,7 +103,7 @@ class AssetOut:
 
     def __init__(
         self,
-        schema: type[dy.Schema],
+        schema: SchemaOrHint | None = None,
         /,
         *,
         key_prefix: str | Sequence[str] | None = None,
@@ -127,7 +139,7 @@ class AssetOut:
     @with_setting_keywords(EntryPoint.ASSET_OUT_FROM_SPEC)
     def from_spec(
         cls,
-        schema: type[dy.Schema],
+        schema: SchemaOrHint | None,
         spec: dg.AssetSpec,
         *,
         io_manager_key: str | None = None,
@@ -144,7 +156,8 @@ class AssetOut:
         Parameters
         ----------
         schema
-            The Dataframely schema the output's frame must match.
+            The Dataframely schema the output's frame must match, or its frame hint
+            (`dy.DataFrame[Orders]`); None reads it from the multi-asset's return hint.
         spec
             The output asset's spec. `dg.AssetOut.from_spec` refuses a spec with `deps`:
             declare them on `dd.multi_asset(deps=...)` instead.
@@ -177,13 +190,21 @@ class AssetOut:
 
 
 def _set_fields(
-    target: AssetOut, schema: type[dy.Schema], out: dg.AssetOut, settings: OutputSettings
+    target: AssetOut, schema: SchemaOrHint | None, out: dg.AssetOut, settings: OutputSettings
 ) -> None:
     """Fill a frozen `AssetOut`; the schema is read now, so a bad one fails where it is named."""
-    read_schema(schema)
-    object.__setattr__(target, "schema", schema)
+    object.__setattr__(target, "schema", None if schema is None else _schema(schema))
     object.__setattr__(target, "settings", settings)
     object.__setattr__(target, "out", out)
+
+
+def _schema(given: SchemaOrHint) -> type[dy.Schema]:
+    """The schema `given` is or names (`dy.DataFrame[Orders]`), read and validated.
+
+    Anything else gets `read_schema`'s error: a Collection's, or the one naming what was given.
+    """
+    named = schema_named_by(given)
+    return read_schema(given if named is None else named).schema
 
 
 def _output_settings(entry_point: EntryPoint, settings: OutputKeywords) -> OutputSettings:

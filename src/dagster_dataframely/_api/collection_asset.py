@@ -19,9 +19,15 @@ from typing_extensions import Unpack
 from dagster_dataframely._api.dagster_keywords import OpKeywords, with_op_keywords
 from dagster_dataframely._api.refusals import refusing_mistakes
 from dagster_dataframely._declare.builder import build_collection_asset
-from dagster_dataframely._declare.output_declaration import declare_output
+from dagster_dataframely._declare.output_declaration import Declaration, declare_output
 from dagster_dataframely._model.asset_settings import OutputSettings
-from dagster_dataframely._model.collection import Member, collection_rules, read_collection
+from dagster_dataframely._model.collection import (
+    CollectionInfo,
+    Member,
+    collection_rules,
+    read_collection,
+)
+from dagster_dataframely._model.return_hints import collection_from_return_hint
 from dagster_dataframely._model.setting_keywords import (
     CollectionKeywords,
     checked_settings,
@@ -29,18 +35,31 @@ from dagster_dataframely._model.setting_keywords import (
 )
 from dagster_dataframely._model.setting_model import EntryPoint
 from dagster_dataframely._model.settings import read_quarantine_dir
-from dagster_dataframely.errors import InvalidArgumentsError, UnknownCollectionMemberError
+from dagster_dataframely.errors import (
+    InvalidArgumentsError,
+    SchemaHintMismatchError,
+    UnexpectedArgumentError,
+    UnknownCollectionMemberError,
+)
 
 from .asset_out import AssetOut
 
 CollectionFunction = Callable[..., Mapping[str, Any] | dy.Collection | None]
+
+HINTED_USAGE = "-> OrderBook"
+"""The return hint that gives a bare `@dd.collection_asset` its Collection."""
 
 
 class CollectionAssetKeywords(CollectionKeywords, OpKeywords, total=False):
     """`dd.collection_asset`'s keywords: its settings and those it passes on to Dagster."""
 
 
-@refusing_mistakes(EntryPoint.COLLECTION_ASSET, "@dd.collection_asset(OrderBook)")
+@refusing_mistakes(
+    EntryPoint.COLLECTION_ASSET,
+    "@dd.collection_asset(OrderBook)",
+    hinted_usage=HINTED_USAGE,
+    reads_hint=lambda function: collection_from_return_hint(function, needed=True),
+)
 @with_setting_keywords(
     EntryPoint.COLLECTION_ASSET,
     notes={
@@ -51,7 +70,7 @@ class CollectionAssetKeywords(CollectionKeywords, OpKeywords, total=False):
 )
 @with_op_keywords(OpKeywords, item="member")
 def collection_asset(
-    collection: type[dy.Collection],
+    collection: type[dy.Collection] | None = None,
     /,
     *,
     key_prefix: str | Sequence[str] | None = None,
@@ -100,6 +119,8 @@ def collection_asset(
     ----------
     collection
         The `dy.Collection` subclass whose members the function returns. Positional only.
+        Without it, the function's return hint names it: `-> OrderBook` (the class itself,
+        optionally `| None`; a string under `from __future__ import annotations` too).
     key_prefix
         The key prefix of every member asset whose `outs` entry sets neither `key` nor
         `key_prefix`. Each quarantine has its member's prefix.
@@ -123,6 +144,13 @@ def collection_asset(
 
     Raises
     ------
+    SchemaHintMismatchError
+        `collection` is given and the return hint names another Collection.
+    OutputHintError
+        The return hint names a Collection in another form (`list[OrderBook]`, two of them) or
+        a schema: a Collection asset returns the members.
+    UnexpectedArgumentError
+        No `collection` is given and the return hint names none.
     CollectionWithoutMembersError
         The Collection has no member.
     UnreadableInputHintError
@@ -187,35 +215,64 @@ def collection_asset(
     """
     op = {name: value for name, value in keywords.items() if name in OpKeywords.__annotations__}
     settings = {name: value for name, value in keywords.items() if name not in op}
-    info = read_collection(collection)
-    unknown = [member for member in outs or {} if member not in info.members]
-    if unknown:
-        raise UnknownCollectionMemberError(info.name, unknown, list(info.members))
+    given = checked_settings(EntryPoint.COLLECTION_ASSET, settings)
     read_quarantine_dir()  # an empty value is a mistake worth failing on at declaration
-    given = OutputSettings.of(
-        **checked_settings(EntryPoint.COLLECTION_ASSET, settings),
-        streaming=False,  # the members are split together, in memory
-    )
-    known = collection_rules(info)
-    declarations = [
-        declare_output(
-            member_name,
-            member.info,
-            given,
-            given.resolve(member.info, known_rules=known),
-            _member_out(member_name, member, (outs or {}).get(member_name)),
-            partitions_def=keywords.get("partitions_def"),
-            default_prefix=key_prefix,
-            code_version=keywords.get("code_version"),
-            is_required=False,
+
+    def declare(collection: type[dy.Collection]) -> tuple[CollectionInfo, list[Declaration]]:
+        info = read_collection(collection)
+        unknown = [member for member in outs or {} if member not in info.members]
+        if unknown:
+            raise UnknownCollectionMemberError(info.name, unknown, list(info.members))
+        output_settings = OutputSettings.of(
+            **given,
+            streaming=False,  # the members are split together, in memory
         )
-        for member_name, member in info.members.items()
-    ]
+        known = collection_rules(info)
+        return info, [
+            declare_output(
+                member_name,
+                member.info,
+                output_settings,
+                output_settings.resolve(member.info, known_rules=known),
+                _member_out(member_name, member, (outs or {}).get(member_name)),
+                partitions_def=keywords.get("partitions_def"),
+                default_prefix=key_prefix,
+                code_version=keywords.get("code_version"),
+                is_required=False,
+            )
+            for member_name, member in info.members.items()
+        ]
+
+    declared = declare(collection) if collection is not None else None
 
     def decorate(function: CollectionFunction) -> dg.AssetsDefinition:
+        info, declarations = declared or declare(_collection_of(function, collection))
+        if declared is not None:
+            _collection_of(function, collection)  # a hint naming another one is refused
         return build_collection_asset(info, declarations, function, op)
 
     return decorate
+
+
+def _collection_of(
+    function: CollectionFunction, collection: type[dy.Collection] | None
+) -> type[dy.Collection]:
+    """The asset's Collection: the argument, the return hint's, or the error when they differ."""
+    hinted = collection_from_return_hint(function, needed=collection is None)
+    name = getattr(function, "__name__", repr(function))
+    if collection is not None:
+        if hinted is not None and hinted is not collection:
+            raise SchemaHintMismatchError(
+                name, collection.__name__, hinted.__name__, kind="Collection"
+            )
+        return collection
+    if hinted is None:
+        raise UnexpectedArgumentError(
+            EntryPoint.COLLECTION_ASSET.value,
+            f"it was called without its Collection, and the return hint of {name!r} names none",
+            f"Write @dd.collection_asset(OrderBook), or annotate `def {name}(...) {HINTED_USAGE}`.",
+        )
+    return hinted
 
 
 def _member_out(
@@ -223,8 +280,9 @@ def _member_out(
 ) -> dg.AssetOut:
     """The `dg.AssetOut` of one member, from its `outs` entry.
 
-    A `dd.AssetOut` gives its asset attributes only: its schema must be the member's, and its
-    settings must be left unset, since the Collection is validated as one with the decorator's.
+    A `dd.AssetOut` gives its asset attributes only: its schema must be the member's (or left
+    out), and its settings must be left unset, since the Collection is validated as one with
+    the decorator's.
 
     Raises
     ------
@@ -236,7 +294,7 @@ def _member_out(
     if not isinstance(given, AssetOut):
         return given
     expected = member.info.schema
-    if given.schema is not expected:
+    if given.schema is not None and given.schema is not expected:
         raise InvalidArgumentsError(
             "dd.collection_asset",
             f"outs[{member_name!r}] is a dd.AssetOut of {given.schema.__name__}, but the "

@@ -11,15 +11,22 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 import dagster as dg
+import dataframely as dy
 from typing_extensions import Unpack
 
 from dagster_dataframely._api.dagster_keywords import MultiAssetKeywords, with_op_keywords
 from dagster_dataframely._api.refusals import refusing_mistakes
 from dagster_dataframely._declare.builder import build_multi_asset
-from dagster_dataframely._declare.output_declaration import declare_output
+from dagster_dataframely._declare.output_declaration import Declaration, declare_output
+from dagster_dataframely._model.return_hints import (
+    MULTI_ASSET_FORMS,
+    schemas_by_output,
+    shown_return_hint,
+)
 from dagster_dataframely._model.schema import read_schema
 from dagster_dataframely._model.setting_model import EntryPoint
 from dagster_dataframely._model.settings import read_quarantine_dir
+from dagster_dataframely.errors import OutputHintError, SchemaHintMismatchError
 
 from .asset_out import AssetOut
 
@@ -36,11 +43,13 @@ def multi_asset(
     """Turn the decorated function into a multi-asset that validates each output it returns.
 
     The decorated function returns a mapping from output name (a key of `outs`) to that
-    output's value: a `pl.DataFrame`, a `pl.LazyFrame`, a `dg.MaterializeResult` whose
-    `value` is one of those, or `None` to skip the output. An output missing from the mapping
-    is skipped too. Each output is validated against its own schema with its own settings, as
-    `dd.asset` validates one asset: Columns tab, one check per rule set, statistics, samples,
-    and its own quarantine `<output asset name>_quarantine` through its own IO manager.
+    output's value, or a tuple of every output's value in the order of `outs` (as a
+    `@dg.multi_asset` does): a `pl.DataFrame`, a `pl.LazyFrame`, a `dg.MaterializeResult`
+    whose `value` is one of those, or `None` to skip the output. An output missing from the
+    mapping is skipped too. Each output is validated against its own schema with its own
+    settings, as `dd.asset` validates one asset: Columns tab, one check per rule set,
+    statistics, samples, and its own quarantine `<output asset name>_quarantine` through its
+    own IO manager.
 
     **Atomicity**: every selected output's outcome is decided before anything is written. If
     one output fails the step (a column mismatch, invalid rows without a quarantine, no valid
@@ -67,7 +76,10 @@ def multi_asset(
     ----------
     outs
         The outputs by name, each a `dd.AssetOut` with its schema and settings. The name is
-        the output's asset name (under its `key_prefix`) unless its `key` says otherwise.
+        the output's asset name (under its `key_prefix`) unless its `key` says otherwise. A
+        `dd.AssetOut` without a schema takes the one the function's return hint names for
+        it: `-> tuple[dy.DataFrame[A], dy.DataFrame[B]]` in the order of `outs`, or a
+        `TypedDict` whose fields are the output names, each entry a hint `dd.asset` reads.
     can_subset
         Passed to `@dg.multi_asset` unchanged. A subset run validates and writes only the
         selected outputs, and the atomicity rule covers only those.
@@ -83,6 +95,11 @@ def multi_asset(
 
     Raises
     ------
+    SchemaHintMismatchError
+        An output's `dd.AssetOut` and the return hint name different schemas for it.
+    OutputHintError
+        An output has no schema and the return hint does not give it one: a tuple of another
+        length, a `TypedDict` whose fields are not the outputs, an entry naming none.
     ClearQuarantineError
         An output sets `clear_quarantine=True` without `quarantine=True`.
     UnreadableInputHintError
@@ -128,22 +145,63 @@ def multi_asset(
     ```
     """
     read_quarantine_dir()  # an empty value is a mistake worth failing on at declaration
-    declarations = []
-    for output, out in outs.items():
-        info = read_schema(out.schema)
-        declarations.append(
-            declare_output(
-                output,
-                info,
-                out.settings,
-                out.settings.resolve(info),
-                out.out,
-                partitions_def=keywords.get("partitions_def"),
-                code_version=keywords.get("code_version"),
-            )
-        )
+    given = {
+        output: None if out.schema is None else _declared(output, out, out.schema, keywords)
+        for output, out in outs.items()
+    }
 
     def decorate(function: MultiAssetFunction) -> dg.AssetsDefinition:
+        hinted = schemas_by_output(function, list(outs), needed=None in given.values())
+        declarations = []
+        for output, out in outs.items():
+            schema = _schema_of(function, output, out, hinted.get(output))
+            declarations.append(given[output] or _declared(output, out, schema, keywords))
         return build_multi_asset(declarations, function, keywords)
 
     return decorate
+
+
+def _declared(
+    output: str,
+    out: AssetOut,
+    schema: type[dy.Schema],
+    keywords: MultiAssetKeywords,
+) -> Declaration:
+    """The declaration of `output`, whose schema is its `dd.AssetOut`'s or the hint's."""
+    info = read_schema(schema)
+    return declare_output(
+        output,
+        info,
+        out.settings,
+        out.settings.resolve(info),
+        out.out,
+        partitions_def=keywords.get("partitions_def"),
+        code_version=keywords.get("code_version"),
+    )
+
+
+def _schema_of(
+    function: MultiAssetFunction, output: str, out: AssetOut, hinted: type[dy.Schema] | None
+) -> type[dy.Schema]:
+    """The output's schema: its `dd.AssetOut`'s, the hint's, or the error when they differ.
+
+    Raises
+    ------
+    SchemaHintMismatchError
+        The `dd.AssetOut` and the hint name different schemas.
+    OutputHintError
+        Neither names one.
+    """
+    name = getattr(function, "__name__", repr(function))
+    if out.schema is not None:
+        if hinted is not None and hinted is not out.schema:
+            raise SchemaHintMismatchError(name, out.schema.__name__, hinted.__name__, output=output)
+        return out.schema
+    if hinted is None:
+        raise OutputHintError(
+            name,
+            shown_return_hint(function),
+            f"names no schema for the output {output!r}, whose dd.AssetOut has none",
+            MULTI_ASSET_FORMS,
+        )
+    return hinted

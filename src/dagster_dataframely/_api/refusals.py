@@ -54,14 +54,19 @@ DAGSTER_KEYWORDS: Mapping[str, str] = {
 
 
 def refusing_mistakes(
-    entry_point: EntryPoint, usage: str, *, hinted_usage: str | None = None
+    entry_point: EntryPoint,
+    usage: str,
+    *,
+    hinted_usage: str | None = None,
+    reads_hint: Callable[[Callable[..., object]], object] = schema_from_return_hint,
 ) -> Callable[[Callable[P, R]], Callable[P, R]]:
     """Wrap a front-end so its common mistakes raise `UnexpectedArgumentError` with the fix.
 
     `entry_point` names it as the user wrote it (`dd.asset`) and says which settings it refuses,
     and why; `usage` is a correct call, such as `@dd.asset(Orders)`, shown when the schema is
     missing. A front-end that can read its schema from the return hint gives `hinted_usage`
-    (`-> dy.DataFrame[Orders]`): used bare, on a function with such a hint, it decorates it.
+    (`-> dy.DataFrame[Orders]`): used bare, on a function whose hint `reads_hint` reads (not
+    None), it decorates it.
     """
     public_name = entry_point.value
     refused = refusals(entry_point)
@@ -107,7 +112,7 @@ def refusing_mistakes(
                 function = args[0]
                 written = f"Write {usage} above `def {function.__name__}(...)`"
                 if hinted_usage is not None and len(args) == 1:
-                    if schema_from_return_hint(function) is not None:
+                    if reads_hint(function) is not None:
                         call: Any = front_end  # no schema: the call `@dd.asset()` makes
                         decorator = call(**kwargs)
                         return cast("R", decorator(function))

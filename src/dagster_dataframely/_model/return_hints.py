@@ -15,18 +15,49 @@ from __future__ import annotations
 
 import types
 import typing
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Annotated
 
 import dagster as dg
 import dataframely as dy
 import polars as pl
 
-from dagster_dataframely.errors import UnreadableInputHintError, UnreadableReturnHintError
+from dagster_dataframely.errors import (
+    OutputHintError,
+    UnreadableInputHintError,
+    UnreadableReturnHintError,
+)
 
 _FRAMES = (pl.DataFrame, pl.LazyFrame)
 NONE = type(None)
 _TYPED_FRAMES = (dy.DataFrame, dy.LazyFrame)
+
+
+_NO_HINT = object()
+"""What `_return_hint` gives for a function without a return hint, or one it may leave unread."""
+
+
+def _return_hint(function: Callable[..., object], *, must_resolve: bool) -> object:
+    """`function`'s return hint resolved as Dagster resolves it, or `_NO_HINT`.
+
+    A name that does not resolve raises `UnreadableReturnHintError` when `must_resolve`;
+    without it, such a hint is left unread (a decorator given its schema never needed it).
+    """
+    try:
+        hints = typing.get_type_hints(function, include_extras=True)
+    except NameError as error:
+        if not must_resolve:
+            return _NO_HINT
+        raise UnreadableReturnHintError(
+            _function_name(function),
+            str(getattr(function, "__annotations__", {}).get("return")),
+            f"does not resolve in its module ({error})",
+        ) from None
+    return hints.get("return", _NO_HINT)
+
+
+def _function_name(function: Callable[..., object]) -> str:
+    return getattr(function, "__name__", repr(function))
 
 
 def schema_from_return_hint(
@@ -39,24 +70,202 @@ def schema_from_return_hint(
     name in it cannot be resolved and `must_resolve` (without it, such a hint names none:
     a decorator given its schema never needed the hint, and did not read it before).
     """
-    name = getattr(function, "__name__", repr(function))
-    try:
-        hints = typing.get_type_hints(function, include_extras=True)
-    except NameError as error:
-        if not must_resolve:
-            return None
-        raise UnreadableReturnHintError(
-            name,
-            str(getattr(function, "__annotations__", {}).get("return")),
-            f"does not resolve in its module ({error})",
-        ) from None
-    if "return" not in hints:
+    hint = _return_hint(function, must_resolve=must_resolve)
+    if hint is _NO_HINT:
         return None
-    hint = hints["return"]
-    schemas = _schemas(hint, name)
+    return _one_schema(hint, _function_name(function))
+
+
+def shown_return_hint(function: Callable[..., object]) -> str:
+    """`function`'s return hint as written, for a message; `(none)` without one."""
+    try:
+        hint = _return_hint(function, must_resolve=True)
+    except UnreadableReturnHintError as error:
+        return error.hint
+    return "(none)" if hint is _NO_HINT else shown(hint)
+
+
+def schema_named_by(hint: object) -> type[dy.Schema] | None:
+    """The one schema `hint` (`dy.DataFrame[Orders]` and its kin, as a value) names, else None.
+
+    What `dd.AssetOut` accepts in place of a schema: a hint that names none, several, or one
+    in a form the package cannot read names none here, and the caller says what it expected.
+    """
+    try:
+        return _one_schema(hint, "")
+    except UnreadableReturnHintError:
+        return None
+
+
+def _one_schema(hint: object, function: str) -> type[dy.Schema] | None:
+    schemas = _schemas(hint, function)
     if len(schemas) > 1:
-        raise UnreadableReturnHintError(name, shown(hint), "names more than one schema")
+        raise UnreadableReturnHintError(function, shown(hint), "names more than one schema")
     return next(iter(schemas), None)
+
+
+MULTI_ASSET_FORMS = (
+    "Annotate one entry per output, in the order of outs: "
+    "`-> tuple[dy.DataFrame[Orders], dy.DataFrame[Lines]]`; or a TypedDict with one field per "
+    "output name, each such as `orders: dy.DataFrame[Orders]`; or give each dd.AssetOut its "
+    "schema: `dd.AssetOut(Orders)`."
+)
+"""The fix of a multi-asset hint that does not say which output follows which schema."""
+
+COLLECTION_FORMS = (
+    "Annotate the Collection class itself, `-> OrderBook` (optionally `| None`), or pass it: "
+    "`@dd.collection_asset(OrderBook)`."
+)
+"""The fix of a Collection asset's hint that names no one Collection."""
+
+
+def schemas_by_output(
+    function: Callable[..., object], outputs: Sequence[str], *, needed: bool
+) -> dict[str, type[dy.Schema]]:
+    """The schema `function`'s return hint names for each of `outputs`, by output name.
+
+    A multi-asset's hint names one per output as Dagster reads a multi-output return: a
+    `tuple[...]` with one entry per output in the order of `outs`; or, since a `dd.multi_asset`
+    returns a mapping, a `TypedDict` with one field per output. Each entry is read as
+    `dd.asset`'s hint is; an entry that names no schema (`pl.DataFrame`) leaves its output out.
+    A hint of neither shape names none, unless a schema appears in it: then it is refused.
+    When the hint is not `needed` (every output has its schema), a hint that cannot be read
+    names none, as it did before the package read hints: only a readable one is compared.
+
+    Raises
+    ------
+    OutputHintError
+        The hint is `needed`, and the tuple's length or the TypedDict's fields are not the
+        outputs, an entry names a schema in a form `dd.asset` cannot read, the hint names
+        schemas in another shape, or a name in it does not resolve.
+    """
+    try:
+        return _schemas_by_output(function, outputs)
+    except OutputHintError:
+        if needed:
+            raise
+        return {}
+
+
+def _schemas_by_output(
+    function: Callable[..., object], outputs: Sequence[str]
+) -> dict[str, type[dy.Schema]]:
+    hint = _resolved(function, fix=MULTI_ASSET_FORMS)
+    name = _function_name(function)
+    if hint is _NO_HINT:
+        return {}
+    entries = _entries_by_output(hint, name, outputs)
+    schemas = {}
+    for output, entry in entries.items():
+        try:
+            schema = _one_schema(entry, name)
+        except UnreadableReturnHintError as error:
+            raise OutputHintError(
+                name,
+                shown(hint),
+                f"gives the output {output!r} `{shown(entry)}`, which {error.problem}",
+                MULTI_ASSET_FORMS,
+            ) from None
+        if schema is not None:
+            schemas[output] = schema
+    return schemas
+
+
+def _resolved(function: Callable[..., object], *, fix: str) -> object:
+    """`_return_hint`, a name that does not resolve refused with the decorator's own `fix`."""
+    try:
+        return _return_hint(function, must_resolve=True)
+    except UnreadableReturnHintError as error:
+        raise OutputHintError(error.function, error.hint, error.problem, fix) from None
+
+
+def _entries_by_output(hint: object, function: str, outputs: Sequence[str]) -> dict[str, object]:
+    """The part of a multi-asset's hint for each output: a tuple's entry, a TypedDict's field."""
+    listed = ", ".join(repr(output) for output in outputs)
+    if typing.get_origin(hint) is tuple:
+        entries = typing.get_args(hint)
+        if Ellipsis in entries:
+            problem = "is a tuple of any length, which does not say which entry is which output"
+        elif len(entries) != len(outputs):
+            problem = f"has {_entries(len(entries))} for the {len(outputs)} outputs {listed}"
+        else:
+            return dict(zip(outputs, entries, strict=True))
+        raise OutputHintError(function, shown(hint), problem, MULTI_ASSET_FORMS)
+    if typing.is_typeddict(hint):
+        try:
+            fields = typing.get_type_hints(hint, include_extras=True)
+        except NameError as error:
+            problem = f"does not resolve in its module ({error})"
+            raise OutputHintError(function, shown(hint), problem, MULTI_ASSET_FORMS) from None
+        missing = [output for output in outputs if output not in fields]
+        extra = [field for field in fields if field not in outputs]
+        if not missing and not extra:
+            return {output: _field_type(fields[output]) for output in outputs}
+        said = [
+            *([f"has no field for the outputs {', '.join(map(repr, missing))}"] if missing else []),
+            *([f"has fields {', '.join(map(repr, extra))} that are no output"] if extra else []),
+        ]
+        problem = f"{' and '.join(said)} (the outputs are {listed})"
+        raise OutputHintError(function, shown(hint), problem, MULTI_ASSET_FORMS)
+    if _names_schema(hint):
+        problem = f"names schemas without saying which of the outputs {listed} follows which"
+        raise OutputHintError(function, shown(hint), problem, MULTI_ASSET_FORMS)
+    return {}
+
+
+def _entries(count: int) -> str:
+    return f"{count} entry" if count == 1 else f"{count} entries"
+
+
+def _field_type(field: object) -> object:
+    """A field's type without `Required[...]` or `NotRequired[...]`: any output may be skipped."""
+    if typing.get_origin(field) in (typing.Required, typing.NotRequired):
+        return typing.get_args(field)[0]
+    return field
+
+
+def collection_from_return_hint(
+    function: Callable[..., object], *, needed: bool
+) -> type[dy.Collection] | None:
+    """The one Collection `function`'s return hint names (`-> OrderBook`, `| None`), or None.
+
+    A hint naming no Collection and no schema (`-> dict[str, pl.DataFrame]`, the base class
+    `dy.Collection`) names none; so does one the package cannot read when it is not `needed`
+    (the Collection is given): only a readable hint is compared with the argument.
+
+    Raises
+    ------
+    OutputHintError
+        The hint is `needed` and names several Collections, one in another form
+        (`list[OrderBook]`), or a schema (a Collection asset returns its members, not one
+        frame), or a name in it does not resolve.
+    """
+    try:
+        return _collection(function)
+    except OutputHintError:
+        if needed:
+            raise
+        return None
+
+
+def _collection(function: Callable[..., object]) -> type[dy.Collection] | None:
+    hint = _resolved(function, fix=COLLECTION_FORMS)
+    if hint is _NO_HINT or hint is dy.Collection or not _names_schema(hint):
+        return None
+    members = (
+        typing.get_args(hint)
+        if typing.get_origin(hint) in (typing.Union, types.UnionType)
+        else (hint,)
+    )
+    named = [member for member in members if member is not type(None)]
+    if len(named) == 1 and _is_collection(named[0]):
+        return typing.cast("type[dy.Collection]", named[0])
+    problem = (
+        "names a Collection in a form the package cannot read"
+        if _names_collection(hint)
+        else "names a schema, but a Collection asset returns the members of a Collection"
+    )
+    raise OutputHintError(_function_name(function), shown(hint), problem, COLLECTION_FORMS)
 
 
 def _schemas(hint: object, function: str) -> set[type[dy.Schema]]:

@@ -33,12 +33,27 @@ def one_output(name: str) -> Unpack:
 
 
 def output_mapping(op_name: str, outputs: Sequence[str]) -> Unpack:
-    """`dd.multi_asset`'s: a mapping whose keys are all output names."""
+    """`dd.multi_asset`'s: a mapping whose keys are all output names, or a tuple of all outputs.
+
+    A tuple holds one value per output in the order of `outs`, as Dagster reads a multi-output
+    return (and as `-> tuple[dy.DataFrame[A], dy.DataFrame[B]]` declares it).
+    """
 
     def unpack(returned: object) -> Mapping[str, object]:
+        if type(returned) is tuple:  # a NamedTuple is one value, as Dagster reads it
+            if len(returned) != len(outputs):
+                raise MultiAssetReturnError(
+                    op_name,
+                    f"returned a tuple of {len(returned)} values for its {len(outputs)} outputs "
+                    "(a tuple holds one value per output, in the order of outs)",
+                    list(outputs),
+                )
+            return dict(zip(outputs, returned, strict=True))
         if not isinstance(returned, Mapping):
             raise MultiAssetReturnError(
-                op_name, f"returned a {type_name(returned)}, not a mapping", list(outputs)
+                op_name,
+                f"returned a {type_name(returned)}, not a mapping or a tuple",
+                list(outputs),
             )
         unknown = [repr(k) for k in returned if k not in outputs]
         if unknown:

@@ -22,6 +22,7 @@ here::
             InvalidSettingError
             InvalidThresholdError
             MultiAssetKeyError
+            OutputHintError
             ReservedColumnError
             SchemaHintMismatchError
             SchemaTypeError
@@ -76,6 +77,7 @@ from dagster_dataframely.errors.definition_errors import (
     InvalidArgumentsError,
     InvalidColumnNameError,
     InvalidRuleNameError,
+    OutputHintError,
     ReservedColumnError,
     SchemaHintMismatchError,
     SchemaTypeError,
@@ -165,6 +167,7 @@ __all__ = [
     "MultiAssetReturnError",
     "NoRunningStepError",
     "NoValidRowsError",
+    "OutputHintError",
     "PartitionKeyTooLongError",
     "PartitionRangeError",
     "QuarantineDirError",

@@ -1,5 +1,6 @@
 """Refusals of a declaration: arguments, schemas, Collections, columns, rule names and dtypes."""
 
+import dataclasses
 from collections.abc import Mapping, Sequence
 
 import dagster as dg
@@ -364,17 +365,33 @@ class SchemaHintMismatchError(InvalidDefinitionError):
         The name of the schema passed to the decorator.
     hinted
         The name of the schema the return hint names.
+    output
+        The multi-asset's output whose `dd.AssetOut` names `argument`, or None for the
+        decorator's own argument.
+    kind
+        What the argument and the hint name: `schema`, or `Collection` for
+        `dd.collection_asset`.
     """
 
     function: str
     argument: str
     hinted: str
+    _: dataclasses.KW_ONLY
+    output: str | None = None
+    kind: str = "schema"
 
     def _message(self) -> str:
+        if self.output is not None:
+            return (
+                f"The output {self.output!r} of {self.function!r} is declared with the "
+                f"{self.kind} {self.argument} but the return hint names {self.hinted} for it. "
+                f"Name one {self.kind}: write its dd.AssetOut without the {self.kind} to use the "
+                f"hint's, or change the hint to name {self.argument}."
+            )
         return (
-            f"{self.function!r} is declared with the schema {self.argument} but its return hint "
-            f"names {self.hinted}. Name one schema: drop the decorator's schema argument to use "
-            f"the hint's, or change the hint to name {self.argument}."
+            f"{self.function!r} is declared with the {self.kind} {self.argument} but its return "
+            f"hint names {self.hinted}. Name one {self.kind}: drop the decorator's {self.kind} "
+            f"argument to use the hint's, or change the hint to name {self.argument}."
         )
 
 
@@ -440,3 +457,32 @@ class UnreadableReturnHintError(InvalidDefinitionError):
             "`-> dg.MaterializeResult[dy.DataFrame[Orders]]` (or of `dy.LazyFrame[Orders]`), "
             "each optionally `| None`; or pass the schema: `@dd.asset(Orders)`."
         )
+
+
+class OutputHintError(InvalidDefinitionError):
+    """Raised when a return hint does not say which schema each output of a step follows.
+
+    `dd.multi_asset` reads an output's schema from `-> tuple[...]` (one entry per output, in
+    the order of `outs`) or a `TypedDict` (one field per output), and `dd.collection_asset`
+    its Collection from `-> OrderBook`; a hint of another shape, or one that does not match
+    the outputs, cannot say which schema is whose.
+
+    Parameters
+    ----------
+    function
+        The decorated function's name.
+    hint
+        The return hint, as written.
+    problem
+        What does not match, naming the outputs (or the Collection) it was read against.
+    fix
+        What to write instead.
+    """
+
+    function: str
+    hint: str
+    problem: str
+    fix: str
+
+    def _message(self) -> str:
+        return f"The return hint of {self.function!r}, `{self.hint}`, {self.problem}. {self.fix}"

@@ -157,9 +157,10 @@ class MaterializeResultFieldError(InvalidReturnError):
 class MultiAssetReturnError(InvalidReturnError):
     """Raised when a `dd.multi_asset` function returns something it cannot validate.
 
-    It returns a mapping from output name to a frame (or a `dg.MaterializeResult` with one, or
-    None): anything else, a name that is no output, or a value of another type for an output
-    fails the step before any output is validated, so nothing is written.
+    It returns a mapping from output name, or a tuple in the order of `outs`, to a frame (or a
+    `dg.MaterializeResult` with one, or None): anything else, a tuple of another length, a
+    name that is no output, or a value of another type for an output fails the step before any
+    output is validated, so nothing is written.
 
     Parameters
     ----------
@@ -178,7 +179,7 @@ class MultiAssetReturnError(InvalidReturnError):
     def _message(self) -> str:
         return (
             f"Multi-asset {self.asset!r} {self.problem}. A dd.multi_asset function returns a "
-            f"mapping from output name ({_quoted(self.outputs)}) to a pl.DataFrame, a "
-            "pl.LazyFrame, a dg.MaterializeResult with one of those as `value`, or None to skip "
-            "that output."
+            f"mapping from output name ({_quoted(self.outputs)}), or a tuple in that order, to "
+            "a pl.DataFrame, a pl.LazyFrame, a dg.MaterializeResult with one of those as "
+            "`value`, or None to skip that output."
         )
