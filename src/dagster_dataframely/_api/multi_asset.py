@@ -30,7 +30,9 @@ from dagster_dataframely.errors import OutputHintError, SchemaHintMismatchError
 
 from .asset_out import AssetOut
 
-MultiAssetFunction = Callable[..., Mapping[str, Any] | None]
+MultiAssetFunction = Callable[..., Mapping[str, Any] | tuple[Any, ...] | None]
+"""What a type checker lets `dd.multi_asset` decorate: a dict of frames by output, or, under a
+`tuple[...]` return hint, a tuple in the order of `outs`."""
 
 
 @refusing_mistakes(EntryPoint.MULTI_ASSET, '@dd.multi_asset(outs={"orders": dd.AssetOut(Orders)})')
