@@ -85,28 +85,26 @@ def orders(context: dg.AssetExecutionContext) -> pl.DataFrame:
     )
 
 
-def _job(executor: dg.ExecutorDefinition) -> dg.JobDefinition:
+def backfill_job(executor: str, runner: int) -> dg.JobDefinition:
+    """The backfill's job for one run process, rebuilt in every run and worker process.
+
+    Named after its run process: dagster-dask names each Dask task `<job>.<step>`, and
+    `distributed` runs two tasks of one name once, so two runs of one job at once on one
+    cluster would share a step, the second run succeeding without writing its partition.
+    """
     warehouse = Path(os.environ[DIRECTORY]) / "warehouse"
+    name = f"backfill_{runner}"
+    chosen = dask_executor if executor == "dask" else dg.multiprocess_executor
     definitions = dg.Definitions(
         assets=[orders, dd.quarantine_spec(Orders, orders)],
-        jobs=[dg.define_asset_job("backfill", selection=[orders], executor_def=executor)],
+        jobs=[dg.define_asset_job(name, selection=[orders], executor_def=chosen)],
         resources={
             "io_manager": dd.QuarantineAwareIOManager(
                 io_manager=PolarsParquetIOManager(base_dir=str(warehouse)), staged_writes=True
             )
         },
     )
-    return definitions.resolve_job_def("backfill")
-
-
-def dask_job() -> dg.JobDefinition:
-    """The backfill's job on dagster-dask's executor (rebuilt in every run and worker process)."""
-    return _job(dask_executor)
-
-
-def multiprocess_job() -> dg.JobDefinition:
-    """The backfill's job on Dagster's multiprocess executor."""
-    return _job(dg.multiprocess_executor)
+    return definitions.resolve_job_def(name)
 
 
 def write_inputs(partitions: list[str], rows: int, folder: Path) -> None:
@@ -119,9 +117,10 @@ def write_inputs(partitions: list[str], rows: int, folder: Path) -> None:
         )
 
 
-def runner(executor: str, run_config: dict[str, Any], warm_up: str) -> None:
+def runner(executor: str, index: int, run_config: dict[str, Any]) -> None:
     """A run process: one warm-up run, then one run per partition read from stdin."""
-    job = dg.reconstructable(dask_job if executor == "dask" else multiprocess_job)
+    warm_up = WARM_UP[index]
+    job = dg.build_reconstructable_job("benchmarks.scale_out", "backfill_job", (executor, index))
     reference = dg.deserialize_value(os.environ[INSTANCE])
     with dg.DagsterInstance.from_ref(reference) as instance:  # type: ignore[arg-type]
         for line in itertools.chain([warm_up], sys.stdin):
@@ -209,12 +208,17 @@ def backfill(
         else:
             config = {"max_concurrent": 1, "start_method": {arguments.start_method: {}}}
             wall = drive(executor, runners, config, partitions, arguments, environment)
-        steps = 0.0
+        steps, without_step = 0.0, []
         for run in instance.get_runs(dg.RunsFilter(tags={"benchmark": "measured"})):
             if run.status != dg.DagsterRunStatus.SUCCESS:
                 raise RuntimeError(f"run {run.run_id} ended {run.status}")
-            for step in instance.get_run_step_stats(run.run_id):
+            stats = instance.get_run_step_stats(run.run_id)
+            if not stats:
+                without_step.append(run.tags["dagster/partition"])
+            for step in stats:
                 steps += (step.end_time or 0.0) - (step.start_time or 0.0)
+        if without_step:
+            print(f"  runs that succeeded without a step: {sorted(without_step)}", file=sys.stderr)
     check_rows(variant / "warehouse", partitions, arguments.rows)
     return {"wall": wall, "steps": steps}
 
@@ -229,10 +233,11 @@ def drive(
 ) -> float:
     """Start the run processes, wait until each is ready, hand out the partitions; the wall time."""
     run_config = json.dumps({"execution": {"config": executor_config}})
-    command = [sys.executable, "-m", "benchmarks.scale_out", "--runner", executor, run_config]
+    command = [sys.executable, "-m", "benchmarks.scale_out", "--run-config", run_config]
+    command += ["--runner", executor]
     processes = [
         subprocess.Popen(
-            [*command, WARM_UP[index]],
+            [*command, str(index)],
             env=environment,
             cwd=ROOT,
             stdin=subprocess.PIPE,
@@ -286,14 +291,20 @@ def _hand_out(
 
 def check_rows(warehouse: Path, partitions: list[str], rows: int) -> None:
     """Each partition's table and quarantine hold exactly its input rows, or the script stops."""
+    wrong = {}
     for partition in partitions:
-        table = pl.scan_parquet(warehouse / "orders" / f"{partition}.parquet")
-        quarantine = pl.scan_parquet(warehouse / "orders_quarantine" / f"{partition}.parquet")
-        stored = (
-            table.select(pl.len()).collect().item() + quarantine.select(pl.len()).collect().item()
+        files = [
+            warehouse / name / f"{partition}.parquet" for name in ("orders", "orders_quarantine")
+        ]
+        stored = sum(
+            pl.scan_parquet(path).select(pl.len()).collect().item()
+            for path in files
+            if path.exists()
         )
         if stored != rows:
-            raise RuntimeError(f"partition {partition} stored {stored} rows of {rows}")
+            wrong[partition] = stored
+    if wrong:
+        raise RuntimeError(f"partitions not holding their {rows} input rows: {wrong}")
 
 
 def main(arguments: argparse.Namespace) -> None:
@@ -352,9 +363,11 @@ if __name__ == "__main__":
     parser.add_argument("--polars-threads", type=int, default=1)
     parser.add_argument("--start-method", choices=("forkserver", "spawn"), default="forkserver")
     parser.add_argument("--repeat", type=int, default=1)
-    parser.add_argument("--runner", nargs=3, metavar=("EXECUTOR", "RUN_CONFIG", "WARM_UP"))
+    parser.add_argument("--runner", nargs=2, metavar=("EXECUTOR", "INDEX"))
+    parser.add_argument("--run-config", default="{}")
     arguments = parser.parse_args()
     if arguments.runner:
-        runner(arguments.runner[0], json.loads(arguments.runner[1]), arguments.runner[2])
+        executor, index = arguments.runner
+        runner(executor, int(index), json.loads(arguments.run_config))
     else:
         main(arguments)
