@@ -30,7 +30,7 @@ from dagster_dataframely.errors import OutputHintError, SchemaHintMismatchError
 
 from .asset_out import AssetOut
 
-MultiAssetFunction = Callable[..., Mapping[str, Any] | None]
+MultiAssetFunction = Callable[..., Mapping[str, Any] | tuple[Any, ...] | None]
 
 
 @refusing_mistakes(EntryPoint.MULTI_ASSET, '@dd.multi_asset(outs={"orders": dd.AssetOut(Orders)})')
