@@ -14,6 +14,8 @@ from typing import Any
 
 import dagster as dg
 import polars as pl
+from dagster._core.remote_representation.external_data import RepositorySnap
+from dagster._serdes import serialize_value
 
 from .conftest import QUIET
 
@@ -88,6 +90,19 @@ class Warehouse:
         return self.successes, self.events, self.stored()
 
 
+def definition(asset: dg.AssetsDefinition) -> tuple[object, ...]:
+    """What a code location serves of `asset`: its specs, checks, metadata and code versions,
+    and the repository snapshot the webserver and the daemon read."""
+    defs = dg.Definitions(assets=[asset])
+    return (
+        list(asset.specs),
+        list(asset.check_specs),
+        asset.metadata_by_key,
+        asset.code_versions_by_key,
+        serialize_value(RepositorySnap.from_def(defs.get_repository_def())),
+    )
+
+
 def run(asset: dg.AssetsDefinition, warehouse: Path, kind: str = "parquet") -> tuple[object, ...]:
     """One run of `asset` alone: its success, its step events and the rows it stored."""
     store = Warehouse(warehouse, kind)
@@ -119,6 +134,8 @@ def _event(event: dg.DagsterEvent, run_id: str, warehouse: Path) -> tuple[object
         said = (data.output_name, data.manager_key, _metadata(data.metadata))
     elif event.event_type_value in ("STEP_START", "STEP_SUCCESS", "ENGINE_EVENT"):
         said = None  # durations and process ids
+    elif event.event_type_value == "STEP_FAILURE":  # the error, without its stack's lines
+        said = (data.error.cls_name, data.error.message)
     else:
         said = str(data)
     text = str(said).replace(run_id, "<run>").replace(str(warehouse), "<dir>")

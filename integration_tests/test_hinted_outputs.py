@@ -22,8 +22,8 @@ import pytest
 
 import dagster_dataframely as dd
 
+from .compared_runs import KINDS, definition, run
 from .conftest import DAY_1, Orders, orders_frame
-from .hinted_support import MANAGERS, Manager, definition, run
 from .refund_book import Book, Refunds
 
 pytestmark = pytest.mark.integration
@@ -143,11 +143,11 @@ COLLECTION_FORMS: dict[str, Callable[[bool, object], dg.AssetsDefinition]] = {
 }
 
 
-@pytest.mark.parametrize("manager", MANAGERS)
+@pytest.mark.parametrize("manager", KINDS)
 @pytest.mark.parametrize("outcome", list(OUTCOMES))
 @pytest.mark.parametrize("form", ["tuple", "typed dict", "asset out"])
 def test_the_hinted_multi_asset_is_the_multi_asset_given_its_schemas(
-    tmp_path: Path, form: str, outcome: str, manager: Manager
+    tmp_path: Path, form: str, outcome: str, manager: str
 ) -> None:
     quarantine, orders = OUTCOMES[outcome]
     hinted, value = MULTI_ASSET_FORMS[form](quarantine, orders)
@@ -157,11 +157,11 @@ def test_the_hinted_multi_asset_is_the_multi_asset_given_its_schemas(
     assert run(hinted, tmp_path / "hinted", manager) == run(given, tmp_path / "given", manager)
 
 
-@pytest.mark.parametrize("manager", MANAGERS)
+@pytest.mark.parametrize("manager", KINDS)
 @pytest.mark.parametrize("outcome", list(OUTCOMES))
 @pytest.mark.parametrize("form", list(COLLECTION_FORMS))
 def test_the_hinted_collection_asset_is_the_asset_given_its_collection(
-    tmp_path: Path, form: str, outcome: str, manager: Manager
+    tmp_path: Path, form: str, outcome: str, manager: str
 ) -> None:
     quarantine, orders = OUTCOMES[outcome]
     members = {"orders": orders, "refunds": REFUNDS}
