@@ -16,6 +16,8 @@ import dagster as dg
 import polars as pl
 from dagster._core.remote_representation.external_data import RepositorySnap
 from dagster._serdes import serialize_value
+from dagster_duckdb_polars import DuckDBPolarsIOManager
+from dagster_polars import PolarsParquetIOManager
 
 from .conftest import QUIET
 
@@ -36,11 +38,7 @@ class Warehouse:
 
     def manager(self) -> object:
         if self.kind == "parquet":
-            from dagster_polars import PolarsParquetIOManager
-
             return PolarsParquetIOManager(base_dir=str(self.root))
-        from dagster_duckdb_polars import DuckDBPolarsIOManager
-
         return DuckDBPolarsIOManager(database=str(self.database))
 
     def materialize(
