@@ -19,9 +19,19 @@ from dagster._serdes import serialize_value
 from dagster_duckdb_polars import DuckDBPolarsIOManager
 from dagster_polars import PolarsParquetIOManager
 
-from .conftest import QUIET
+from .conftest import DAY_1, QUIET, orders_frame
 
 KINDS = ("parquet", "duckdb")
+
+OUTCOMES: dict[str, tuple[bool, pl.DataFrame | None]] = {
+    "columns not the schema's": (True, orders_frame(DAY_1).drop("region")),
+    "every row valid": (True, orders_frame(DAY_1, invalid=0)),
+    "some rows failed, no quarantine": (False, orders_frame(DAY_1)),
+    "some rows failed, quarantine": (True, orders_frame(DAY_1)),
+    "every row failed, quarantine": (True, orders_frame(DAY_1, valid=0, invalid=2)),
+    "None": (True, None),
+}
+"""The spec's six outcomes, as (quarantine declared, the frame `orders` returns)."""
 
 
 class Warehouse:

@@ -22,8 +22,8 @@ import pytest
 
 import dagster_dataframely as dd
 
-from .compared_runs import KINDS, definition, run
-from .conftest import DAY_1, Orders, orders_frame
+from .compared_runs import KINDS, OUTCOMES, definition, run
+from .conftest import DAY_1, Orders
 from .refund_book import Book, Refunds
 
 pytestmark = pytest.mark.integration
@@ -35,16 +35,6 @@ class OrdersAndRefunds(TypedDict):
 
 
 REFUNDS = pl.DataFrame({"order_id": [f"first-{DAY_1}-eu-ok0"], "amount": [3.0]})
-
-OUTCOMES: dict[str, tuple[bool, pl.DataFrame | None]] = {
-    "columns not the schema's": (True, orders_frame(DAY_1).drop("region")),
-    "every row valid": (True, orders_frame(DAY_1, invalid=0)),
-    "some rows failed, no quarantine": (False, orders_frame(DAY_1)),
-    "some rows failed, quarantine": (True, orders_frame(DAY_1)),
-    "every row failed, quarantine": (True, orders_frame(DAY_1, valid=0, invalid=2)),
-    "None": (True, None),
-}
-"""The spec's six outcomes, as (quarantine declared, the frame returned for `orders`)."""
 
 
 def given_outputs(quarantine: bool, value: object) -> dg.AssetsDefinition:
