@@ -98,10 +98,13 @@ class Warehouse:
         return self.successes, self.events, self.stored()
 
 
-def definition(asset: dg.AssetsDefinition) -> tuple[object, ...]:
+def definition(
+    asset: dg.AssetsDefinition, upstream: Sequence[dg.AssetsDefinition] = ()
+) -> tuple[object, ...]:
     """What a code location serves of `asset`: its specs, checks, metadata and code versions,
-    and the repository snapshot the webserver and the daemon read."""
-    defs = dg.Definitions(assets=[asset])
+    and the repository snapshot the webserver and the daemon read (with `upstream`, the assets
+    its inputs load)."""
+    defs = dg.Definitions(assets=[*upstream, asset])
     return (
         list(asset.specs),
         list(asset.check_specs),

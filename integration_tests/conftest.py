@@ -116,10 +116,11 @@ def multi_key(day: str, region: str) -> dg.MultiPartitionKey:
 
 
 def orders_asset(
-    frames: Mapping[str, pl.DataFrame],
+    frames: Mapping[str, pl.DataFrame | None],
     *,
     name: str = "orders",
     schema: type[dy.Schema] = Orders,
+    quarantine: bool = True,
     **asset_kwargs: Any,
 ) -> dg.AssetsDefinition:
     """`dd.asset(Orders, quarantine=True)` returning `frames[<partition key>]`.
@@ -128,8 +129,8 @@ def orders_asset(
     `schema` replaces `Orders`, for a test of a schema that changed between two runs.
     """
 
-    @dd.asset(schema, quarantine=True, name=name, **asset_kwargs)
-    def orders(context: dg.AssetExecutionContext) -> pl.DataFrame:
+    @dd.asset(schema, quarantine=quarantine, name=name, **asset_kwargs)
+    def orders(context: dg.AssetExecutionContext) -> pl.DataFrame | None:
         key = str(context.partition_key) if context.has_partition_key else UNPARTITIONED
         return frames[key]
 

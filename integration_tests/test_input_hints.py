@@ -1,13 +1,15 @@
 """Each input hint, on dagster-polars' parquet manager and DuckDB's, against the plain annotation.
 
 Per form and decorator, an asset reading `orders` hinted `dy.DataFrame[Orders]` (and kin) and
-the same asset reading it annotated with the Polars type (`pl.DataFrame`) load the same frames
-and leave the same events and stored rows, downstream of the same `dd.asset(Orders,
-quarantine=True)`. The managers choose what to load from the annotation: DuckDB's polars
+the same asset reading it annotated with the Polars type (`pl.DataFrame`) have the same
+definition (repository snapshot included), load the same frames and leave the same events and
+stored rows, downstream of the same `dd.asset(Orders, ...)` run to each of the spec's six
+outcomes. The managers choose what to load from the annotation: DuckDB's polars
 handler loads a `pl.DataFrame` only, so its lazy, optional and partition forms fail, the hinted
 one exactly as the plain one. A partitioned `orders` is read as a `dict` of its partitions.
 """
 
+import datetime as dt
 import typing
 from collections.abc import Callable
 from pathlib import Path
@@ -20,8 +22,8 @@ import pytest
 
 import dagster_dataframely as dd
 
-from .compared_runs import KINDS, Warehouse
-from .conftest import DAILY, DAY_1, DAY_2, UNPARTITIONED, Orders, orders_asset, orders_frame
+from .compared_runs import KINDS, OUTCOMES, Warehouse, definition
+from .conftest import DAILY, DAY_1, DAY_2, UNPARTITIONED, Orders, orders_asset
 
 pytestmark = pytest.mark.integration
 
@@ -47,6 +49,9 @@ PARTITION_FORMS: dict[str, tuple[object, object]] = {
 }
 ACROSS_DECORATORS = ("DataFrame", "LazyFrame | None", "partitions")
 """The forms each decorator runs; `dd.asset` runs every form."""
+STORED = ("every row valid", "some rows failed, quarantine")
+"""The outcomes that store a table of two valid rows for the input to load; the others store
+none, and the hinted reader then runs (or is skipped) exactly as the plain one."""
 
 
 def loaded(value: object) -> object:
@@ -83,16 +88,31 @@ def reader(decorator: str, annotation: object, seen: list[object]) -> dg.AssetsD
     return dd.collection_asset(Kept, quarantine=True)(function)
 
 
-def compared(root: Path, kind: str, decorator: str, annotation: object) -> tuple[object, ...]:
-    """`orders` written, then read by the asset annotated `annotation`: all the runs left."""
+def on_day(frame: pl.DataFrame | None, day: str) -> pl.DataFrame | None:
+    """An outcome's frame (dated `DAY_1`) moved to `day`, ids included."""
+    if frame is None:
+        return None
+    return frame.with_columns(
+        pl.col("order_id").str.replace(DAY_1, day), day=pl.lit(dt.date.fromisoformat(day))
+    )
+
+
+def compared(
+    root: Path, kind: str, decorator: str, annotation: object, outcome: str
+) -> tuple[object, ...]:
+    """`orders` written as `outcome` has it, then read by the asset annotated `annotation`:
+    all the runs left."""
     seen: list[object] = []
     store = Warehouse(root, kind)
     downstream = reader(decorator, annotation, seen)
+    quarantine, frame = OUTCOMES[outcome]
     if typing.get_origin(annotation) is not dict:
-        store.materialize([orders_asset({UNPARTITIONED: orders_frame(DAY_1)}), downstream])
+        upstream = orders_asset({UNPARTITIONED: frame}, quarantine=quarantine)
+        store.materialize([upstream, downstream])
         return (*store.outcome(), seen)
     upstream = orders_asset(
-        {DAY_1: orders_frame(DAY_1), DAY_2: orders_frame(DAY_2)},
+        {day: on_day(frame, day) for day in (DAY_1, DAY_2)},
+        quarantine=quarantine,
         partitions_def=DAILY,
         metadata={"partition_expr": "day"},
     )
@@ -111,14 +131,24 @@ CASES = [
 
 
 @pytest.mark.parametrize("kind", KINDS)
+@pytest.mark.parametrize("outcome", list(OUTCOMES))
 @pytest.mark.parametrize(("decorator", "hint", "plain"), CASES)
 def test_a_hinted_input_loads_what_the_plain_input_loads(
-    tmp_path: Path, kind: str, decorator: str, hint: object, plain: object
+    tmp_path: Path, kind: str, outcome: str, decorator: str, hint: object, plain: object
 ) -> None:
-    hinted = compared(tmp_path / "hinted", kind, decorator, hint)
-    given = compared(tmp_path / "plain", kind, decorator, plain)
+    # The package gives Dagster the plain Polars type for the hint, so even the input's Dagster
+    # type in the repository snapshot is the plain annotation's.
+    partitions_def = DAILY if typing.get_origin(plain) is dict else None
+    upstream = [orders_asset({}, partitions_def=partitions_def)]
+    assert definition(reader(decorator, hint, []), upstream) == definition(
+        reader(decorator, plain, []), upstream
+    )
+    hinted = compared(tmp_path / "hinted", kind, decorator, hint, outcome)
+    given = compared(tmp_path / "plain", kind, decorator, plain, outcome)
 
     assert hinted == given
+    if outcome not in STORED:
+        return
     successes, _, stored, seen = given
     duckdb_loads_it = plain is pl.DataFrame  # its handler's one type, never Optional or a dict
     assert successes == [True] * (len(successes) - 1) + [kind == "parquet" or duckdb_loads_it]
