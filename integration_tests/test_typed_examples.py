@@ -173,6 +173,7 @@ def test_the_typed_sections_have_the_forms_a_reader_writes() -> None:
     assert {example.where.split(":")[0] for example in typed_examples()} == set(TYPED_SECTIONS)
     assert "@dd.asset\ndef " in sources
     assert "@dd.asset(quarantine=True)\ndef " in sources
+    assert "@dd.collection_asset\ndef " in sources
     assert "-> dy.DataFrame[" in sources
     assert "-> Annotated[pl.DataFrame, " in sources
     assert "Orders.filter(" in sources

@@ -17,7 +17,7 @@ import dataframely as dy
 from typing_extensions import Unpack
 
 from dagster_dataframely._api.dagster_keywords import OpKeywords, with_op_keywords
-from dagster_dataframely._api.refusals import refusing_mistakes
+from dagster_dataframely._api.refusals import refusing_mistakes, usable_bare
 from dagster_dataframely._declare.builder import build_collection_asset
 from dagster_dataframely._declare.output_declaration import Declaration, declare_output
 from dagster_dataframely._model.asset_settings import OutputSettings
@@ -54,6 +54,7 @@ class CollectionAssetKeywords(CollectionKeywords, OpKeywords, total=False):
     """`dd.collection_asset`'s keywords: its settings and those it passes on to Dagster."""
 
 
+@usable_bare
 @refusing_mistakes(
     EntryPoint.COLLECTION_ASSET,
     "@dd.collection_asset(OrderBook)",
