@@ -21,7 +21,7 @@ from dagster_dataframely.errors import (
     SchemaHintMismatchError,
     UnexpectedArgumentError,
 )
-from tests.hinted_support import PROPERTY, declared, definition, run
+from tests.hinted_support import PROPERTY, TIME_LIMIT, declared, definition, run
 from tests.schemas import BookOrders, OrderBook, Shop
 
 ORDER_IDS = st.sampled_from(["a", "b", "c"])
@@ -53,6 +53,7 @@ HINTS = st.sampled_from([OrderBook, OrderBook | None])
 integration_tests/test_hinted_outputs.py, whose module defines the Collection)."""
 
 
+@TIME_LIMIT
 @PROPERTY
 @given(members=MEMBERS, hint=HINTS, quarantine=st.booleans(), skipped=st.booleans())
 def test_the_hinted_collection_asset_is_the_asset_given_its_collection(

@@ -25,7 +25,7 @@ from dagster_dataframely.errors import (
     SchemaHintMismatchError,
     SchemaTypeError,
 )
-from tests.hinted_support import OUTCOMES, PROPERTY, declared, definition, returned, run
+from tests.hinted_support import OUTCOMES, PROPERTY, TIME_LIMIT, declared, definition, returned, run
 from tests.rule_grammar import FRAMES, schemas
 from tests.schemas import BookLines, OrderBook, Orders
 
@@ -34,6 +34,7 @@ FORMS = st.sampled_from(["tuple", "typed dict", "asset out"])
 the frame hint passed to `dd.AssetOut` in place of the schema."""
 
 
+@TIME_LIMIT
 @PROPERTY
 @given(
     data=st.data(),
