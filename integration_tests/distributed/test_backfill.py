@@ -8,6 +8,7 @@ is the instance's, so each test backfills partitions the others leave alone afte
 backfill (`first`), which every test may read.
 """
 
+import functools
 import os
 import signal
 import time
@@ -17,6 +18,7 @@ from typing import Any
 import dagster as dg
 import polars as pl
 import pytest
+import s3fs
 from polars.testing import assert_frame_equal
 
 from integration_tests.s3.support import S3Endpoint
@@ -31,14 +33,22 @@ WAIT_SECONDS = 240.0
 """The longest a test waits for a run it started to reach a point (a hold, a step's end)."""
 
 
+@functools.cache
+def filesystem(s3: S3Endpoint) -> s3fs.S3FileSystem:
+    """One s3fs client for the module's reads (a new one costs more than a read), which keeps no
+    listing: every read asks the server."""
+    return s3fs.S3FileSystem(
+        skip_instance_cache=True, use_listings_cache=False, **s3.storage_options()
+    )
+
+
 def stored(s3: S3Endpoint, base: str, table: str, partition: str) -> pl.DataFrame | None:
     """The stored object of `table` (an asset key path) for the partition, None if absent."""
-    filesystem = s3.filesystem()
-    path = f"{base}/{table}/{partition}.parquet"
-    if not filesystem.exists(path):
+    try:
+        with filesystem(s3).open(f"{base}/{table}/{partition}.parquet", "rb") as file:
+            return pl.read_parquet(file)
+    except FileNotFoundError:
         return None
-    with filesystem.open(path, "rb") as file:
-        return pl.read_parquet(file)
 
 
 def quarantine_of(table: str) -> str:
