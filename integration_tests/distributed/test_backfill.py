@@ -303,6 +303,20 @@ def test_a_worker_killed_inside_a_step_leaves_the_last_good_table_and_a_reexecut
     cluster.wait_for_workers()
     assert not runs[killed].success
     assert runs[other].success
+    dead = instance.get_run_by_id(runs[killed].run_id)
+    assert dead is not None
+    assert dead.status == dg.DagsterRunStatus.FAILURE
+    assert not step_ended(instance, dead.run_id, "orders")
+    # dagster-dask fails the run at the first lost task and returns, while the run's other
+    # steps still run on their workers and write: wait until they end, as a deployment must
+    # before re-executing (the concurrent-run guard no longer counts a failed run).
+    wait_for(
+        lambda: (
+            step_ended(instance, dead.run_id, "channels")
+            and step_ended(instance, dead.run_id, "book")
+        ),
+        "end of the failed run's other steps",
+    )
     # The killed step wrote nothing: its table and quarantine are the earlier run's.
     assert_tables_hold(s3, base, killed, {"orders": "first"}, default="second")
     assert_partition_holds(s3, base, other, "second")
