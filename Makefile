@@ -67,8 +67,14 @@ screenshots: | $(UV)
 WORKERS ?= 2
 PARALLEL := -n $(WORKERS)
 
+# integration_tests/distributed/ runs apart, in one pytest process: its tests share one Dask
+# cluster, PostgreSQL server and S3 server, started once for the folder (a pytest-xdist worker
+# each would start its own).
+DISTRIBUTED := integration_tests/distributed
+
 test: $(SYNCED)  ## Run the whole test suite: unit tests and the integration suite.
-	DAGSTER_DATAFRAMELY_TEST_COLLECT_ALL=1 $(VENV)/bin/pytest $(PARALLEL)
+	DAGSTER_DATAFRAMELY_TEST_COLLECT_ALL=1 $(VENV)/bin/pytest $(PARALLEL) --ignore=$(DISTRIBUTED)
+	DAGSTER_DATAFRAMELY_TEST_COLLECT_ALL=1 $(VENV)/bin/pytest $(DISTRIBUTED)
 
 unit: $(SYNCED)
 	$(VENV)/bin/pytest tests $(PARALLEL)
@@ -102,7 +108,8 @@ unit-on: | $(UV)
 	.venv-$(notdir $(realpath $(INTERPRETER)))/bin/pytest tests $(PARALLEL) $(NOT_PER_VERSION)
 
 integration: $(SYNCED)
-	$(VENV)/bin/pytest integration_tests $(PARALLEL)
+	$(VENV)/bin/pytest integration_tests $(PARALLEL) --ignore=$(DISTRIBUTED)
+	$(VENV)/bin/pytest $(DISTRIBUTED)
 
 lint: $(SYNCED)
 	$(VENV)/bin/ruff check .
