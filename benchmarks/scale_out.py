@@ -232,7 +232,13 @@ def drive(
     environment: dict[str, str],
 ) -> float:
     """Start the run processes, wait until each is ready, hand out the partitions; the wall time."""
-    run_config = json.dumps({"execution": {"config": executor_config}})
+    run_config = json.dumps(
+        {
+            "execution": {"config": executor_config},
+            # Dagster's console logger at DEBUG would print every event of every run here.
+            "loggers": {"console": {"config": {"log_level": "WARNING"}}},
+        }
+    )
     command = [sys.executable, "-m", "benchmarks.scale_out", "--run-config", run_config]
     command += ["--runner", executor]
     processes = [
