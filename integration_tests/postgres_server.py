@@ -20,6 +20,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
+import dagster as dg
 import psycopg2
 
 USER = "dagster"
@@ -60,6 +61,21 @@ class PostgresServer:
                 cursor.execute("DROP SCHEMA public CASCADE; CREATE SCHEMA public")
         finally:
             connection.close()
+
+    @contextlib.contextmanager
+    def fresh_instance(self) -> Iterator[dg.DagsterInstance]:
+        """A Dagster instance on the emptied database (`reset`), its runs and events here and
+        no compute logs (a step's stdout is not what the tests read)."""
+        self.reset()
+        overrides = {
+            "storage": self.storage,
+            "compute_logs": {
+                "module": "dagster._core.storage.noop_compute_log_manager",
+                "class": "NoOpComputeLogManager",
+            },
+        }
+        with dg.instance_for_test(overrides=overrides) as created:
+            yield created
 
     def connect(self) -> "psycopg2.extensions.connection":
         return psycopg2.connect(host="127.0.0.1", port=self.port, user=USER, dbname=DATABASE)

@@ -50,15 +50,7 @@ def server() -> Iterator[PostgresServer]:
 @pytest.fixture
 def instance(server: PostgresServer) -> Iterator[dg.DagsterInstance]:
     """A fresh instance on an empty database, its runs and events stored in PostgreSQL."""
-    server.reset()
-    overrides = {
-        "storage": server.storage,
-        "compute_logs": {
-            "module": "dagster._core.storage.noop_compute_log_manager",
-            "class": "NoOpComputeLogManager",
-        },
-    }
-    with dg.instance_for_test(overrides=overrides) as created:
+    with server.fresh_instance() as created:
         assert isinstance(created.run_storage, PostgresRunStorage)
         assert isinstance(created.event_log_storage, PostgresEventLogStorage)
         yield created

@@ -95,15 +95,7 @@ def postgres() -> Iterator[PostgresServer]:
 def instance(postgres: PostgresServer) -> Iterator[dg.DagsterInstance]:
     """The folder's instance, its runs and events in PostgreSQL (dagster-dask refuses an
     ephemeral one); each test reads only the runs it started."""
-    postgres.reset()
-    overrides = {
-        "storage": postgres.storage,
-        "compute_logs": {
-            "module": "dagster._core.storage.noop_compute_log_manager",
-            "class": "NoOpComputeLogManager",
-        },
-    }
-    with dg.instance_for_test(overrides=overrides) as created:
+    with postgres.fresh_instance() as created:
         yield created
 
 

@@ -7,7 +7,9 @@ rows of each partition come from `inputs`, a function of the partition and of th
 `input` tag, so the test knows them without reading anything the run wrote; the S3 endpoint
 and credentials come from the environment; a file `hold-<job>-<partition>` in the directory
 `SIGNALS` names makes that run's `orders` step write its process id to
-`holding-<job>-<partition>` and wait for `release-<job>-<partition>`.
+`holding-<job>-<partition>` and wait for `release-<job>-<partition>`. A hold file holding the
+word `secede` makes the step leave its worker's thread pool first (`distributed.secede`), so the
+tasks the scheduler already placed on that worker run meanwhile instead of queueing behind it.
 
 A backfill is one or more run processes (`backfill`), each executing one run per partition in
 turn, as a Dagster run worker does; each process has a job of its own name, because
@@ -26,6 +28,7 @@ from pathlib import Path
 
 import dagster as dg
 import dataframely as dy
+import distributed
 import polars as pl
 from dagster_dask import dask_executor
 from dagster_polars import PolarsParquetIOManager
@@ -106,8 +109,14 @@ def _hold(context: dg.AssetExecutionContext) -> None:
     """Wait for the test's release if it asked this run's step to hold; see the module."""
     directory = Path(os.environ[SIGNALS])
     name = f"{context.run.job_name}-{context.partition_key}"
-    if not (directory / f"hold-{name}").exists():
+    hold = directory / f"hold-{name}"
+    if not hold.exists():
         return
+    if hold.read_text() == "secede":
+        # distributed places a step on a worker when it is submitted (a task of its own name
+        # is never queued on the scheduler), so a held step would block the steps placed
+        # behind it; seceded, it is a long-running task and the worker runs them.
+        distributed.secede()
     written = directory / f"writing-{name}"
     written.write_text(str(os.getpid()))
     written.rename(directory / f"holding-{name}")  # whole when it appears
