@@ -34,6 +34,7 @@ stops. It asserts no time.
 
 import argparse
 import datetime
+import functools
 import importlib
 import itertools
 import json
@@ -146,8 +147,11 @@ def _wait_for(path: Path, process: subprocess.Popen[bytes], what: str) -> None:
 
 
 @contextmanager
-def dask_cluster(workers: int, environment: dict[str, str], folder: Path) -> Iterator[str]:
-    """A scheduler and `workers` one-thread worker processes on 127.0.0.1; yields the address."""
+def dask_cluster(
+    workers: int, environment: dict[str, str], folder: Path, nice: int
+) -> Iterator[str]:
+    """A scheduler (at niceness `nice`) and `workers` one-thread worker processes on 127.0.0.1;
+    yields the address."""
     from distributed import Client
 
     scheduler_file = folder / "scheduler.json"
@@ -157,6 +161,7 @@ def dask_cluster(workers: int, environment: dict[str, str], folder: Path) -> Ite
         env=environment,
         cwd=ROOT,
         stderr=subprocess.DEVNULL,
+        preexec_fn=functools.partial(os.nice, nice),
     )
     worker = [sys.executable, "-m", "distributed.cli.dask_worker", "--nthreads", "1", "--no-nanny"]
     worker += ["--memory-limit", "0"]
@@ -202,12 +207,12 @@ def backfill(
     with dg.DagsterInstance.local_temp(tempdir=str(variant / "instance")) as instance:
         environment[INSTANCE] = dg.serialize_value(instance.get_ref())
         if executor == "dask":
-            with dask_cluster(workers, environment, variant) as address:
+            with dask_cluster(workers, environment, variant, arguments.others_nice) as address:
                 config: dict[str, Any] = {"cluster": {"existing": {"address": address}}}
-                wall = drive(executor, runners, config, partitions, arguments, environment)
+                wall = drive(executor, runners, config, partitions, arguments, environment, variant)
         else:
             config = {"max_concurrent": 1, "start_method": {arguments.start_method: {}}}
-            wall = drive(executor, runners, config, partitions, arguments, environment)
+            wall = drive(executor, runners, config, partitions, arguments, environment, variant)
         steps, without_step = 0.0, []
         for run in instance.get_runs(dg.RunsFilter(tags={"benchmark": "measured"})):
             if run.status != dg.DagsterRunStatus.SUCCESS:
@@ -230,8 +235,13 @@ def drive(
     partitions: list[str],
     arguments: argparse.Namespace,
     environment: dict[str, str],
+    variant: Path,
 ) -> float:
-    """Start the run processes, wait until each is ready, hand out the partitions; the wall time."""
+    """Start the run processes, wait until each is ready, hand out the partitions; the wall time.
+
+    Each run process logs to `run-process-<n>.log` in the variant's directory; its tail is in
+    the error when a run fails. With `--others-nice`, the Dask run processes run at that
+    niceness (the multiprocess executor's steps are their children, so never there)."""
     run_config = json.dumps(
         {
             "execution": {"config": executor_config},
@@ -241,6 +251,8 @@ def drive(
     )
     command = [sys.executable, "-m", "benchmarks.scale_out", "--run-config", run_config]
     command += ["--runner", executor]
+    nice = arguments.others_nice if executor == "dask" else 0
+    logs = [variant / f"run-process-{index}.log" for index in range(runners)]
     processes = [
         subprocess.Popen(
             [*command, str(index)],
@@ -248,16 +260,20 @@ def drive(
             cwd=ROOT,
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
+            stderr=log.open("w"),
             text=True,
             bufsize=1,
+            preexec_fn=functools.partial(os.nice, nice),
         )
-        for index in range(runners)
+        for index, log in enumerate(logs)
     ]
     try:
         for process in processes:  # each run process's warm-up run
             assert process.stdout is not None
             if (line := process.stdout.readline().strip()) != "ok":
-                raise RuntimeError(f"a {executor} warm-up run did not succeed: {line or 'exit'}")
+                raise RuntimeError(
+                    f"a {executor} warm-up run did not succeed: {line or 'exit'}{_tails(logs)}"
+                )
         pending = list(reversed(partitions))
         with selectors.DefaultSelector() as selector:
             started = time.perf_counter()
@@ -268,7 +284,9 @@ def drive(
                     process = key.data
                     line = process.stdout.readline().strip()
                     if line != "ok":
-                        raise RuntimeError(f"a {executor} run did not succeed: {line or 'exit'}")
+                        raise RuntimeError(
+                            f"a {executor} run did not succeed: {line or 'exit'}{_tails(logs)}"
+                        )
                     selector.unregister(process.stdout)
                     _hand_out(process, pending, selector)
             wall = time.perf_counter() - started
@@ -279,6 +297,11 @@ def drive(
         for process in processes:
             process.wait(60)
     return wall
+
+
+def _tails(logs: list[Path]) -> str:
+    """The end of each run process's log, for an error."""
+    return "".join(f"\n--- {log.name}:\n{log.read_text()[-3000:]}" for log in logs)
 
 
 def _hand_out(
@@ -333,7 +356,8 @@ def main(arguments: argparse.Namespace) -> None:
     print(
         f"{len(partitions)} partitions of {arguments.rows:,} rows ({total:,} rows), "
         f"POLARS_MAX_THREADS={arguments.polars_threads}, run processes: "
-        f"{arguments.runners or 'one per worker'}, median of {arguments.repeat}, "
+        f"{arguments.runners or 'one per worker'}, Dask scheduler and run processes at niceness "
+        f"{arguments.others_nice}, median of {arguments.repeat}, "
         f"on {os.cpu_count()} cores"
     )
     print(
@@ -367,6 +391,12 @@ if __name__ == "__main__":
     parser.add_argument("--executors", nargs="+", choices=EXECUTORS, default=list(EXECUTORS))
     parser.add_argument("--runners", type=int, help="run processes (default: one per worker)")
     parser.add_argument("--polars-threads", type=int, default=1)
+    parser.add_argument(
+        "--others-nice",
+        type=int,
+        default=0,
+        help="niceness of the Dask scheduler and run processes (workers get the cores first)",
+    )
     parser.add_argument("--start-method", choices=("forkserver", "spawn"), default="forkserver")
     parser.add_argument("--repeat", type=int, default=1)
     parser.add_argument("--runner", nargs=2, metavar=("EXECUTOR", "INDEX"))

@@ -5,8 +5,7 @@ started as a remote cluster is and addressed by the scheduler's address (`cluste
 Each worker preloads `pipeline`, gets the S3 endpoint and credentials from its environment, and
 reaches the instance through the reference each step is handed. The scheduler gives up on a
 task whose worker died (`allowed-failures` 0) instead of running it again on another worker,
-so a killed step fails its run, as Dagster would report it; and it hands a worker one task at a
-time (`worker-saturation` 1.0), so no step waits behind another on a busy worker.
+so a killed step fails its run, as Dagster would report it.
 
 `dagster_dask` and `distributed` are imported here so that an environment without them (the
 version jobs, which lack the `distributed` dependency group) leaves the folder uncollected
@@ -143,9 +142,6 @@ def cluster(
         "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")]),
         "POLARS_MAX_THREADS": "1",
         "DASK_DISTRIBUTED__SCHEDULER__ALLOWED_FAILURES": "0",
-        # One task per worker thread: at the default 1.1 a one-thread worker is handed a second
-        # task, which then waits behind a held (or long) step while another worker is idle.
-        "DASK_DISTRIBUTED__SCHEDULER__WORKER_SATURATION": "1.0",
         pipeline.SIGNALS: str(signals),
         pipeline.INSTANCE: dg.serialize_value(instance.get_ref()),
     }
