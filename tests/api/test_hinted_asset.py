@@ -4,8 +4,11 @@ The hinted declaration and the one given its schema are two ways to the same ass
 draws schemas and rules (`rule_grammar`), a frame and an outcome (all valid, some or all
 invalid into the quarantine, a column missing, a frame of the wrong dtype), declares the asset
 both ways and compares the definitions and the runs. The refusals: a hint naming another schema
-than the argument, and a bare decorator with no hint.
+than the argument, a hint the package cannot read on a bare decorator, and a bare decorator
+with no hint; given its schema, the decorator leaves a hint it cannot read unread.
 """
+
+from typing import Any
 
 import dagster as dg
 import dataframely as dy
@@ -15,10 +18,14 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 import dagster_dataframely as dd
-from dagster_dataframely.errors import SchemaHintMismatchError, UnexpectedArgumentError
+from dagster_dataframely.errors import (
+    SchemaHintMismatchError,
+    UnexpectedArgumentError,
+    UnreadableReturnHintError,
+)
 from tests.hinted_support import OUTCOMES, PROPERTY, TIME_LIMIT, declared, definition, returned, run
 from tests.rule_grammar import FRAMES, schemas
-from tests.schemas import OrderLines, Orders
+from tests.schemas import OrderBook, OrderLines, Orders
 
 
 @TIME_LIMIT
@@ -101,3 +108,61 @@ def test_a_bare_decorator_without_a_hint_keeps_its_error() -> None:
 
     with pytest.raises(UnexpectedArgumentError, match="where its schema should be"):
         dd.asset(orders)  # type: ignore[arg-type]
+
+
+def _list_of_frames() -> list[dy.DataFrame[Orders]]:
+    return []
+
+
+def _two_schemas() -> dy.DataFrame[Orders] | dy.DataFrame[OrderLines]:
+    return pl.DataFrame()  # type: ignore[return-value]
+
+
+def _collection() -> OrderBook:
+    raise NotImplementedError
+
+
+UNREADABLE = [
+    (_list_of_frames, "list[dy.DataFrame[Orders]]", "names a schema in a form the package"),
+    (
+        _two_schemas,
+        "dy.DataFrame[Orders] | dy.DataFrame[OrderLines]",
+        "names more than one schema",
+    ),
+    (_collection, "OrderBook", "names a dy.Collection, which is several tables"),
+]
+
+
+@pytest.mark.parametrize(("function", "hint", "problem"), UNREADABLE)
+def test_a_bare_decorator_refuses_a_hint_it_cannot_read_and_lists_the_forms(
+    function: Any, hint: str, problem: str
+) -> None:
+    with pytest.raises(UnreadableReturnHintError) as raised:
+        dd.asset(quarantine=True)(function)
+
+    message = str(raised.value)
+    assert message.startswith(f"The return hint of {function.__name__!r}, `{hint}`, {problem}")
+    assert message.endswith(
+        "Annotate the function with one schema: `-> dy.DataFrame[Orders]`, "
+        "`-> dy.LazyFrame[Orders]`, `-> Annotated[pl.DataFrame, Orders]`, "
+        "`-> Annotated[pl.LazyFrame, Orders]` or "
+        "`-> dg.MaterializeResult[dy.DataFrame[Orders]]` (or of `dy.LazyFrame[Orders]`), "
+        "each optionally `| None`; or pass the schema: `@dd.asset(Orders)`."
+    )
+    with pytest.raises(UnreadableReturnHintError):
+        dd.asset(function)
+
+
+@pytest.mark.parametrize(("function", "hint", "problem"), UNREADABLE)
+def test_given_its_schema_the_decorator_leaves_a_hint_it_cannot_read_unread(
+    function: Any, hint: str, problem: str
+) -> None:
+    """As the refusal's own fix says, and as before hints were read: the frame decides."""
+    hinted = dd.asset(Orders, quarantine=True)(function)
+
+    @dd.asset(Orders, quarantine=True)
+    def plain() -> pl.DataFrame:
+        return pl.DataFrame()
+
+    assert [spec.name for spec in hinted.check_specs] == [spec.name for spec in plain.check_specs]
+    assert hinted.code_versions_by_key[hinted.key] == dd.wiring.schema_version(Orders)

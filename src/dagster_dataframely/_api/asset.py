@@ -34,7 +34,11 @@ from dagster_dataframely._model.setting_keywords import (
 )
 from dagster_dataframely._model.setting_model import EntryPoint
 from dagster_dataframely._model.settings import Settings, read_quarantine_dir
-from dagster_dataframely.errors import SchemaHintMismatchError, UnexpectedArgumentError
+from dagster_dataframely.errors import (
+    SchemaHintMismatchError,
+    UnexpectedArgumentError,
+    UnreadableReturnHintError,
+)
 
 AssetFunction = Callable[
     ...,
@@ -157,7 +161,8 @@ def asset(
     SchemaHintMismatchError
         `schema` is given and the return hint names a different schema.
     UnreadableReturnHintError
-        The return hint names a schema in a form not listed under `schema`.
+        No `schema` is given and the return hint names a schema in a form not listed under
+        `schema` (given its schema, the decorator leaves such a hint unread).
     UnreadableInputHintError
         An input's hint names a schema in a form that stands for no one Polars type (two
         schemas, a `list[...]`, a `dy.Collection`); each accepted form loads as its Polars type.
@@ -238,12 +243,21 @@ def asset(
 
 
 def _schema_of(function: AssetFunction, schema: type[dy.Schema] | None) -> type[dy.Schema]:
-    """The asset's schema: the argument, the return hint's, or the error when they differ."""
-    hinted = schema_from_return_hint(function, must_resolve=schema is None)
+    """The asset's schema: the argument, the return hint's, or the error when they differ.
+
+    Given its schema, the decorator compares only a hint it can read: one it cannot read
+    (`list[...]`, two schemas) is left unread, as before hints were read and as `dd.multi_asset`
+    and `dd.collection_asset` leave theirs, since the returned frame decides what happens.
+    """
     if schema is not None:
+        try:
+            hinted = schema_from_return_hint(function, must_resolve=False)
+        except UnreadableReturnHintError:
+            return schema
         if hinted is not None and hinted is not schema:
             raise SchemaHintMismatchError(function.__name__, schema.__name__, hinted.__name__)
         return schema
+    hinted = schema_from_return_hint(function)
     if hinted is None:
         raise UnexpectedArgumentError(
             EntryPoint.ASSET.value,
