@@ -17,7 +17,7 @@ import json
 import re
 import subprocess
 import sys
-from collections.abc import Mapping
+from collections.abc import Sequence
 from pathlib import Path
 
 import mypy  # noqa: F401  (a checker under test: without it this module is not collected)
@@ -26,11 +26,12 @@ import pytest
 
 from .test_docs_examples import ROOT, Example, python_blocks
 
-TYPED_SECTIONS: Mapping[str, str | None] = {
-    "docs/guide/declaring-an-asset.md": "## The schema from the return hint",
-    "docs/guide/coming-from.md": None,
-}
-"""The pages whose examples are typed: a page's section by its heading, or `None` for all of it."""
+TYPED_SECTIONS: Sequence[tuple[str, str | None]] = (
+    ("docs/guide/declaring-an-asset.md", "## The schema from the return hint"),
+    ("docs/guide/declaring-an-asset.md", "## Hinted inputs"),
+    ("docs/guide/coming-from.md", None),
+)
+"""The typed examples: a page's section by its heading, or `None` for all of the page."""
 
 PYRIGHT_CONFIG = {"typeCheckingMode": "strict"}
 """The pyright settings a strict project has; the page names the same."""
@@ -95,7 +96,7 @@ def section(text: str, heading: str | None) -> str:
 def typed_examples() -> list[Example]:
     """Every python block of the typed sections, where a reader finds it."""
     examples = []
-    for page, heading in TYPED_SECTIONS.items():
+    for page, heading in TYPED_SECTIONS:
         text = (ROOT / page).read_text(encoding="utf-8")
         start = text.index(f"\n{heading}\n") if heading is not None else 0
         offset = text.count("\n", 0, start)
@@ -170,7 +171,9 @@ def pyright_refused(modules: tuple[Path, dict[str, Example]]) -> tuple[Diagnosti
 def test_the_typed_sections_have_the_forms_a_reader_writes() -> None:
     """The collector finds the examples, the bare and the called decorator among them."""
     sources = "\n".join(example.source for example in typed_examples())
-    assert {example.where.split(":")[0] for example in typed_examples()} == set(TYPED_SECTIONS)
+    assert {example.where.split(":")[0] for example in typed_examples()} == {
+        page for page, _ in TYPED_SECTIONS
+    }
     assert "@dd.asset\ndef " in sources
     assert "@dd.asset(quarantine=True)\ndef " in sources
     assert "@dd.collection_asset\ndef " in sources
@@ -178,6 +181,7 @@ def test_the_typed_sections_have_the_forms_a_reader_writes() -> None:
     assert "-> Annotated[pl.DataFrame, " in sources
     assert "Orders.filter(" in sources
     assert ".validate(" in sources
+    assert "(orders: dy.LazyFrame[" in sources  # a hinted input
 
 
 @pytest.mark.parametrize("checker", ["mypy --strict", "pyright strict"])
