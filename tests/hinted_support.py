@@ -2,7 +2,8 @@
 
 What `tests/api/test_hinted_asset.py` and `tests/api/test_hinted_multi_asset.py` share: the
 frame a drawn outcome returns, a function declared with a given hint, and what a definition and
-a run leave, without what differs between two runs.
+a run leave, without what differs between two runs; and Dagster's refusal of a hint on a plain
+`@dg.asset` beside the docs' quote of it.
 """
 
 import re
@@ -117,3 +118,24 @@ def _metadata(metadata: Any) -> dict[str, object]:
         key: sorted(map(repr, value.records)) if isinstance(value, dg.TableMetadataValue) else value
         for key, value in metadata.items()
     }
+
+
+DECLARING_PAGE = Path(__file__).parents[1] / "docs" / "guide" / "declaring-an-asset.md"
+
+
+def dagsters_refusal_as_quoted(function: Callable[..., object], where: str) -> tuple[str, str]:
+    """Dagster's refusal of `function` on a plain `@dg.asset`, and the docs' quote of it.
+
+    The quote is the page's one `DagsterInvalidDefinitionError` line containing `where`
+    ("from return type annotation", "for argument"). Dagster names the schema by its module,
+    which the page shows as `shop`.
+    """
+    (quoted,) = [
+        line
+        for line in DECLARING_PAGE.read_text().splitlines()
+        if line.startswith("DagsterInvalidDefinitionError: ") and where in line
+    ]
+    with pytest.raises(dg.DagsterInvalidDefinitionError) as raised:
+        dg.asset(function)
+    shown = f"{type(raised.value).__name__}: {raised.value}".replace("tests.schemas.", "shop.")
+    return shown, quoted

@@ -23,7 +23,16 @@ from dagster_dataframely.errors import (
     UnexpectedArgumentError,
     UnreadableReturnHintError,
 )
-from tests.hinted_support import OUTCOMES, PROPERTY, TIME_LIMIT, declared, definition, returned, run
+from tests.hinted_support import (
+    OUTCOMES,
+    PROPERTY,
+    TIME_LIMIT,
+    dagsters_refusal_as_quoted,
+    declared,
+    definition,
+    returned,
+    run,
+)
 from tests.rule_grammar import FRAMES, schemas
 from tests.schemas import OrderBook, OrderLines, Orders
 
@@ -166,3 +175,14 @@ def test_given_its_schema_the_decorator_leaves_a_hint_it_cannot_read_unread(
 
     assert [spec.name for spec in hinted.check_specs] == [spec.name for spec in plain.check_specs]
     assert hinted.code_versions_by_key[hinted.key] == dd.wiring.schema_version(Orders)
+
+
+def test_the_docs_quote_dagsters_refusal_of_a_return_hint() -> None:
+    """Why the package's decorator is needed: the page quotes a plain `@dg.asset`'s error."""
+
+    def orders() -> dy.DataFrame[Orders]:
+        raise NotImplementedError
+
+    shown, quoted = dagsters_refusal_as_quoted(orders, "from return type annotation")
+
+    assert shown == quoted
