@@ -42,13 +42,16 @@ FORMS: dict[str, tuple[object, object]] = {
     "DataFrame | None": (dy.DataFrame[Orders] | None, pl.DataFrame | None),
     "LazyFrame | None": (dy.LazyFrame[Orders] | None, pl.LazyFrame | None),
     "Annotated DataFrame | None": (Annotated[pl.DataFrame, Orders] | None, pl.DataFrame | None),
+    "Annotated LazyFrame | None": (Annotated[pl.LazyFrame, Orders] | None, pl.LazyFrame | None),
 }
 PARTITION_FORMS: dict[str, tuple[object, object]] = {
     "partitions": (dict[str, dy.DataFrame[Orders]], dict[str, pl.DataFrame]),
     "lazy partitions": (dict[str, dy.LazyFrame[Orders]], dict[str, pl.LazyFrame]),
 }
 ACROSS_DECORATORS = ("DataFrame", "LazyFrame | None", "partitions")
-"""The forms each decorator runs; `dd.asset` runs every form."""
+"""The forms each decorator runs; `dd.asset` runs every form. What an input loads follows from
+its definition, and `tests/api/test_hinted_inputs.py` shows every form declares the plain
+input's definition (repository snapshot included) under each of the three decorators."""
 STORED = ("every row valid", "some rows failed, quarantine")
 """The outcomes that store a table of two valid rows for the input to load; the others store
 none, and the hinted reader then runs (or is skipped) exactly as the plain one."""

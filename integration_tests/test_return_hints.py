@@ -106,6 +106,20 @@ def optional_materialize_result(frame: pl.DataFrame | None) -> Callable[[], Any]
     return orders
 
 
+def optional_annotated_lazy(frame: pl.DataFrame | None) -> Callable[[], Any]:
+    def orders() -> Annotated[pl.LazyFrame, Orders] | None:
+        return _lazy(frame)
+
+    return orders
+
+
+def optional_lazy_materialize_result(frame: pl.DataFrame | None) -> Callable[[], Any]:
+    def orders() -> dg.MaterializeResult[dy.LazyFrame[Orders]] | None:
+        return _result(_lazy(frame))  # type: ignore[no-any-return]
+
+    return orders
+
+
 def lazy_under_a_frame_hint(frame: pl.DataFrame | None) -> Callable[[], Any]:
     def orders() -> dy.DataFrame[Orders]:
         return _lazy(frame)  # type: ignore[return-value]
@@ -124,6 +138,8 @@ FORMS: list[Callable[[pl.DataFrame | None], Callable[[], Any]]] = [
     optional_lazy,
     optional_annotated,
     optional_materialize_result,
+    optional_annotated_lazy,
+    optional_lazy_materialize_result,
     lazy_under_a_frame_hint,
 ]
 """Each form: a function `orders` under the hint, returning what it makes of a frame."""

@@ -28,6 +28,8 @@ FORMS = {
     "Annotated DataFrame": (Annotated[pl.DataFrame, Orders], pl.DataFrame),
     "Annotated LazyFrame": (Annotated[pl.LazyFrame, Orders], pl.LazyFrame),
     "DataFrame | None": (dy.DataFrame[Orders] | None, pl.DataFrame | None),
+    "LazyFrame | None": (dy.LazyFrame[Orders] | None, pl.LazyFrame | None),
+    "Annotated DataFrame | None": (Annotated[pl.DataFrame, Orders] | None, pl.DataFrame | None),
     "Annotated LazyFrame | None": (Annotated[pl.LazyFrame, Orders] | None, pl.LazyFrame | None),
     "partitions": (dict[str, dy.DataFrame[Orders]], dict[str, pl.DataFrame]),
     "lazy partitions": (dict[str, dy.LazyFrame[Orders]], dict[str, pl.LazyFrame]),
