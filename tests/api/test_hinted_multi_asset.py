@@ -262,13 +262,27 @@ def test_outputs_given_their_schemas_keep_an_unhinted_function_as_it_was() -> No
     )
 
 
-@pytest.mark.parametrize("value", [pl.DataFrame, list[dy.DataFrame[Orders]], OrderBook])
+@pytest.mark.parametrize(
+    ("value", "shown"),
+    [(pl.DataFrame, "pl.DataFrame"), (list[dy.DataFrame[Orders]], "list[dy.DataFrame[Orders]]")],
+)
 def test_an_asset_out_given_something_else_than_a_schema_or_its_hint_is_refused(
-    value: object,
+    value: object, shown: str
 ) -> None:
-    expected = dd.errors.CollectionNotSupportedError if value is OrderBook else SchemaTypeError
-    with pytest.raises(expected):
+    with pytest.raises(SchemaTypeError) as raised:
         dd.AssetOut(value)  # type: ignore[arg-type]
+
+    assert str(raised.value) == (
+        "Expected a dataframely Schema class (`dd.AssetOut(Orders)`) or its frame hint "
+        "(`dd.AssetOut(dy.DataFrame[Orders])`, or `dy.LazyFrame[Orders]`), got "
+        f"`{shown}`. Pass the class "
+        "itself, not an instance or a frame."
+    )
+
+
+def test_an_asset_out_given_a_collection_is_pointed_to_the_collection_asset() -> None:
+    with pytest.raises(dd.errors.CollectionNotSupportedError, match=r"dd\.collection_asset"):
+        dd.AssetOut(OrderBook)  # type: ignore[arg-type]
 
 
 def test_a_name_in_the_hint_that_does_not_resolve_is_refused_with_the_forms() -> None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import typing
 from collections.abc import Mapping, Sequence, Set
 from dataclasses import dataclass
 from typing import Any
@@ -12,7 +13,7 @@ from typing_extensions import Unpack
 
 from dagster_dataframely._api.dagster_keywords import ASSET_OUT_KEYWORDS, passed_on
 from dagster_dataframely._model.asset_settings import OutputSettings
-from dagster_dataframely._model.return_hints import schema_named_by
+from dagster_dataframely._model.return_hints import schema_named_by, shown
 from dagster_dataframely._model.schema import read_schema
 from dagster_dataframely._model.setting_keywords import (
     OutputKeywords,
@@ -20,6 +21,7 @@ from dagster_dataframely._model.setting_keywords import (
     with_setting_keywords,
 )
 from dagster_dataframely._model.setting_model import EntryPoint
+from dagster_dataframely.errors import SchemaTypeError
 
 SchemaOrHint = type[dy.Schema] | type[dy.DataFrame[Any]] | type[dy.LazyFrame[Any]]
 """What names an output's schema: the class, or the frame hint a type checker reads."""
@@ -201,10 +203,26 @@ def _set_fields(
 def _schema(given: SchemaOrHint) -> type[dy.Schema]:
     """The schema `given` is or names (`dy.DataFrame[Orders]`), read and validated.
 
-    Anything else gets `read_schema`'s error: a Collection's, or the one naming what was given.
+    A Collection gets `read_schema`'s error; anything else but a schema is refused naming both
+    forms an output accepts, as the user may have meant either.
     """
     named = schema_named_by(given)
+    if named is None and not _is_schema_or_collection(given):
+        raise SchemaTypeError(
+            "a dataframely Schema class (`dd.AssetOut(Orders)`) or its frame hint "
+            "(`dd.AssetOut(dy.DataFrame[Orders])`, or `dy.LazyFrame[Orders]`)",
+            f"`{shown(given)}`",
+        )
     return read_schema(given if named is None else named).schema
+
+
+def _is_schema_or_collection(given: object) -> bool:
+    """Whether `given` is a schema or Collection class (a `list[...]` alias is neither)."""
+    return (
+        typing.get_origin(given) is None
+        and isinstance(given, type)
+        and issubclass(given, (dy.Schema, dy.Collection))
+    )
 
 
 def _output_settings(entry_point: EntryPoint, settings: OutputKeywords) -> OutputSettings:
