@@ -86,13 +86,37 @@ def test_the_ui_shows_the_polars_type() -> None:
     assert input_type(asset).display_name == "LazyFrame?"
 
 
-def test_an_unreadable_input_hint_is_refused_when_declared() -> None:
-    with pytest.raises(UnreadableInputHintError) as raised:
-        dd.multi_asset(outs={"summary": dd.AssetOut(Orders)})(summary(OrderBook))
+UNREADABLE = {
+    "a list": (
+        list[dy.DataFrame[Orders]],
+        "`list[dy.DataFrame[Orders]]`, names a schema in a form the package cannot read.",
+    ),
+    "two schemas": (
+        dy.DataFrame[Orders] | dy.DataFrame[BookOrders],
+        "`dy.DataFrame[Orders] | dy.DataFrame[BookOrders]`, names more than one schema.",
+    ),
+    "a collection": (
+        OrderBook,
+        "`OrderBook`, names a dy.Collection, whose members are assets of their own: annotate "
+        "one input per member.",
+    ),
+}
 
-    assert str(raised.value).startswith(
-        "The hint of input 'raw_orders' of 'summary', `OrderBook`, names a dy.Collection, whose "
-        "members are assets of their own: annotate one input per member."
+
+@pytest.mark.parametrize("decorator", DECORATORS.values(), ids=DECORATORS.keys())
+@pytest.mark.parametrize(("hint", "problem"), UNREADABLE.values(), ids=UNREADABLE.keys())
+def test_an_unreadable_input_hint_is_refused_when_declared(
+    decorator: Callable[[Callable[..., Any]], dg.AssetsDefinition], hint: object, problem: str
+) -> None:
+    with pytest.raises(UnreadableInputHintError) as raised:
+        decorator(summary(hint))
+
+    assert str(raised.value) == (
+        f"The hint of input 'raw_orders' of 'summary', {problem} Annotate the input with one "
+        "schema: `dy.DataFrame[Orders]`, `dy.LazyFrame[Orders]`, `Annotated[pl.DataFrame, "
+        "Orders]` or `Annotated[pl.LazyFrame, Orders]`, each optionally `| None`, or a "
+        "`dict[str, ...]` of one of them to read several partitions; or with its Polars type, "
+        "`pl.DataFrame`."
     )
 
 

@@ -333,6 +333,24 @@ def test_a_subset_run_of_a_tuple_returning_multi_asset_writes_the_selected_outpu
     assert result.output_for_node("orders_and_lines", "lines").equals(LINES)
 
 
+@pytest.mark.parametrize(
+    "hint",
+    [
+        dy.DataFrame[Orders],
+        dy.LazyFrame[Orders],
+        Annotated[pl.DataFrame, Orders],
+        Annotated[pl.LazyFrame, Orders],
+        dy.DataFrame[Orders] | None,
+        dg.MaterializeResult[dy.DataFrame[Orders]],
+    ],
+)
+def test_an_asset_out_reads_each_of_dd_asset_s_hints_as_its_schema(hint: Any) -> None:
+    out = dd.AssetOut(hint, quarantine=True)
+
+    assert out.schema is Orders
+    assert out.settings == dd.AssetOut(Orders, quarantine=True).settings
+
+
 def test_from_spec_takes_the_frame_hint_in_place_of_the_schema() -> None:
     out = dd.AssetOut.from_spec(dy.LazyFrame[Orders], dg.AssetSpec("orders"), quarantine=True)
 

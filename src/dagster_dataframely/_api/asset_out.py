@@ -46,9 +46,10 @@ class AssetOut:
     schema
         The Dataframely schema the output's frame must match: a `dy.Schema` subclass, never a
         `dy.Collection`, or its frame hint in place of it (`dy.DataFrame[Orders]`,
-        `dy.LazyFrame[Orders]`). Without it, `dd.multi_asset` reads the output's schema from
-        the function's return hint: `-> tuple[dy.DataFrame[Orders], ...]` in the order of
-        `outs`, or a `TypedDict` with a field per output. Positional only.
+        `dy.LazyFrame[Orders]`; every return hint `dd.asset` reads is read the same way, though
+        a type checker accepts these two only). Without it, `dd.multi_asset` reads the output's
+        schema from the function's return hint: `-> tuple[dy.DataFrame[Orders], ...]` in the
+        order of `outs`, or a `TypedDict` with a field per output. Positional only.
     key_prefix
         Passed to `dg.AssetOut` unchanged. The output's key is `key_prefix` plus the output's
         name, and its quarantine has the same prefix.
