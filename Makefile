@@ -101,11 +101,14 @@ NOT_PER_VERSION := --ignore=integration_tests/test_docs_examples.py -m "not faul
 
 # The unit suite on another interpreter, in an environment of its own built from the same lock:
 #   make unit-on INTERPRETER=/path/to/python3.13
+# With HOSTILE=1, every setting variable is exported as `make unit-hostile` exports it, so CI
+# proves both in one run.
+UNIT_ON_VENV = .venv-$(notdir $(realpath $(INTERPRETER)))
 unit-on: | $(UV)
 	@test -n "$(INTERPRETER)" || { echo "usage: make unit-on INTERPRETER=/path/to/python"; exit 2; }
-	UV_PROJECT_ENVIRONMENT=.venv-$(notdir $(realpath $(INTERPRETER))) \
-		$(UV) sync --frozen --python $(INTERPRETER)
-	.venv-$(notdir $(realpath $(INTERPRETER)))/bin/pytest tests $(PARALLEL) $(NOT_PER_VERSION)
+	UV_PROJECT_ENVIRONMENT=$(UNIT_ON_VENV) $(UV) sync --frozen --python $(INTERPRETER)
+	$(if $(HOSTILE),env $$($(UNIT_ON_VENV)/bin/python scripts/non_default_environment.py)) \
+		$(UNIT_ON_VENV)/bin/pytest tests $(PARALLEL) $(NOT_PER_VERSION)
 
 integration: $(SYNCED)
 	$(VENV)/bin/pytest integration_tests $(PARALLEL) --ignore=$(DISTRIBUTED)
