@@ -8,7 +8,7 @@ than the argument, a hint the package cannot read on a bare decorator, and a bar
 with no hint; given its schema, the decorator leaves a hint it cannot read unread.
 """
 
-from typing import Any
+from typing import Annotated, Any
 
 import dagster as dg
 import dataframely as dy
@@ -131,6 +131,18 @@ def _collection() -> OrderBook:
     raise NotImplementedError
 
 
+def _annotated_two_schemas() -> Annotated[pl.DataFrame, Orders, OrderLines]:
+    return pl.DataFrame()
+
+
+def _schema_class() -> Orders:
+    raise NotImplementedError
+
+
+def _unresolved() -> "dy.DataFrame[Missing]":  # type: ignore[name-defined]  # noqa: F821
+    return pl.DataFrame()
+
+
 UNREADABLE = [
     (_list_of_frames, "list[dy.DataFrame[Orders]]", "names a schema in a form the package"),
     (
@@ -139,6 +151,13 @@ UNREADABLE = [
         "names more than one schema",
     ),
     (_collection, "OrderBook", "names a dy.Collection, which is several tables"),
+    (
+        _annotated_two_schemas,
+        "Annotated[pl.DataFrame, Orders, OrderLines]",
+        "names more than one schema",
+    ),
+    (_schema_class, "Orders", "names a schema in a form the package cannot read"),
+    (_unresolved, "dy.DataFrame[Missing]", "does not resolve in its module (name 'Missing'"),
 ]
 
 

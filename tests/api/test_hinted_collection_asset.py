@@ -136,10 +136,11 @@ def test_a_hint_naming_no_one_collection_is_refused(hint: object, problem: str) 
 
     order_book.__annotations__ = {"return": hint}
 
-    with pytest.raises(OutputHintError) as raised:
-        dd.collection_asset()(order_book)
+    for decorate in (dd.collection_asset(), dd.collection_asset):
+        with pytest.raises(OutputHintError) as raised:
+            decorate(order_book)
 
-    assert str(raised.value) == f"The return hint of 'order_book', {problem}. {FIX}"
+        assert str(raised.value) == f"The return hint of 'order_book', {problem}. {FIX}"
 
 
 @pytest.mark.parametrize(
