@@ -15,6 +15,7 @@ from typing import Any
 import dagster as dg
 import dataframely as dy
 import polars as pl
+import pytest
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
@@ -121,6 +122,34 @@ def test_table_checks_of_a_lazy_table_report_what_they_report_of_its_rows(
     assert _read_only(checks, table=frame.lazy()) == in_memory
     # A plan over the table, not a bare frame: the rows it gives are the same.
     assert _read_only(checks, table=frame.lazy().select(pl.all().reverse()).reverse()) == in_memory
+
+
+class _TwoValues(dy.Schema):
+    """A rule of two values whatever the frame's height: on an empty frame, polars 2's
+    in-memory engine refuses the split's plan, while `filter`'s own collection accepts it."""
+
+    k = dy.Int64(nullable=True)
+    x = dy.Float64(nullable=True)
+
+    @dy.rule()
+    def two_values(cls) -> pl.Expr:
+        return pl.lit(None, dtype=pl.Int64).head(2).is_not_null()
+
+
+def test_an_empty_table_is_decided_as_filter_decides_it() -> None:
+    """Found by the property above on polars 2.1 (the newest-versions job): the eager split
+    raised polars' error where Dataframely's `filter` returns no rows. On polars 1.x both raise."""
+    empty = pl.DataFrame(schema={"k": pl.Int64, "x": pl.Float64})
+    checks = dd.table_checks(_TwoValues, "orders", severity=WARN)
+    try:
+        _TwoValues.filter(empty, cast=False)
+    except pl.exceptions.PolarsError as refused:
+        with pytest.raises(type(refused)):
+            _read_only(checks, table=empty)
+        return
+
+    assert _read_only(checks, table=empty) == _read_only(checks, table=empty.lazy())
+    assert all(passed for passed, _, _ in _read_only(checks, table=empty).values())
 
 
 class _Amounts(dy.Schema):
