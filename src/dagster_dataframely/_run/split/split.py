@@ -84,18 +84,7 @@ def split_rows(
         # As `filter` answers a rule-less schema: every row valid, a failure frame of no columns.
         valid_rows = columns if keep_valid_rows else counted_rows(columns.height)
         return FilterResult(cast(dy.DataFrame[Any], valid_rows), FailureInfo(pl.LazyFrame(), []))
-    try:
-        evaluated = plan.collect(engine="in-memory")
-    except pl.exceptions.PolarsError:
-        # The in-memory engine refuses a few plans `filter`'s own collection accepts (a rule
-        # whose result has another length than the frame, on an empty frame): `filter` itself
-        # decides those, and raises what it raises.
-        filtered = info.schema.filter(columns, cast=False)
-        if keep_valid_rows:
-            return filtered
-        return FilterResult(
-            cast(dy.DataFrame[Any], counted_rows(filtered.result.height)), filtered.failure
-        )
+    evaluated = plan.collect(engine="in-memory")
     mask = evaluated.get_column(passed)
     valid = (
         evaluated.select(columns.columns).filter(mask)
