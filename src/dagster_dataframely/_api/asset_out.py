@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import typing
 from collections.abc import Mapping, Sequence, Set
 from dataclasses import dataclass
 from typing import Any
@@ -208,22 +207,14 @@ def _schema(given: SchemaOrHint) -> type[dy.Schema]:
     forms an output accepts, as the user may have meant either.
     """
     named = schema_named_by(given)
-    if named is None and not _is_schema_or_collection(given):
+    try:
+        return read_schema(given if named is None else named).schema
+    except SchemaTypeError:
         raise SchemaTypeError(
             "a dataframely Schema class (`dd.AssetOut(Orders)`) or its frame hint "
             "(`dd.AssetOut(dy.DataFrame[Orders])`, or `dy.LazyFrame[Orders]`)",
             f"`{shown(given)}`",
-        )
-    return read_schema(given if named is None else named).schema
-
-
-def _is_schema_or_collection(given: object) -> bool:
-    """Whether `given` is a schema or Collection class (a `list[...]` alias is neither)."""
-    return (
-        typing.get_origin(given) is None
-        and isinstance(given, type)
-        and issubclass(given, (dy.Schema, dy.Collection))
-    )
+        ) from None
 
 
 def _output_settings(entry_point: EntryPoint, settings: OutputKeywords) -> OutputSettings:
