@@ -15,6 +15,8 @@ from types import MappingProxyType
 
 __all__ = [
     "ENV_PREFIX",
+    "REPOSITORY_VARIABLES",
+    "RESERVED_PREFIXES",
     "SETTINGS",
     "EntryPoint",
     "SettingSpec",
@@ -24,6 +26,20 @@ __all__ = [
 ]
 
 ENV_PREFIX = "DAGSTER_DATAFRAMELY_"
+
+REPOSITORY_VARIABLES: Mapping[str, str] = MappingProxyType(
+    {
+        "DAGSTER_DATAFRAMELY_DEMO_DIR": "where the repository's demo writes its tables",
+        "DAGSTER_DATAFRAMELY_THOROUGH": "the long profile of the streamed-rules properties",
+        "DAGSTER_DATAFRAMELY_RANGE_EXAMPLES": "how many runs the partition-range property draws",
+    }
+)
+"""The variables the repository's demo and tests read, which are no setting of the package.
+
+The package knows them so that it does not warn of them as misspelt settings."""
+
+RESERVED_PREFIXES = ("DAGSTER_DATAFRAMELY_TEST_", "DAGSTER_DATAFRAMELY_BENCH_")
+"""Prefixes of the repository's test and benchmark variables: never a setting, never warned of."""
 
 
 class EntryPoint(enum.Enum):
