@@ -43,7 +43,7 @@ class QualityPolicy:
     are named as Dataframely names them (`amount|min`, a `@dy.rule` method's name,
     `primary_key`, a Collection filter's name), and every name is checked against the schema
     where the asset is declared. Without a policy, every outcome is the failure policy's.
-    See docs/quality-policy.md for the table of what each bound does.
+    The documentation's "Quality policy" page has the table of what each bound does.
 
     Parameters
     ----------

@@ -67,7 +67,7 @@ class Threshold:
     the failures it names: `warn_above=10` tolerates ten failing rows and fails the check at the
     eleventh; `fail_above=0.05` fails the run when more than 5% of the rows fail the rule.
     Thresholds never move a row: the quarantine gets the rows it would get without them, and a
-    warning rule's rows stay in the table. See docs/quality-policy.md.
+    warning rule's rows stay in the table. See the documentation's "Quality policy" page.
 
     Parameters
     ----------

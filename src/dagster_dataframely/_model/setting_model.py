@@ -95,7 +95,7 @@ class SettingSpec:
     honoured_by: frozenset[EntryPoint]
     refused: Mapping[EntryPoint, str]
     doc: str
-    """The line the settings table in docs/settings.md gives it."""
+    """The line the settings table of the documentation's "Settings" page gives it."""
     detail: str = ""
     """What every entry point's Parameters paragraph adds to `doc`: how the value is read."""
     keyword_defaults: Mapping[EntryPoint, object] = field(
@@ -206,7 +206,7 @@ SETTINGS: tuple[SettingSpec, ...] = (
         detail=(
             "Named as Dataframely names them (`amount|max`, a `@dy.rule` method, "
             "`primary_key`); a single string names one rule. Their checks fail at `WARN`. See"
-            " docs/warning-rules.md."
+            ' the documentation\'s "Warning rules" page.'
         ),
     ),
     _spec(
@@ -219,7 +219,7 @@ SETTINGS: tuple[SettingSpec, ...] = (
         doc="failing rows each rule tolerates, severities, blocking, volume checks",
         detail=(
             "A `dd.QualityPolicy`, its rule names checked against the schema's rules. `None`:"
-            " the failure policy alone decides. See docs/quality-policy.md."
+            ' the failure policy alone decides. See the documentation\'s "Quality policy" page.'
         ),
     ),
     _spec(
@@ -294,7 +294,7 @@ SETTINGS: tuple[SettingSpec, ...] = (
             "Its plan runs once into a local staging file, the rules run in streaming passes "
             "over it, and the IO manager (one that writes a `LazyFrame`, as dagster-polars' "
             "do) sinks the valid rows. Same rows, checks and metadata. See "
-            "docs/performance.md."
+            'the documentation\'s "Performance" page.'
         ),
     ),
     _spec(
@@ -315,7 +315,7 @@ SETTINGS: tuple[SettingSpec, ...] = (
         detail=(
             "A partitioned asset only: one check, `dy_keys_across_partitions`, reads the key "
             "columns of every stored partition after each materialization and fails on a key "
-            "stored in two partitions. See docs/partitioned-checks.md."
+            'stored in two partitions. See the documentation\'s "Partitioned checks" page.'
         ),
     ),
     _spec(
