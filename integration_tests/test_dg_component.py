@@ -154,8 +154,22 @@ def test_dg_launch_evaluates_the_checks_on_parquet_and_on_a_duckdb_table_sql_wro
             "assets[1]",
             "the asset 'extra/orders' is already listed, as assets[0]",
         ),
+        (
+            "assets: [extra/orders]\n  severity: WARN\n  quality_policy:\n    rules:\n"
+            "      amount|min: {warn_above: 1}\n      amount|mn: {fail_above: 0}",
+            9,
+            "quality_policy.rules.amount|mn",
+            "Orders has no rule named amount|mn. Did you mean amount|min?",
+        ),
+        (
+            "assets: [extra/orders]\n  severity: WARN\n  quality_policy:\n"
+            "    threshold: {warn_above: 1}\n    undeclared_columns: check",
+            8,
+            "quality_policy.undeclared_columns",
+            "`undeclared_columns=` needs the run that writes the table",
+        ),
     ],
-    ids=["quoted-flag", "duplicate-asset"],
+    ids=["quoted-flag", "duplicate-asset", "misspelt-rule", "undeclared-columns"],
 )
 def test_dg_check_defs_fails_on_a_bad_value_naming_file_line_and_field(
     project: Path, attributes: str, line: int, field: str, problem: str

@@ -404,6 +404,31 @@ def test_a_quality_policy_declares_and_decides_as_dd_table_checks(
     assert outcomes  # the checks ran
 
 
+def test_a_threshold_from_yaml_says_the_check_fails_at_error_never_the_run(
+    project: Path,
+) -> None:
+    defs = load(
+        project,
+        f"""
+        dataframely_schema: {ROOT_MODULE}.schemas:Orders
+        assets: [orders]
+        severity: WARN
+        quality_policy:
+          threshold: {{warn_above: 0.01, fail_above: 0.1}}
+          rules: {{primary_key: {{fail_above: 0}}}}
+        """,
+    )
+    (checks,) = defs.asset_checks or []
+    descriptions = {spec.name: spec.description for spec in checks.check_specs}
+    assert descriptions["dy_rule__primary_key"] == (
+        "primary key (order_id). Threshold: the check fails at ERROR on any failing row."
+    )
+    assert descriptions["dy_rule__amount__min"] == (
+        "amount >= 0.0. Threshold: the check fails above 1% of the rows, at ERROR above 10% of "
+        "the rows."
+    )
+
+
 def test_a_volume_check_is_refused_at_its_field_as_dd_table_checks_refuses_it(
     project: Path,
 ) -> None:
@@ -425,7 +450,7 @@ def test_a_volume_check_is_refused_at_its_field_as_dd_table_checks_refuses_it(
         quality_policy: {{volume: {{min_rows: 1}}}}
         """,
     )
-    assert (error.file, error.field) == (f"{FILE}:7", "quality_policy")
+    assert (error.file, error.field) == (f"{FILE}:7", "quality_policy.volume")
 
 
 @pytest.mark.parametrize(
@@ -434,7 +459,7 @@ def test_a_volume_check_is_refused_at_its_field_as_dd_table_checks_refuses_it(
         ("{threshold: {fail_above: '0'}}", "quality_policy.threshold.fail_above", "is text"),
         ("{blocking: 'false'}", "quality_policy.blocking", "neither true"),
         ("{severity: LOUD}", "quality_policy.severity", "not a check severity"),
-        ("{rules: {amount|nope: {fail_above: 0}}}", "quality_policy", "no rule named"),
+        ("{rules: {amount|nope: {fail_above: 0}}}", "quality_policy.rules.amount|nope", "no rule"),
         ("{threshold: {warn_above: 1.5}}", "quality_policy.threshold", "1.5"),
         ("{limits: {}}", "quality_policy", "not a setting"),
     ],
@@ -454,3 +479,90 @@ def test_a_wrong_policy_names_its_field(
     assert error.field == field
     assert problem in error.problem
     assert error.file == f"{FILE}:7"
+
+
+ORDERS_RULES = (
+    "primary_key, order_id|nullability, amount|nullability, amount|min, amount|inf, amount|nan"
+)
+
+
+def _policy_error(project: Path, policy: str) -> ComponentFieldError:
+    """The refusal of a `quality_policy:` written in block style, one key per line from line 8."""
+    return field_error(
+        project,
+        f"\ndataframely_schema: {ROOT_MODULE}.schemas:Orders\nassets: [orders]\nseverity: WARN\n"
+        f"quality_policy:\n{textwrap.indent(textwrap.dedent(policy).strip(), '  ')}\n",
+    )
+
+
+@pytest.mark.parametrize(
+    ("policy", "line", "field"),
+    [
+        (
+            """
+            rules:
+              amount|min: {warn_above: 1}
+              amount|mn: {fail_above: 0}
+            """,
+            10,
+            "quality_policy.rules.amount|mn",
+        ),
+        (
+            """
+            blocking: true
+            severity:
+              amount|mn: ERROR
+            """,
+            10,
+            "quality_policy.severity.amount|mn",
+        ),
+        (
+            """
+            threshold: {warn_above: 1}
+            blocking:
+              - amount|min
+              - amount|mn
+            """,
+            11,
+            "quality_policy.blocking[1]",
+        ),
+    ],
+    ids=["rules", "severity", "blocking"],
+)
+def test_a_misspelt_rule_name_is_refused_at_its_own_field_and_line(
+    project: Path, policy: str, line: int, field: str
+) -> None:
+    error = _policy_error(project, policy)
+    assert str(error) == (
+        f"{FILE}:{line}: attributes.{field}: Orders has no rule named amount|mn. Did you mean "
+        f"amount|min? Name its rules as Dataframely does: {ORDERS_RULES}."
+    )
+
+
+def test_undeclared_columns_are_refused_because_they_need_the_run_that_writes_the_table(
+    project: Path,
+) -> None:
+    error = _policy_error(
+        project,
+        """
+        threshold: {warn_above: 1}
+        undeclared_columns: check
+        """,
+    )
+    assert str(error) == (
+        f"{FILE}:9: attributes.quality_policy.undeclared_columns: `undeclared_columns=` needs "
+        "the run that writes the table (the undeclared columns are those of the frame a run "
+        "returns, which the write drops), and these checks only read a stored table. Remove "
+        "`undeclared_columns:` here, and declare it in the quality_policy of the dd.asset that "
+        "writes the table."
+    )
+
+
+def test_an_unknown_policy_key_lists_the_keys_a_stored_tables_checks_use(project: Path) -> None:
+    error = _policy_error(project, "limits: {}")
+    assert str(error) == (
+        f"{FILE}:7: attributes.quality_policy: 'limits' is not a setting of a quality policy. "
+        "Use threshold, rules, severity, blocking, as in `quality_policy: {threshold: "
+        "{warn_above: 0.01, fail_above: 0.1}, rules: {amount|min: {fail_above: 0}}, severity: "
+        "ERROR, blocking: true}`."
+    )

@@ -1,14 +1,17 @@
 """`quarantine_spec`: the quarantine in the asset graph, and read back by a downstream asset."""
 
 from pathlib import Path
+from typing import Any
 
 import dagster as dg
+import dataframely as dy
 import polars as pl
 import pytest
 
 import dagster_dataframely as dd
+from dagster_dataframely import errors
 from tests.asset_support import MIXED, Materialize, SmallOrders, run_tables, value
-from tests.schemas import OrderLines
+from tests.schemas import BookLines, OrderBook, OrderLines
 
 DAYS = dg.DailyPartitionsDefinition(start_date="2026-01-01", end_date="2026-01-03")
 QUARANTINE_COLUMNS = [
@@ -185,3 +188,217 @@ def test_a_partitioned_downstream_asset_reads_its_partitions_quarantine(
 
     (frame,) = received
     assert sorted(frame["order_id"]) == ["b", "d"]
+
+
+# --- the definition's own schema ---------------------------------------------------------------
+
+
+def _tab(spec: dg.AssetSpec) -> list[str]:
+    table = spec.metadata["dagster/column_schema"]
+    assert isinstance(table, dg.TableSchema)
+    return [column.name for column in table.columns]
+
+
+def _same_spec(alone: dg.AssetSpec, given: dg.AssetSpec) -> None:
+    assert (alone.key, alone.deps, alone.partitions_def, alone.description) == (
+        given.key,
+        given.deps,
+        given.partitions_def,
+        given.description,
+    )
+    assert alone.metadata == given.metadata
+
+
+def test_the_definition_alone_reads_the_schema_the_decorator_validates_against() -> None:
+    orders = _orders(key_prefix="sales", partitions_def=DAYS)
+
+    alone = dd.quarantine_spec(orders)
+
+    _same_spec(alone, dd.quarantine_spec(SmallOrders, orders))
+    _same_spec(dd.quarantine_spec(asset=orders), alone)
+    assert alone.key == dg.AssetKey(["sales", "orders_quarantine"])
+    assert _tab(alone) == QUARANTINE_COLUMNS
+
+
+def test_a_typed_definition_alone_reads_the_schema_of_its_return_hint() -> None:
+    @dd.asset(quarantine=True)
+    def orders() -> dy.DataFrame[SmallOrders]:
+        return SmallOrders.validate(MIXED.drop_nulls(), cast=True)
+
+    _same_spec(dd.quarantine_spec(orders), dd.quarantine_spec(SmallOrders, orders))
+    assert _tab(dd.quarantine_spec(orders)) == QUARANTINE_COLUMNS
+
+
+def test_each_output_of_a_multi_asset_alone_reads_its_own_schema() -> None:
+    @dd.multi_asset(
+        outs={
+            "orders": dd.AssetOut(SmallOrders, quarantine=True),
+            "lines": dd.AssetOut(OrderLines, quarantine=True),
+        }
+    )
+    def shop() -> dict[str, pl.DataFrame]:
+        return {}
+
+    _same_spec(
+        dd.quarantine_spec(shop, asset_key="lines"),
+        dd.quarantine_spec(OrderLines, shop, asset_key="lines"),
+    )
+    assert _tab(dd.quarantine_spec(shop, asset_key="orders")) == QUARANTINE_COLUMNS
+
+
+def test_a_collection_member_alone_has_its_filter_columns() -> None:
+    @dd.collection_asset(OrderBook, quarantine=True)
+    def book() -> None:
+        return None
+
+    alone = dd.quarantine_spec(book, asset_key="lines")
+
+    _same_spec(alone, dd.quarantine_spec(OrderBook, book, asset_key="lines"))
+    assert _tab(alone)[-2:] == ["dy_filter__has_order", "dy_filter__positive_total"]
+
+
+def test_a_copy_of_the_definition_with_another_key_reads_the_same_schema() -> None:
+    orders = _orders()
+    moved = orders.with_attributes(
+        asset_key_replacements={orders.key: dg.AssetKey(["shop", "orders"])}
+    )
+
+    spec = dd.quarantine_spec(moved)
+
+    assert spec.key == dg.AssetKey(["shop", "orders_quarantine"])
+    assert _tab(spec) == QUARANTINE_COLUMNS
+
+
+def test_a_schema_other_than_the_definitions_is_refused() -> None:
+    with pytest.raises(errors.InvalidArgumentsError) as refused:
+        dd.quarantine_spec(OrderLines, _orders())
+
+    assert str(refused.value) == (
+        "quarantine_spec: the asset 'orders' is declared with the schema Orders, not "
+        "OrderLines, so the spec's Columns tab would not list the columns of its quarantine. "
+        "Pass Orders, or the definition alone, whose schema the spec then reads: "
+        "dd.quarantine_spec(orders)."
+    )
+    assert isinstance(refused.value, dg.DagsterInvariantViolationError)
+
+
+class Orders(dy.Schema):
+    """Named as the tests' `Orders` (`SmallOrders` here), in another module."""
+
+    order_id = dy.String(primary_key=True)
+    amount = dy.Float64(min=0.0)
+
+
+def test_a_schema_of_the_same_name_from_another_module_is_named_with_its_module() -> None:
+    @dd.multi_asset(
+        outs={
+            "orders": dd.AssetOut(SmallOrders, quarantine=True),
+            "returns": dd.AssetOut(SmallOrders, quarantine=True),
+        }
+    )
+    def shop() -> dict[str, pl.DataFrame]:
+        return {}
+
+    with pytest.raises(errors.InvalidArgumentsError) as refused:
+        dd.quarantine_spec(Orders, shop, asset_key="returns")
+
+    assert str(refused.value) == (
+        "quarantine_spec: the asset 'returns' is declared with the schema tests.schemas.Orders, "
+        "not tests.declare.test_quarantine_spec.Orders, so the spec's Columns tab would not "
+        "list the columns of its quarantine. Pass tests.schemas.Orders, or the definition "
+        "alone, whose schema the spec then reads: dd.quarantine_spec(shop, "
+        "asset_key='returns')."
+    )
+
+
+def test_a_collection_members_own_schema_is_refused_for_the_collection() -> None:
+    @dd.collection_asset(OrderBook, quarantine=True)
+    def book() -> None:
+        return None
+
+    with pytest.raises(errors.InvalidArgumentsError) as refused:
+        dd.quarantine_spec(BookLines, book, asset_key="lines")
+
+    assert str(refused.value) == (
+        "quarantine_spec: the asset 'lines' is declared with the Collection OrderBook, not "
+        "BookLines, so the spec's Columns tab would not list the columns of its quarantine. "
+        "Pass OrderBook, or the definition alone, whose schema the spec then reads: "
+        "dd.quarantine_spec(book, asset_key='lines')."
+    )
+
+
+@pytest.mark.parametrize(
+    "arguments", [{}, {"schema": SmallOrders}], ids=["definition-alone", "with-schema"]
+)
+def test_an_asset_declared_without_a_quarantine_is_refused(arguments: dict[str, Any]) -> None:
+    @dd.asset(SmallOrders, key_prefix="sales")
+    def orders() -> pl.DataFrame:
+        return MIXED
+
+    with pytest.raises(errors.InvalidArgumentsError) as refused:
+        dd.quarantine_spec(**arguments, asset=orders)
+
+    assert str(refused.value) == (
+        "quarantine_spec: the asset 'sales/orders' is declared without a quarantine, so no run "
+        "writes 'sales/orders_quarantine' and the spec would be a node nothing fills. Declare "
+        "the asset with quarantine=True (on dd.asset, on its dd.AssetOut in a dd.multi_asset, "
+        "or on dd.collection_asset), or leave the spec out."
+    )
+
+
+def test_an_output_of_a_multi_asset_without_a_quarantine_is_refused() -> None:
+    @dd.multi_asset(
+        outs={
+            "orders": dd.AssetOut(SmallOrders, quarantine=True),
+            "lines": dd.AssetOut(OrderLines),
+        }
+    )
+    def shop() -> dict[str, pl.DataFrame]:
+        return {}
+
+    assert dd.quarantine_spec(shop, asset_key="orders").key == dg.AssetKey("orders_quarantine")
+    with pytest.raises(errors.InvalidArgumentsError, match="'lines' is declared without a"):
+        dd.quarantine_spec(OrderLines, shop, asset_key="lines")
+
+
+def test_a_definition_no_decorator_of_the_package_built_needs_its_schema() -> None:
+    """A hand-wired asset (`dd.wiring`) writes a quarantine the package cannot see declared."""
+
+    @dg.asset(name="orders")
+    def hand_wired() -> None:
+        return None
+
+    with pytest.raises(errors.InvalidArgumentsError) as refused:
+        dd.quarantine_spec(hand_wired)
+
+    assert str(refused.value) == (
+        "quarantine_spec: it reads the schema from a definition that dd.asset, dd.multi_asset "
+        "or dd.collection_asset built, and the definition of 'orders' is not one. Pass the "
+        "schema its rows follow first, as in dd.quarantine_spec(Orders, orders)."
+    )
+    spec = dd.quarantine_spec(SmallOrders, hand_wired)
+    assert (spec.key, _tab(spec)) == (dg.AssetKey("orders_quarantine"), QUARANTINE_COLUMNS)
+
+
+@pytest.mark.parametrize(
+    ("call", "problem"),
+    [
+        (
+            lambda: dd.quarantine_spec(SmallOrders),  # type: ignore[call-overload]
+            "it needs the asset whose quarantine the spec declares. Pass its definition, "
+            "dd.quarantine_spec(orders), or the schema and the asset's key, "
+            "dd.quarantine_spec(Orders, 'orders').",
+        ),
+        (
+            lambda: dd.quarantine_spec(_orders(), _orders()),  # type: ignore[call-overload]
+            "it takes a schema first and the asset second, and was given a definition first. "
+            "Pass the definition alone, dd.quarantine_spec(orders), or the schema and then the "
+            "asset, dd.quarantine_spec(Orders, orders).",
+        ),
+    ],
+    ids=["schema-alone", "definition-twice"],
+)
+def test_a_call_without_its_asset_or_with_it_twice_is_refused(call: Any, problem: str) -> None:
+    with pytest.raises(errors.InvalidArgumentsError) as refused:
+        call()
+    assert str(refused.value) == f"quarantine_spec: {problem}"

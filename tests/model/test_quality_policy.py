@@ -77,6 +77,21 @@ def test_a_threshold_describes_itself_in_rows_or_percent() -> None:
     assert dd.Threshold(fail_above=0).describe() == "the run fails on any failing row"
 
 
+def test_a_threshold_of_checks_that_fail_no_run_says_the_check_fails_at_error() -> None:
+    assert dd.Threshold(warn_above=1, fail_above=0.05).describe(fails_run=False) == (
+        "the check fails above 1 row, at ERROR above 5% of the rows"
+    )
+    assert dd.Threshold(warn_above=0.001).describe(fails_run=False) == (
+        "the check fails above 0.1% of the rows"
+    )
+    assert dd.Threshold(fail_above=0.05).describe(fails_run=False) == (
+        "the check fails on any failing row, at ERROR above 5% of the rows"
+    )
+    assert dd.Threshold(fail_above=0).describe(fails_run=False) == (
+        "the check fails at ERROR on any failing row"
+    )
+
+
 @pytest.mark.parametrize(
     ("arguments", "parameter"),
     [

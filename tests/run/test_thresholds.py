@@ -435,6 +435,64 @@ def test_table_checks_judge_a_stored_table_by_the_thresholds_and_raise_nothing(
     assert "blocking asset check" in str(result.failure_data_for_node("orders__dataframely_checks"))
 
 
+@pytest.mark.parametrize("granularity", ["rule", "column"])
+def test_a_stored_tables_checks_say_a_bound_fails_the_check_at_error_never_the_run(
+    materialize: Materialize, granularity: str
+) -> None:
+    """Table checks never fail a run: their texts say what a bound does, the check at ERROR."""
+
+    @dg.asset
+    def orders() -> pl.DataFrame:
+        return frame(10, negative=3)
+
+    policy = dd.QualityPolicy(
+        threshold=dd.Threshold(warn_above=1, fail_above=0.2),
+        rules={"amount|min": dd.Threshold(fail_above=0)},
+    )
+    checks = dd.table_checks(
+        SmallOrders, orders, severity=WARN, quality_policy=policy, check_granularity=granularity
+    )
+    descriptions = {spec.name: spec.description for spec in checks.check_specs}
+    stated = {
+        r.check_name: r
+        for r in dd.wiring.check_results(
+            SmallOrders,
+            frame(10, negative=3),
+            asset_key=orders.key,
+            severity=WARN,
+            quality_policy=policy,
+            check_granularity=granularity,
+        )
+    }
+    evaluations = run_checks(materialize([orders, checks], raise_on_error=False))
+
+    if granularity == "rule":
+        assert descriptions[AMOUNT_MIN] == (
+            "amount >= 0.0. Threshold: the check fails at ERROR on any failing row."
+        )
+        assert descriptions["dy_rule__primary_key"] == (
+            "primary key (order_id). Threshold: the check fails above 1 row, at ERROR above 20% "
+            "of the rows."
+        )
+        for results in (stated, evaluations):
+            assert value(results[AMOUNT_MIN].metadata["dy_threshold"]) == (
+                "the check fails at ERROR on any failing row"
+            )
+            assert results[AMOUNT_MIN].severity == ERROR
+        return
+    assert descriptions["dy_col__amount"].endswith(
+        "Thresholds: amount|nullability the check fails above 1 row, at ERROR above 20% of the "
+        "rows; amount|min the check fails at ERROR on any failing row; amount|inf the check "
+        "fails above 1 row, at ERROR above 20% of the rows; amount|nan the check fails above 1 "
+        "row, at ERROR above 20% of the rows."
+    )
+    for results in (stated, evaluations):
+        rows = value(results["dy_col__amount"].metadata["dy_thresholds"]).records
+        assert {row.data["rule"]: row.data["threshold"] for row in rows}["amount|min"] == (
+            "the check fails at ERROR on any failing row"
+        )
+
+
 def test_the_wiring_functions_take_the_same_policy(quarantine_dir: Path) -> None:
     key = dg.AssetKey("orders")
     policy = dd.QualityPolicy(

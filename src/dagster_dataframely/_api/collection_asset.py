@@ -88,7 +88,7 @@ def collection_asset(
     member's quarantine, with one column per rule and per filter saying which removed it.
     Each `pl.LazyFrame` input reaches the function behind a `.cache()`, so the members built
     from one input come from one read of it, whatever its source; a source the function builds
-    itself and several members read should be cached there (docs/collections.md).
+    itself and several members read should be cached there (the documentation's "Collections" page).
 
     Each member is an asset named by the member (under `key_prefix`), with what `dd.asset`
     gives one asset: a Columns tab from its schema, one check per rule set, one check
@@ -103,7 +103,7 @@ def collection_asset(
     rows), no member's table is written, every member's checks still report, and the
     quarantines of members with invalid rows are still written. A column mismatch in one
     member stops the split of all (the filters need every member): the other members then
-    report only their passing column check. See docs/collections.md.
+    report only their passing column check. See the documentation's "Collections" page.
 
     Not accepted, with the reasons: `can_subset` (the filters need every member, so the
     members are validated and written together), `warning_rules` (one `Collection.filter`

@@ -32,7 +32,7 @@ from dagster_dataframely.errors import (
     UnknownWarningRuleError,
 )
 
-from .component_policy import POLICY_EXAMPLE
+from .component_policy import NEEDS_RUN, POLICY_EXAMPLE
 
 SEVERITIES = ("WARN", "ERROR")
 COMPONENT = EntryPoint.COMPONENT
@@ -170,6 +170,8 @@ class _Fields:
 
     positions: SourcePositionTree | None
     context: dg.ComponentLoadContext
+    policy: Mapping[str, Any] | None = None
+    """The `quality_policy` field as the YAML wrote it, to find the key a refusal is about."""
 
     def where(self, path: FieldPath) -> str:
         """The file and line of a field, from the project's root; else the component's folder."""
@@ -344,6 +346,17 @@ class _Fields:
             )
         return dg.AssetSpec(key, partitions_def=known[key])
 
+    def _policy_rule(self, parameter: str, rule: str) -> FieldPath:
+        """Where `quality_policy.<parameter>` names `rule`: its key, or its place in the list."""
+        written = (self.policy or {}).get(parameter)
+        if isinstance(written, Mapping):
+            key = next((key for key in written if str(key) == rule), None)
+            if key is not None:
+                return ("quality_policy", parameter, key)
+        if isinstance(written, list) and rule in written:
+            return ("quality_policy", parameter, written.index(rule))
+        return ("quality_policy", parameter)
+
     @contextlib.contextmanager
     def reported(self) -> Iterator[None]:
         """Report a refusal of `dd.table_checks` against the field that caused it."""
@@ -361,14 +374,24 @@ class _Fields:
                 "else the package default.",
             ) from error
         except UnknownPolicyRuleError as error:
+            close = difflib.get_close_matches(error.rules[0], error.valid_rules, n=1)
             raise ComponentFieldError(
-                *self.at("quality_policy"),
+                *self.at(self._policy_rule(error.parameter, error.rules[0])),
                 f"{error.schema_name} has no rule named {', '.join(error.rules)}",
-                f"Name its rules as Dataframely does: {', '.join(error.valid_rules)}.",
+                (f"Did you mean {close[0]}? " if close else "")
+                + f"Name its rules as Dataframely does: {', '.join(error.valid_rules)}.",
             ) from error
         except ThresholdNotApplicableError as error:
+            # NOTE: stored tables' checks refuse only what needs the run that writes the table.
+            written = [key for key in NEEDS_RUN if (self.policy or {}).get(key) is not None]
+            fields = " and ".join(f"`{key}:`" for key in written)
             raise ComponentFieldError(
-                *self.at("quality_policy"), error.problem.rstrip("."), error.fix
+                *self.at(("quality_policy", written[0]) if written else "quality_policy"),
+                error.problem.rstrip("."),
+                f"Remove {fields} here, and declare {'it' if len(written) == 1 else 'them'} in "
+                "the quality_policy of the dd.asset that writes the table."
+                if written
+                else error.fix,
             ) from error
         except UnknownWarningRuleError as error:
             raise ComponentFieldError(

@@ -22,7 +22,11 @@ POLICY_EXAMPLE = (
     "rules: {amount|min: {fail_above: 0}}, severity: ERROR, blocking: true}"
 )
 _Built = TypeVar("_Built")
-_KEYS = ("threshold", "rules", "severity", "blocking", "volume")
+NEEDS_RUN = ("volume", "undeclared_columns")
+"""Keys of a `dd.QualityPolicy` that need the run writing the table: read, then refused by
+`dd.table_checks` with that reason, at their own field."""
+_USABLE = ("threshold", "rules", "severity", "blocking")
+_KEYS = (*_USABLE, *NEEDS_RUN)
 
 
 def read_policy(value: Mapping[str, Any], at: Locate) -> QualityPolicy:
@@ -33,7 +37,7 @@ def read_policy(value: Mapping[str, Any], at: Locate) -> QualityPolicy:
             raise ComponentFieldError(
                 *at(root),
                 f"{key!r} is not a setting of a quality policy",
-                f"Use {', '.join(_KEYS)}, as in `{POLICY_EXAMPLE}`.",
+                f"Use {', '.join(_USABLE)}, as in `{POLICY_EXAMPLE}`.",
             )
     rules = value.get("rules") or {}
     if not isinstance(rules, Mapping):
@@ -56,6 +60,7 @@ def read_policy(value: Mapping[str, Any], at: Locate) -> QualityPolicy:
             severity=_severity(value.get("severity"), (*root, "severity"), at),
             blocking=_blocking(value.get("blocking", False), (*root, "blocking"), at),
             volume=_volume(value.get("volume"), (*root, "volume"), at),
+            undeclared_columns=value.get("undeclared_columns"),
         ),
     )
 

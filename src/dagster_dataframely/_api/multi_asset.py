@@ -59,7 +59,7 @@ def multi_asset(
     quarantines of outputs with invalid rows are still written, and the step raises the first
     failing output's own error (`ColumnSchemaError`, `ValidationAbortError` or
     `NoValidRowsError`) with a note naming every failing output. Otherwise every output is
-    written as `dd.asset` would write it. See docs/multi-assets.md.
+    written as `dd.asset` would write it. See the documentation's "Multi-assets" page.
 
     With `can_subset=True`, a run that selects some outputs validates and writes only those;
     the values the function returns for the others are ignored. The function always receives

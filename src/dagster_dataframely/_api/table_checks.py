@@ -78,8 +78,8 @@ def table_checks(
     definition then loads every member's table, splits them together with one
     `Collection.filter` (as `dd.collection_asset` does; this holds every member's rows in
     memory at once), and reports each member's checks on its own asset: its rule checks and
-    one `dy_filter__<name>` check per filter that constrains it (see docs/collections.md). An
-    optional member may be left out of the mapping.
+    one `dy_filter__<name>` check per filter that constrains it (see the documentation's
+    "Collections" page). An optional member may be left out of the mapping.
 
     Parameters
     ----------

@@ -122,8 +122,8 @@ SCAFFOLD_YAML = textwrap.dedent(
       # schema_rules: collapsed        # collapsed or per_rule
       # max_failure_samples: 5         # 0 turns the failure samples off
       # warning_rules: [amount|max]    # rules whose checks fail at WARN only
-      # quality_policy:                # a dd.QualityPolicy, key for key (docs/component.md)
-      #   threshold: {{warn_above: 0.01, fail_above: 0.1}}
+      # quality_policy:                # a dd.QualityPolicy, key for key ("The dg Component" page)
+      #   threshold: {{warn_above: 0.01, fail_above: 0.1}}  # check fails above 1%, ERROR above 10%
       #   blocking: [primary_key]
     """
 )
@@ -179,8 +179,11 @@ class TableChecksComponent(dg.Component, dg.Resolvable):
     quality_policy
         As for `dd.table_checks`: a `dd.QualityPolicy` written as a mapping with its keys
         (`threshold` and each of `rules` as `{warn_above: ..., fail_above: ...}`, `severity`
-        as `WARN`/`ERROR` or one per rule, `blocking` as a flag or rule names, `volume` as a
-        `dd.VolumeCheck`'s keys, which `dd.table_checks` refuses on a stored table).
+        as `WARN`/`ERROR` or one per rule, `blocking` as a flag or rule names). A threshold's
+        `fail_above` fails the check at `ERROR`: checks of a stored table fail no run. `volume`
+        and `undeclared_columns` are refused at their own field, as `dd.table_checks` refuses
+        them: they need the run that writes the table. A misspelt rule name is refused at its
+        own line (`quality_policy.rules.amount|mn`, `quality_policy.blocking[1]`).
     name
         The check op's name; by default `<asset key>__dataframely_checks`. Only with one asset.
 
@@ -259,7 +262,7 @@ class TableChecksComponent(dg.Component, dg.Resolvable):
             _resolve_nested_templates,
             model_field_type=Mapping[str, Any] | None,
             description="As dd.QualityPolicy, key for key: threshold, rules, severity, "
-            "blocking, volume.",
+            "blocking (volume and undeclared_columns need the run that writes the table).",
             examples=[{"threshold": {"warn_above": 0.01, "fail_above": 0.1}, "blocking": True}],
             inject_before_resolve=False,
         ),
@@ -271,7 +274,7 @@ class TableChecksComponent(dg.Component, dg.Resolvable):
 
     def build_defs(self, context: dg.ComponentLoadContext) -> dg.Definitions:
         """One check definition per asset; for a Collection, one for all its members."""
-        fields = _Fields(component_yaml_positions(context), context)
+        fields = _Fields(component_yaml_positions(context), context, self.quality_policy)
         for each in dataclasses.fields(self):
             fields.require_kind(each.name, getattr(self, each.name), _FIELD_KINDS[each.name])
         schema = fields.schema_class(self.dataframely_schema)

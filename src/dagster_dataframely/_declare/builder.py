@@ -23,6 +23,7 @@ from dagster_dataframely._run.scope import scope_for
 from dagster_dataframely._run.split.collection_split import decide_members, share_input
 from dagster_dataframely._upstream import with_sibling_checks
 
+from .declared_outputs import remember_outputs
 from .output_declaration import VALID_ROWS, Declaration
 
 
@@ -61,7 +62,9 @@ def build_asset(
     # output (`_upstream.with_sibling_checks`), the same definition for far less.
     first, *siblings = declaration.check_specs
     built = with_sibling_checks(build([first]), siblings)
-    return built if built is not None else build(declaration.check_specs)
+    return remember_outputs(
+        built if built is not None else build(declaration.check_specs), step.outputs
+    )
 
 
 def build_multi_asset(
@@ -70,7 +73,8 @@ def build_multi_asset(
     """`dd.multi_asset`: a `@dg.multi_asset` with one output per declaration."""
     op_name = _op_name(function, op)
     names = [d.output.name for d in declarations]
-    return _multi_asset(declarations, function, op, output_mapping(op_name, names))
+    built = _multi_asset(declarations, function, op, output_mapping(op_name, names))
+    return remember_outputs(built, [d.output for d in declarations])
 
 
 def build_collection_asset(
@@ -82,7 +86,8 @@ def build_collection_asset(
     """`dd.collection_asset`: one output per member, the members split together."""
     unpack = collection_members(info, _op_name(function, op))
     split = functools.partial(decide_members, info)
-    return _multi_asset(declarations, function, op, unpack, split, share_input)
+    built = _multi_asset(declarations, function, op, unpack, split, share_input)
+    return remember_outputs(built, [d.output for d in declarations], collection=info.collection)
 
 
 def _multi_asset(

@@ -236,10 +236,13 @@ def _described(group: CheckGroup, policy: ResolvedPolicy | None) -> str:
     bounded = [r for r in group.rules if r.name in policy.thresholds]
     if not bounded:
         return group.description
+    fails_run = policy.writes
     if not group.collapsed:
-        listed = policy.thresholds[bounded[0].name].describe()
+        listed = policy.thresholds[bounded[0].name].describe(fails_run=fails_run)
         return f"{group.description.rstrip('.')}. Threshold: {listed}."
-    listed = "; ".join(f"{r.name} {policy.thresholds[r.name].describe()}" for r in bounded)
+    listed = "; ".join(
+        f"{r.name} {policy.thresholds[r.name].describe(fails_run=fails_run)}" for r in bounded
+    )
     return f"{group.description.rstrip('.')}. Thresholds: {listed}."
 
 

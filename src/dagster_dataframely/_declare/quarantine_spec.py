@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import Any, overload
 
 import dagster as dg
 import dataframely as dy
@@ -19,10 +19,48 @@ from dagster_dataframely._model.keys import (
 from dagster_dataframely._model.schema import SchemaInfo, read_schema
 from dagster_dataframely.errors import InvalidArgumentsError, UnknownCollectionMemberError
 
+from .declared_outputs import DeclaredOutput, declared_output
 
+
+@overload
+def quarantine_spec(
+    asset: dg.AssetsDefinition,
+    /,
+    *,
+    asset_key: dg.AssetKey | str | Sequence[str] | None = None,
+    group_name: str | None = None,
+    owners: Sequence[str] | None = None,
+    tags: Mapping[str, str] | None = None,
+) -> dg.AssetSpec: ...
+
+
+@overload
+def quarantine_spec(
+    *,
+    asset: dg.AssetsDefinition,
+    asset_key: dg.AssetKey | str | Sequence[str] | None = None,
+    group_name: str | None = None,
+    owners: Sequence[str] | None = None,
+    tags: Mapping[str, str] | None = None,
+) -> dg.AssetSpec: ...
+
+
+@overload
 def quarantine_spec(
     schema: type[dy.Schema] | type[dy.Collection],
     asset: dg.AssetsDefinition | dg.AssetKey | str | Sequence[str],
+    *,
+    asset_key: dg.AssetKey | str | Sequence[str] | None = None,
+    partitions_def: dg.PartitionsDefinition | None = None,
+    group_name: str | None = None,
+    owners: Sequence[str] | None = None,
+    tags: Mapping[str, str] | None = None,
+) -> dg.AssetSpec: ...
+
+
+def quarantine_spec(
+    schema: type[dy.Schema] | type[dy.Collection] | dg.AssetsDefinition | None = None,
+    asset: dg.AssetsDefinition | dg.AssetKey | str | Sequence[str] | None = None,
     *,
     asset_key: dg.AssetKey | str | Sequence[str] | None = None,
     partitions_def: dg.PartitionsDefinition | None = None,
@@ -40,13 +78,20 @@ def quarantine_spec(
     reading it should also declare `deps=[asset]`, so that it runs after the step that writes
     the rows.
 
+    Pass the definition alone, `quarantine_spec(orders)`, and the spec reads the schema the
+    decorator validates against (from its argument or from the return hint); pass a schema
+    before it, `quarantine_spec(Orders, orders)`, and it must be that one. With an asset key,
+    which says nothing of the schema, the schema comes first: `quarantine_spec(Orders,
+    "orders")`.
+
     Parameters
     ----------
     schema
         The schema the asset validates against; it gives the spec's Columns tab. For a member
         of a `dd.collection_asset`, the `dy.Collection`: the tab then has a column per filter
         that constrains the member too. The member is the output of the definition that has
-        the key (`asset_key`), or the last part of the key `asset`.
+        the key (`asset_key`), or the last part of the key `asset`. Leave it out to pass a
+        `dd.asset`, `dd.multi_asset` or `dd.collection_asset` definition alone, in its place.
     asset
         The asset the invalid rows came from, as its definition or its asset key (a key, its
         parts, or its string as Dagster prints it: `"fleet/flights"`). Pass a key only for an
@@ -81,7 +126,11 @@ def quarantine_spec(
     dg.DagsterInvariantViolationError
         `asset` is a definition and the call also passes `partitions_def`.
     InvalidArgumentsError
-        `asset` is a key and the call also passes `asset_key`.
+        The definition was declared without a quarantine (no run writes one); `schema` is not
+        the one the definition validates against (a Collection member: not its Collection);
+        the definition alone is one no decorator of this package built, so its schema is
+        unknown; no asset, or an asset key without a schema; or `asset` is a key and the call
+        also passes `asset_key`.
     MultiAssetKeyError
         `asset` is a definition of several assets and `asset_key` is None, or is not one of
         them.
@@ -105,15 +154,33 @@ def quarantine_spec(
         return raw_orders.select("order_id", "amount")
 
 
-    spec = dd.quarantine_spec(Orders, orders)
+    spec = dd.quarantine_spec(orders)
     print(spec.key)  # AssetKey(['orders_quarantine'])
+    print(dd.quarantine_spec(Orders, orders).key == spec.key)  # True
     ```
 
     Pass the spec, not its key, to `dg.Definitions(assets=[...])` with `orders`. A downstream
     asset can then declare `orders_quarantine` as an input.
     """
+    if isinstance(schema, dg.AssetsDefinition):
+        if asset is not None:
+            raise InvalidArgumentsError(
+                "quarantine_spec",
+                "it takes a schema first and the asset second, and was given a definition first",
+                "Pass the definition alone, dd.quarantine_spec(orders), or the schema and then "
+                "the asset, dd.quarantine_spec(Orders, orders).",
+            )
+        schema, asset = None, schema
+    if asset is None:
+        raise InvalidArgumentsError(
+            "quarantine_spec",
+            "it needs the asset whose quarantine the spec declares",
+            "Pass its definition, dd.quarantine_spec(orders), or the schema and the asset's "
+            "key, dd.quarantine_spec(Orders, 'orders').",
+        )
     carried: dict[str, Any] = {}
     inherited: dict[str, Any] = {}
+    declared: DeclaredOutput | None = None
     if isinstance(asset, dg.AssetsDefinition):
         if partitions_def is not None:
             raise dg.DagsterInvariantViolationError(
@@ -123,6 +190,16 @@ def quarantine_spec(
         key = definition_asset_key(
             asset, coerce_asset_key(asset_key) if asset_key is not None else None
         )
+        declared = declared_output(asset, key)
+        if declared is not None and not declared.output.quarantine:
+            raise InvalidArgumentsError(
+                "quarantine_spec",
+                f"the asset {key.to_user_string()!r} is declared without a quarantine, so no "
+                f"run writes {quarantine_key(key).to_user_string()!r} and the spec would be a "
+                "node nothing fills",
+                "Declare the asset with quarantine=True (on dd.asset, on its dd.AssetOut in a "
+                "dd.multi_asset, or on dd.collection_asset), or leave the spec out.",
+            )
         partitions_def = asset.partitions_def
         carried = _io_manager_metadata(asset.metadata_by_key.get(key, {}))
         inherited = {
@@ -138,7 +215,7 @@ def quarantine_spec(
         )
     else:
         key = coerce_asset_key(asset)
-    info = _quarantined_schema(schema, asset, key)
+    info = _quarantined_schema(schema, asset, key, declared)
     return dg.AssetSpec(
         key=quarantine_key(key),
         deps=[key],
@@ -156,9 +233,41 @@ def quarantine_spec(
 
 
 def _quarantined_schema(
+    schema: type[dy.Schema] | type[dy.Collection] | None,
+    asset: object,
+    key: dg.AssetKey,
+    declared: DeclaredOutput | None,
+) -> SchemaInfo:
+    """The schema whose rows the quarantine holds: the declared one, or `schema`'s, checked.
+
+    Raises
+    ------
+    InvalidArgumentsError
+        No `schema` where nothing was declared, or a `schema` other than the declared one.
+    UnknownCollectionMemberError
+        `schema` is a Collection and `key` is none of its members' assets.
+    """
+    if schema is None:
+        if declared is None:
+            raise InvalidArgumentsError(
+                "quarantine_spec",
+                "it reads the schema from a definition that dd.asset, dd.multi_asset or "
+                f"dd.collection_asset built, and the definition of {key.to_user_string()!r} is "
+                "not one",
+                "Pass the schema its rows follow first, as in "
+                f"dd.quarantine_spec(Orders, {_call_arguments(asset, key)}).",
+            )
+        return declared.output.info
+    info = _given_schema(schema, asset, key)
+    if declared is not None:
+        _require_declared_schema(info, schema, declared, key, asset)
+    return info
+
+
+def _given_schema(
     schema: type[dy.Schema] | type[dy.Collection], asset: object, key: dg.AssetKey
 ) -> SchemaInfo:
-    """The schema whose rows the quarantine holds: a Collection member's has its filters.
+    """The schema (or the Collection member) `schema` names for `key`, read as any schema is.
 
     Raises
     ------
@@ -176,6 +285,58 @@ def _quarantined_schema(
     if member not in collection.members:
         raise UnknownCollectionMemberError(collection.name, [member], list(collection.members))
     return collection.members[member].info
+
+
+def _require_declared_schema(
+    given: SchemaInfo,
+    schema: type[dy.Schema] | type[dy.Collection],
+    declared: DeclaredOutput,
+    key: dg.AssetKey,
+    asset: object,
+) -> None:
+    """Refuse a schema whose quarantine columns are not those the asset writes.
+
+    Raises
+    ------
+    InvalidArgumentsError
+        `given` is another schema than the declared one, or lacks a Collection's filters.
+    """
+    expected = declared.output.info
+    same_filters = [r.name for r in given.filters] == [r.name for r in expected.filters]
+    if given.schema is expected.schema and same_filters:
+        return
+    # NOTE: a Collection's member is declared with the filters that constrain it, which only
+    # the Collection gives the quarantine's tab: for such a member, the Collection is wanted.
+    collection = declared.collection
+    wanted: type = collection if collection is not None else expected.schema
+    kind = "Collection" if collection is not None else "schema"
+    wanted_name, given_name = _class_names(wanted, schema)
+    raise InvalidArgumentsError(
+        "quarantine_spec",
+        f"the asset {key.to_user_string()!r} is declared with the {kind} {wanted_name}, not "
+        f"{given_name}, so the spec's Columns tab would not list the columns of its quarantine",
+        f"Pass {wanted_name}, or the definition alone, whose schema the spec then reads: "
+        f"dd.quarantine_spec({_call_arguments(asset, key)}).",
+    )
+
+
+def _class_names(wanted: type, given: type) -> tuple[str, str]:
+    """Both classes' names; module-qualified where the short names alone read the same."""
+    if wanted.__qualname__ != given.__qualname__:
+        return wanted.__qualname__, given.__qualname__
+    return (
+        f"{wanted.__module__}.{wanted.__qualname__}",
+        f"{given.__module__}.{given.__qualname__}",
+    )
+
+
+def _call_arguments(asset: object, key: dg.AssetKey) -> str:
+    """The definition as a call names it, with `asset_key=` for one of several assets."""
+    # NOTE: Dagster keeps no function name; a one-asset definition is named as its key ends
+    # (the function's name unless `name=` replaced it), a multi-asset by its op (the function's).
+    if not isinstance(asset, dg.AssetsDefinition) or len(asset.keys) == 1:
+        return key.path[-1]
+    return f"{asset.node_def.name}, asset_key={key.to_user_string()!r}"
 
 
 def _io_manager_metadata(metadata: Mapping[str, Any]) -> dict[str, Any]:

@@ -43,7 +43,7 @@ class QualityPolicy:
     are named as Dataframely names them (`amount|min`, a `@dy.rule` method's name,
     `primary_key`, a Collection filter's name), and every name is checked against the schema
     where the asset is declared. Without a policy, every outcome is the failure policy's.
-    See docs/quality-policy.md for the table of what each bound does.
+    The documentation's "Quality policy" page has the table of what each bound does.
 
     Parameters
     ----------
@@ -277,6 +277,9 @@ class ResolvedPolicy:
     """Whether the volume and undeclared-columns checks block (`blocking=True`)."""
     volume: VolumeCheck | None
     undeclared_columns: UndeclaredColumns | None
+    writes: bool = True
+    """Whether a run writes the rows, so a bound above `fail_above` fails it; False for the
+    checks of a stored table, where it fails the check at `ERROR` and no run."""
 
     @property
     def reads_history(self) -> bool:
@@ -325,12 +328,27 @@ def resolve_policy(
         unknown = [name for name in unknown if name not in known]
         if unknown:
             raise UnknownPolicyRuleError(info.name, parameter, list(dict.fromkeys(unknown)), known)
-    if not writes and (policy.volume is not None or policy.undeclared_columns is not None):
+    needs_run = {
+        name: reason
+        for name, value, reason in (
+            ("volume", policy.volume, "the volume check counts the rows a run writes"),
+            (
+                "undeclared_columns",
+                policy.undeclared_columns,
+                "the undeclared columns are those of the frame a run returns, which the write "
+                "drops",
+            ),
+        )
+        if value is not None
+    }
+    if not writes and needs_run:
+        refused = " and ".join(f"`{name}=`" for name in needs_run)
         raise ThresholdNotApplicableError(
             info.name,
-            "a volume or undeclared-columns check needs a run that writes the table, and "
-            "these checks only read a stored table",
-            "Declare volume= and undeclared_columns= on the asset that writes the table.",
+            f"{refused} {'needs' if len(needs_run) == 1 else 'need'} the run that writes the "
+            f"table ({'; '.join(needs_run.values())}), and these checks only read a stored table",
+            f"Declare {refused} in the quality policy of the asset that writes the table, and "
+            f"leave {'it' if len(needs_run) == 1 else 'them'} out here.",
         )
     thresholds = {
         rule: policy.rules.get(rule, policy.threshold)
@@ -353,6 +371,7 @@ def resolve_policy(
         blocks_own_checks=policy.blocking is True,
         volume=policy.volume,
         undeclared_columns=policy.undeclared_columns,
+        writes=writes,
     )
 
 

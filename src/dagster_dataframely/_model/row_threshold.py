@@ -67,7 +67,7 @@ class Threshold:
     the failures it names: `warn_above=10` tolerates ten failing rows and fails the check at the
     eleventh; `fail_above=0.05` fails the run when more than 5% of the rows fail the rule.
     Thresholds never move a row: the quarantine gets the rows it would get without them, and a
-    warning rule's rows stay in the table. See docs/quality-policy.md.
+    warning rule's rows stay in the table. See the documentation's "Quality policy" page.
 
     Parameters
     ----------
@@ -78,8 +78,9 @@ class Threshold:
     fail_above
         The most failing rows the run tolerates. Above it the check fails at `ERROR`, the run
         fails with `ThresholdExceededError`, the table is not written (it keeps its last good
-        contents) and the quarantine still gets its rows. `None` (the default): the threshold
-        never fails the run.
+        contents) and the quarantine still gets its rows. In the checks of a stored table
+        (`dd.table_checks`, `dd.TableChecksComponent`), which never fail a run, the check fails
+        at `ERROR` instead. `None` (the default): the threshold never fails the run.
 
     Raises
     ------
@@ -117,13 +118,31 @@ class Threshold:
                 "run fails",
             )
 
-    def describe(self) -> str:
-        """One line: `the check fails above 1% of the rows, the run above 50 rows`."""
+    def describe(self, *, fails_run: bool = True) -> str:
+        """One line: `the check fails above 1% of the rows, the run above 50 rows`.
+
+        Parameters
+        ----------
+        fails_run
+            Whether a bound above `fail_above` fails a run, as it does where the rows are
+            written (`dd.asset`). `False` for the checks of a stored table (`dd.table_checks`,
+            `dd.TableChecksComponent`, `dd.wiring.check_results`), which never fail a run:
+            `the check fails above 1% of the rows, at ERROR above 50 rows`.
+
+        Returns
+        -------
+        str
+            What happens to the check, and to the run or the check's severity, past each bound.
+        """
         check = "the check fails " + _beyond(self.warn_above)
         if self.fail_above is None:
             return check
         if not self.warn_above and not self.fail_above:
+            if not fails_run:
+                return "the check fails at ERROR on any failing row"
             return "the run fails on any failing row"
+        if not fails_run:
+            return f"{check}, at ERROR {_beyond(self.fail_above)}"
         return f"{check}, the run {_beyond(self.fail_above)}"
 
 

@@ -15,6 +15,8 @@ from types import MappingProxyType
 
 __all__ = [
     "ENV_PREFIX",
+    "REPOSITORY_VARIABLES",
+    "RESERVED_PREFIXES",
     "SETTINGS",
     "EntryPoint",
     "SettingSpec",
@@ -24,6 +26,20 @@ __all__ = [
 ]
 
 ENV_PREFIX = "DAGSTER_DATAFRAMELY_"
+
+REPOSITORY_VARIABLES: Mapping[str, str] = MappingProxyType(
+    {
+        "DAGSTER_DATAFRAMELY_DEMO_DIR": "where the repository's demo writes its tables",
+        "DAGSTER_DATAFRAMELY_THOROUGH": "the long profile of the streamed-rules properties",
+        "DAGSTER_DATAFRAMELY_RANGE_EXAMPLES": "how many runs the partition-range property draws",
+    }
+)
+"""The variables the repository's demo and tests read, which are no setting of the package.
+
+The package knows them so that it does not warn of them as misspelt settings."""
+
+RESERVED_PREFIXES = ("DAGSTER_DATAFRAMELY_TEST_", "DAGSTER_DATAFRAMELY_BENCH_")
+"""Prefixes of the repository's test and benchmark variables: never a setting, never warned of."""
 
 
 class EntryPoint(enum.Enum):
@@ -79,7 +95,7 @@ class SettingSpec:
     honoured_by: frozenset[EntryPoint]
     refused: Mapping[EntryPoint, str]
     doc: str
-    """The line the settings table in docs/settings.md gives it."""
+    """The line the settings table of the documentation's "Settings" page gives it."""
     detail: str = ""
     """What every entry point's Parameters paragraph adds to `doc`: how the value is read."""
     keyword_defaults: Mapping[EntryPoint, object] = field(
@@ -190,7 +206,7 @@ SETTINGS: tuple[SettingSpec, ...] = (
         detail=(
             "Named as Dataframely names them (`amount|max`, a `@dy.rule` method, "
             "`primary_key`); a single string names one rule. Their checks fail at `WARN`. See"
-            " docs/warning-rules.md."
+            ' the documentation\'s "Warning rules" page.'
         ),
     ),
     _spec(
@@ -203,7 +219,7 @@ SETTINGS: tuple[SettingSpec, ...] = (
         doc="failing rows each rule tolerates, severities, blocking, volume checks",
         detail=(
             "A `dd.QualityPolicy`, its rule names checked against the schema's rules. `None`:"
-            " the failure policy alone decides. See docs/quality-policy.md."
+            ' the failure policy alone decides. See the documentation\'s "Quality policy" page.'
         ),
     ),
     _spec(
@@ -278,7 +294,7 @@ SETTINGS: tuple[SettingSpec, ...] = (
             "Its plan runs once into a local staging file, the rules run in streaming passes "
             "over it, and the IO manager (one that writes a `LazyFrame`, as dagster-polars' "
             "do) sinks the valid rows. Same rows, checks and metadata. See "
-            "docs/performance.md."
+            'the documentation\'s "Performance" page.'
         ),
     ),
     _spec(
@@ -299,7 +315,7 @@ SETTINGS: tuple[SettingSpec, ...] = (
         detail=(
             "A partitioned asset only: one check, `dy_keys_across_partitions`, reads the key "
             "columns of every stored partition after each materialization and fails on a key "
-            "stored in two partitions. See docs/partitioned-checks.md."
+            'stored in two partitions. See the documentation\'s "Partitioned checks" page.'
         ),
     ),
     _spec(

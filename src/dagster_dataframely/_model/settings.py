@@ -5,9 +5,11 @@ of each one and the wording of `InvalidSettingError` are the same for all of the
 environment is read when a function here is called, never when the module is imported.
 """
 
+import difflib
 import os
 import re
 import tempfile
+import warnings
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from types import MappingProxyType
@@ -19,7 +21,7 @@ from dagster_dataframely._credentials import refuse_credentials
 from dagster_dataframely._upstream import document_type_alias
 from dagster_dataframely.errors import InvalidSettingError
 
-from .setting_model import ENV_PREFIX, SETTINGS
+from .setting_model import ENV_PREFIX, REPOSITORY_VARIABLES, RESERVED_PREFIXES, SETTINGS
 from .setting_model import setting as model_of
 
 if TYPE_CHECKING:
@@ -37,6 +39,7 @@ __all__ = [
     "resolve_check_naming",
     "resolve_settings",
     "setting_variables",
+    "unknown_variable_warning",
 ]
 
 Granularity = TypeAliasType("Granularity", Literal["rule", "column", "schema"])
@@ -262,6 +265,54 @@ def _parse(setting: _EnvSetting[_T], parser: _Parser[_Raw, _T], raw: _Raw, sourc
     return value
 
 
+_WARNED_VARIABLES: set[str] = set()
+"""The unknown variables already warned of in this process: each is warned of once."""
+
+
+def unknown_variable_warning(name: str) -> str | None:
+    """The warning for a `DAGSTER_DATAFRAMELY_*` variable that is no setting's, else None.
+
+    The nearest setting variable is named, so a misspelt privacy setting (`..._ROW_SAMPEL=0`)
+    does not leave the rows it meant to hide in the event log unnoticed. The value is never
+    read: it may be what the misspelt setting was meant to keep private.
+    """
+    known = setting_variables()
+    if (
+        not name.startswith(ENV_PREFIX)
+        or name in known
+        or name in REPOSITORY_VARIABLES
+        or name.startswith(RESERVED_PREFIXES)
+    ):
+        return None
+    # NOTE: compared without the prefix every candidate shares, which would make any two alike.
+    nearest = difflib.get_close_matches(
+        name.removeprefix(ENV_PREFIX), [v.removeprefix(ENV_PREFIX) for v in known], n=1
+    )
+    guess = f"Did you mean {ENV_PREFIX}{nearest[0]}? " if nearest else ""
+    return (
+        f"The environment variable {name} starts with {ENV_PREFIX} but is no setting of "
+        f"dagster-dataframely, so it changes nothing. {guess}The settings' variables are "
+        f'{", ".join(known)}; the documentation\'s "Settings" page describes each.'
+    )
+
+
+def _warn_of_unknown_variables() -> None:
+    """Warn once per process of each `DAGSTER_DATAFRAMELY_*` variable that is no setting's.
+
+    Called where the environment's settings are read (each declaration, each direct call), not
+    per setting: a scan of the environment costs some 20 µs.
+    """
+    for name in os.environ:
+        if name in _WARNED_VARIABLES or not name.startswith(ENV_PREFIX):
+            continue
+        message = unknown_variable_warning(name)
+        if message is not None:
+            _WARNED_VARIABLES.add(name)
+            # NOTE: a plain UserWarning: the errors module holds exceptions only, and Python
+            # shows a UserWarning by default, where a user filters it by its text if need be.
+            warnings.warn(message, UserWarning, stacklevel=2)
+
+
 def _from_env(setting: _EnvSetting[_T]) -> _T | None:
     """Parse the setting's environment variable, or return `None` if it is unset."""
     text = os.environ.get(setting.env_var)
@@ -322,6 +373,7 @@ def resolve_check_naming(
     InvalidSettingError
         A default, environment variable or argument is not allowed.
     """
+    _warn_of_unknown_variables()
     return (
         _resolve(_CHECK_GRANULARITY, check_granularity),
         _resolve(_SCHEMA_RULES, schema_rules),
@@ -338,6 +390,7 @@ def read_quarantine_dir() -> str | None:
     InvalidSettingError
         The variable is set but empty or only whitespace.
     """
+    _warn_of_unknown_variables()
     text = os.environ.get(_QUARANTINE_DIR.env_var)
     if text is not None:
         # Before parsing: the parser's error repeats the value it rejects.

@@ -93,7 +93,7 @@ class InvalidThresholdError(InvalidDefinitionError):
         return (
             f"`{self.parameter}={self.value}` is not a bound this package can use: {self.problem}. "
             "An int counts rows (10 means ten rows), a float is a fraction of the rows between 0 "
-            "and 1 (0.05 means 5%); see docs/quality-policy.md."
+            'and 1 (0.05 means 5%); see the documentation\'s "Quality policy" page.'
         )
 
 

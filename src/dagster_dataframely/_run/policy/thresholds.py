@@ -36,7 +36,8 @@ class RuleVerdict:
 
     @property
     def fails_run(self) -> bool:
-        """Whether the failures are above `fail_above`, so the run fails."""
+        """Whether the failures are above `fail_above`: the check fails at `ERROR`, and so does
+        a run that writes the rows (the checks of a stored table fail no run)."""
         return breaches(self.threshold, self.failed, self.rows)
 
 

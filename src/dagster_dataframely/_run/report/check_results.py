@@ -68,7 +68,7 @@ def check_results_for(
         metadata = _group_metadata(group, failures.counts, sample_tables.get(group.name))
         passed, level = _judged(group, failures.counts, severity, outcomes, verdicts or {})
         if policy is not None:
-            metadata.update(_threshold_metadata(group, verdicts or {}))
+            metadata.update(_threshold_metadata(group, verdicts or {}, fails_run=policy.writes))
         yield dg.AssetCheckResult(
             check_name=group.name,
             asset_key=asset_key,
@@ -137,8 +137,13 @@ def _judged(
     return False, _ERROR if _ERROR in levels else _WARN
 
 
-def _threshold_metadata(group: CheckGroup, verdicts: Mapping[str, RuleVerdict]) -> dict[str, Any]:
-    """A single rule's threshold and observed fraction; a collapsed check's, one row per rule."""
+def _threshold_metadata(
+    group: CheckGroup, verdicts: Mapping[str, RuleVerdict], *, fails_run: bool
+) -> dict[str, Any]:
+    """A single rule's threshold and observed fraction; a collapsed check's, one row per rule.
+
+    `fails_run` is the policy's `writes`: a stored table's check says `at ERROR`, not `the run`.
+    """
     judged = [verdicts[rule.name] for rule in group.rules if rule.name in verdicts]
     if not judged:
         return {}
@@ -146,7 +151,7 @@ def _threshold_metadata(group: CheckGroup, verdicts: Mapping[str, RuleVerdict]) 
         (verdict,) = judged
         return {
             names.FAILED_FRACTION: verdict.fraction,
-            names.THRESHOLD: verdict.threshold.describe(),
+            names.THRESHOLD: verdict.threshold.describe(fails_run=fails_run),
         }
     return {
         names.THRESHOLDS: records_value(
@@ -155,7 +160,7 @@ def _threshold_metadata(group: CheckGroup, verdicts: Mapping[str, RuleVerdict]) 
                     "rule": v.rule,
                     "failed_count": v.failed,
                     "failed_fraction": v.fraction,
-                    "threshold": v.threshold.describe(),
+                    "threshold": v.threshold.describe(fails_run=fails_run),
                 }
                 for v in judged
             ),
