@@ -113,14 +113,44 @@ def test_the_wrapper_leaves_a_sensitive_column_out_of_the_managers_rows(tmp_path
     assert stored["email"].to_list() == ["cy@private.example"]
 
 
-def test_the_wrapper_passes_a_plain_assets_metadata_on_unchanged(tmp_path: Path) -> None:
-    @dg.asset
-    def people() -> pl.DataFrame:
-        return PEOPLE
+@dg.asset
+def raw_people() -> pl.DataFrame:
+    """A plain asset: no schema says which of its columns are sensitive."""
+    return PEOPLE
 
-    bare = _materialization(_run(people, PreviewingIOManager(base_dir=str(tmp_path / "b"))))
-    wrapped = dd.QuarantineAwareIOManager(io_manager=PreviewingIOManager(base_dir=str(tmp_path)))
-    through = _materialization(_run(people, wrapped))
+
+@pytest.mark.parametrize("staged", [False, True], ids=["wrapped", "wrapped, staged"])
+def test_the_wrapper_drops_the_previews_of_a_plain_asset_by_default(
+    tmp_path: Path, staged: bool
+) -> None:
+    bare = _run(raw_people, PreviewingIOManager(base_dir=str(tmp_path / "bare")))
+    assert "ann@private.example" in _logged(bare)  # the manager does record the rows
+    wrapped = dd.QuarantineAwareIOManager(
+        io_manager=PreviewingIOManager(base_dir=str(tmp_path)), staged_writes=staged
+    )
+    result = _run(raw_people, wrapped)
+    (event,) = result.asset_materializations_for_node("raw_people")
+    metadata = dict(event.metadata)
+    assert set(metadata) == {"path", "rows_seen"}  # the table and the markdown dropped
+    assert metadata["rows_seen"] == dg.MetadataValue.int(3)
+    text = _logged(result)
+    for value in (*EMAILS, "pid-alpha", "31337"):
+        assert value not in text, value
+    assert pl.read_parquet(tmp_path / "raw_people.parquet").equals(PEOPLE)
+
+
+def test_with_plain_asset_previews_the_wrapper_passes_a_plain_assets_metadata_on(
+    tmp_path: Path,
+) -> None:
+    def metadata(result: dg.ExecuteInProcessResult) -> dict[str, Any]:
+        (event,) = result.asset_materializations_for_node("raw_people")
+        return dict(event.metadata)
+
+    bare = metadata(_run(raw_people, PreviewingIOManager(base_dir=str(tmp_path / "b"))))
+    wrapped = dd.QuarantineAwareIOManager(
+        io_manager=PreviewingIOManager(base_dir=str(tmp_path)), plain_asset_previews=True
+    )
+    through = metadata(_run(raw_people, wrapped))
     assert through["table"] == bare["table"]
     assert through["preview"] == bare["preview"]
 
@@ -167,3 +197,4 @@ def test_nothing_is_said_where_nothing_is_hidden_or_nothing_recorded(tmp_path: P
     assert _warnings(_people(row_sample=0), wrapped) == []  # the wrapper filters
     # A path manager adding nothing to Dagster's own `path` records no value.
     assert _warnings(_people(row_sample=0), ParquetIOManager(base_dir=str(tmp_path / "q"))) == []
+
