@@ -198,3 +198,70 @@ def test_nothing_is_said_where_nothing_is_hidden_or_nothing_recorded(tmp_path: P
     # A path manager adding nothing to Dagster's own `path` records no value.
     assert _warnings(_people(row_sample=0), ParquetIOManager(base_dir=str(tmp_path / "q"))) == []
 
+
+# The assets a step reads: a plain asset's manager records its rows before the step runs.
+
+
+def _reading(schema: type[dy.Schema]) -> dg.AssetsDefinition:
+    @dd.asset(schema, name="people")
+    def people(raw_people: pl.DataFrame) -> pl.DataFrame:
+        return raw_people.filter(pl.col("age") >= 0).select(schema.column_names())
+
+    return people
+
+
+def _upstream_warnings(
+    assets: list[dg.AssetsDefinition], io_manager: object, *, separately: bool = False
+) -> list[str]:
+    """The warnings about what a step reads, of one run of `assets`, or one run of each."""
+    instance = dg.DagsterInstance.ephemeral()
+    warnings = []
+    selections = [[a.key] for a in assets] if separately else [None]
+    for selection in selections:
+        result = dg.materialize(
+            assets, selection=selection, resources={"io_manager": io_manager}, instance=instance
+        )
+        assert result.success
+        warnings += [
+            record.user_message
+            for record in instance.all_logs(result.run_id)
+            if record.level >= logging.WARNING and "assets this step reads" in record.user_message
+        ]
+    return warnings
+
+
+@pytest.mark.parametrize("separately", [False, True], ids=["one run", "the reader run later"])
+def test_a_step_names_the_asset_it_reads_whose_preview_shows_a_column_it_marks(
+    tmp_path: Path, separately: bool
+) -> None:
+    previewing = PreviewingIOManager(base_dir=str(tmp_path))
+    assets = [raw_people, _reading(People)]
+    (warning,) = _upstream_warnings(assets, previewing, separately=separately)
+    assert "'raw_people': `table` shows 'email'" in warning
+    assert "return a pl.LazyFrame from such an asset" in warning
+    assert "dd.QuarantineAwareIOManager(io_manager=...)" in warning
+    for email in EMAILS:
+        assert email not in warning
+
+
+def test_nothing_is_said_of_what_a_step_reads_where_no_preview_shows_a_marked_column(
+    tmp_path: Path,
+) -> None:
+    class Ages(dy.Schema):
+        person_id = dy.String(primary_key=True)
+        age = dy.Int64(min=0)
+
+    previewing = PreviewingIOManager(base_dir=str(tmp_path / "p"))
+    assert _upstream_warnings([raw_people, _reading(Ages)], previewing) == []  # none marked
+    wrapped = dd.QuarantineAwareIOManager(io_manager=PreviewingIOManager(base_dir=str(tmp_path)))
+    assert _upstream_warnings([raw_people, _reading(People)], wrapped) == []  # dropped
+    # A validated asset read by another: its samples show the column masked, not its values.
+    @dd.asset(People, name="raw_people", quarantine=True)
+    def validated() -> pl.DataFrame:
+        return PEOPLE
+
+    wrapped = dd.QuarantineAwareIOManager(io_manager=PreviewingIOManager(base_dir=str(tmp_path / "v")))
+    assert _upstream_warnings([validated, _reading(People)], wrapped) == []
+    # A direct call reads what the caller passes, not a stored asset.
+    call = dd.testing.call_asset(_reading(People), {"raw_people": PEOPLE})
+    assert call.materialization is not None
