@@ -255,13 +255,16 @@ def test_nothing_is_said_of_what_a_step_reads_where_no_preview_shows_a_marked_co
     assert _upstream_warnings([raw_people, _reading(Ages)], previewing) == []  # none marked
     wrapped = dd.QuarantineAwareIOManager(io_manager=PreviewingIOManager(base_dir=str(tmp_path)))
     assert _upstream_warnings([raw_people, _reading(People)], wrapped) == []  # dropped
+
     # A validated asset read by another: its samples show the column masked, not its values.
     @dd.asset(People, name="raw_people", quarantine=True)
     def validated() -> pl.DataFrame:
         return PEOPLE
 
-    wrapped = dd.QuarantineAwareIOManager(io_manager=PreviewingIOManager(base_dir=str(tmp_path / "v")))
-    assert _upstream_warnings([validated, _reading(People)], wrapped) == []
+    masking = dd.QuarantineAwareIOManager(
+        io_manager=PreviewingIOManager(base_dir=str(tmp_path / "v"))
+    )
+    assert _upstream_warnings([validated, _reading(People)], masking) == []
     # A direct call reads what the caller passes, not a stored asset.
     call = dd.testing.call_asset(_reading(People), {"raw_people": PEOPLE})
     assert call.materialization is not None
