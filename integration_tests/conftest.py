@@ -13,7 +13,7 @@ so there a missing package stops the run instead.
 
 import datetime as dt
 import os
-from collections.abc import Iterator, Mapping, MutableMapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, MutableMapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -21,6 +21,7 @@ import dagster as dg
 import dataframely as dy
 import polars as pl
 import pytest
+from dagster._serdes import serialize_value
 from polars.testing import assert_frame_equal
 
 import dagster_dataframely as dd
@@ -169,6 +170,16 @@ def materialize(
     )
     assert result.success
     return result
+
+
+def found_in_event_log(entries: Iterable[dg.EventLogEntry], values: Iterable[str]) -> list[str]:
+    """Each of `values` found anywhere in `entries`, as the instance stores them, sorted.
+
+    An entry is scanned whole, serialized as the instance stores it: its event, the event's
+    metadata and message, or a log line at any level.
+    """
+    texts = [serialize_value(entry) for entry in entries]
+    return sorted({value for value in values for text in texts if value in text})
 
 
 def materialization_metadata(result: dg.ExecuteInProcessResult, key: dg.AssetKey) -> dict[str, Any]:

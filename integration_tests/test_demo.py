@@ -9,6 +9,7 @@ who runs the demo and then opens the UI sees its runs, checks and quarantine the
 the demo again adds runs instead of deleting the ones the UI showed.
 """
 
+import datetime as dt
 import importlib
 import logging
 import subprocess
@@ -23,9 +24,13 @@ import pytest
 import dagster_dataframely as dd
 from dagster_dataframely_demo import definitions
 from dagster_dataframely_demo import demo as demo_script_module
+from dagster_dataframely_demo._data import marketplace_orders, orders_for_day, storefront_orders
+from dagster_dataframely_demo.order_book import order_headers
 from dagster_dataframely_demo.schema import Orders
 
-from .conftest import QUIET, materialization_metadata, shared_instance
+from .conftest import QUIET, found_in_event_log, materialization_metadata, shared_instance
+
+MONDAY = "2026-01-05"
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -104,6 +109,47 @@ def test_the_demo_code_location_loads_and_materializes(demo: ModuleType) -> None
     assert sunday.get_asset_materialization_events() == []
     assert all(check.passed for check in sunday.get_asset_check_evaluations())
     assert not (warehouse / "daily_orders" / "2026-01-04.parquet").exists()
+
+
+def test_no_customer_email_the_demo_holds_reaches_its_event_log(demo: ModuleType) -> None:
+    """The raw assets hold the e-mail addresses its schemas mark sensitive, and hand them on lazily.
+
+    Every run of the demo's assets is scanned whole (each event, its metadata and message, each
+    log line) for every address in the rows it reads and validates.
+    """
+    defs: dg.Definitions = demo.defs
+    assets = list(defs.assets or [])
+    unpartitioned = [a for a in assets if getattr(a, "partitions_def", None) is None]
+    partitioned = [a for a in assets if getattr(a, "partitions_def", None) is not None]
+    instance = shared_instance()
+    runs = {"resources": defs.resources, "instance": instance, "run_config": QUIET}
+    results = [
+        dg.materialize([*unpartitioned, *(defs.asset_checks or [])], **runs),
+        dg.materialize(partitioned, partition_key=MONDAY, **runs),
+    ]
+    assert all(result.success for result in results)
+    entries = [entry for result in results for entry in instance.all_logs(result.run_id)]
+    raw = [
+        storefront_orders(),
+        marketplace_orders(),
+        orders_for_day(dt.date.fromisoformat(MONDAY)),
+        order_headers(),
+    ]
+    emails = {email for frame in raw for email in frame["customer_email"] if email is not None}
+    assert len(emails) > 20
+    assert {"no-at-sign", "chloe(at)example.com"} <= emails
+    assert found_in_event_log(entries, emails) == []
+    # The raw assets were materialized, and the scan sees the values the samples do show.
+    materialized = {key for result in results for key in _materialized(result)}
+    plain = [demo.raw_storefront_orders, demo.raw_marketplace_orders, demo.raw_order_headers]
+    plain += [demo.raw_order_lines, demo.features.legacy_orders]
+    assert {asset.key for asset in plain} <= materialized
+    products = list(storefront_orders()["product_name"].unique())
+    assert found_in_event_log(entries, products)
+
+
+def _materialized(result: dg.ExecuteInProcessResult) -> set[dg.AssetKey]:
+    return {event.asset_key for event in result.get_asset_materialization_events()}
 
 
 @pytest.fixture

@@ -26,7 +26,7 @@ from polars.testing.parametric import dataframes
 import dagster_dataframely as dd
 from dagster_dataframely._model.shown_values import CELL_LIMIT
 
-from .conftest import QUIET, shared_instance
+from .conftest import QUIET, found_in_event_log, shared_instance
 
 pytestmark = pytest.mark.integration
 
@@ -127,12 +127,6 @@ def _without_manager_values(entry: dg.EventLogEntry) -> Iterable[str]:
     yield from (serialize_value(v) for k, v in metadata.items() if k not in MANAGER_VALUE_KEYS)
 
 
-def _found(entries: list[dg.EventLogEntry], values: Iterable[str]) -> list[str]:
-    """Each value found anywhere in the log: every entry as the instance stores it."""
-    texts = [serialize_value(entry) for entry in entries]
-    return sorted({value for value in values for text in texts if value in text})
-
-
 def _warnings(entries: list[dg.EventLogEntry]) -> list[str]:
     return [
         e.user_message
@@ -168,7 +162,7 @@ def test_with_samples_off_no_value_of_a_row_reaches_the_event_log(
     } <= kinds
     if "parquet" in manager:  # the manager's own "Writing file at" line
         assert any(e.level == logging.DEBUG and not e.is_dagster_event for e in entries)
-    assert _found(entries, EVERY_VALUE) == []
+    assert found_in_event_log(entries, EVERY_VALUE) == []
     assert _warnings(entries) == []  # every manager here is kept from showing a value
     # Every row is stored, with every value.
     stored = _stored(tmp_path, manager, "people")
@@ -196,7 +190,8 @@ def test_a_bare_dagster_polars_manager_still_records_its_previews_where_nothing_
     )
     (materialization,) = result.asset_materializations_for_node("places")
     assert set(MANAGER_VALUE_KEYS) <= set(materialization.metadata)
-    assert _found(list(instance.all_logs(result.run_id)), ["Trondheim"]) == ["Trondheim"]
+    entries = list(instance.all_logs(result.run_id))
+    assert found_in_event_log(entries, ["Trondheim"]) == ["Trondheim"]
 
 
 @pytest.mark.parametrize(
@@ -220,7 +215,7 @@ def test_a_failed_run_with_samples_off_shows_no_value_either(
     assert failure.error is not None
     assert failure.error.cause is not None
     assert failure.error.cause.cls_name == error
-    assert _found(entries, EVERY_VALUE) == []
+    assert found_in_event_log(entries, EVERY_VALUE) == []
 
 
 @pytest.mark.parametrize("manager", list(MANAGERS))
@@ -229,10 +224,10 @@ def test_a_sensitive_column_reaches_no_event_and_the_stored_rows_keep_it(
 ) -> None:
     result, entries = _run(tmp_path, manager)  # samples and statistics on
     assert result.success
-    assert _found(entries, SENSITIVE) == []
+    assert found_in_event_log(entries, SENSITIVE) == []
     assert _warnings(entries) == []
     # The samples still show the other columns.
-    assert _found(entries, ["pid-alpha", "Trondheim"]) == ["Trondheim", "pid-alpha"]
+    assert found_in_event_log(entries, ["pid-alpha", "Trondheim"]) == ["Trondheim", "pid-alpha"]
     assert _stored(tmp_path, manager, "people")["email"].to_list() == [
         "ann@private.example",
         "dee@private.example",
@@ -250,8 +245,8 @@ def test_with_samples_off_and_statistics_on_only_numbers_of_unmarked_columns_sho
     """The statistics show min, median and max of an unmarked numeric column, and nothing else."""
     result, entries = _run(tmp_path, manager, row_sample=0, max_failure_samples=0)
     assert result.success
-    assert _found(entries, [*TEXT_VALUES, *SENSITIVE]) == []
-    assert _found(entries, _texts("age")) == ["141421356", "314159265"]
+    assert found_in_event_log(entries, [*TEXT_VALUES, *SENSITIVE]) == []
+    assert found_in_event_log(entries, _texts("age")) == ["141421356", "314159265"]
 
 
 class Blobs(dy.Schema):
@@ -328,7 +323,7 @@ def test_the_table_a_bare_manager_sinks_is_the_file_it_writes_from_a_data_frame(
     (without,) = lazy.asset_materializations_for_node("people")
     assert not set(MANAGER_VALUE_KEYS) & set(without.metadata)
     assert without.metadata["dagster/row_count"].value == 3  # the package's own count
-    assert _found(entries, EVERY_VALUE) == []
+    assert found_in_event_log(entries, EVERY_VALUE) == []
 
 
 EAGER = dg.DagsterType(lambda _, value: True, name="Eager", typing_type=pl.DataFrame)
@@ -374,7 +369,7 @@ def test_a_sensitive_column_failing_the_column_gate_shows_no_category(
     cause = _cause(result)
     assert cause.cls_name == "ColumnSchemaError"
     assert f"'email': expected String, actual {shown}" in cause.message
-    assert _found(entries, SENSITIVE) == []
+    assert found_in_event_log(entries, SENSITIVE) == []
 
 
 TIERS = ["tier-gold-ann", "tier-lead-bob", "tier-none-cy"]
@@ -398,7 +393,7 @@ def test_through_the_wrapper_a_sensitive_enums_categories_reach_no_event(
 ) -> None:
     result, entries = _run(tmp_path, manager, TIERED, schema=Tiers)
     assert result.success
-    assert _found(entries, TIERS) == []
+    assert found_in_event_log(entries, TIERS) == []
     assert _warnings(entries) == []
     (materialization,) = result.asset_materializations_for_node("people")
     tab = {c.name: c.type for c in materialization.metadata["dagster/column_schema"].value.columns}
@@ -423,7 +418,7 @@ def test_a_bare_manager_recording_a_sensitive_enums_type_is_named_once(
     assert f"`{key}` (the column types, whose text shows the categories of 'tier')" in warning
     assert "dd.QuarantineAwareIOManager(io_manager=...)" in warning
     # That key is where they are, and the only place.
-    assert _found(entries, TIERS) == TIERS
+    assert found_in_event_log(entries, TIERS) == TIERS
     without_it = [_without_key(entry, key) for entry in entries]
     assert not [tier for tier in TIERS for text in without_it if tier in text]
 
@@ -496,7 +491,7 @@ def test_a_failed_duckdb_quarantine_write_shows_no_value_it_hides(
     # DuckDB's own error is left out, with its message.
     assert cause.cause is None
     assert cause.context is None
-    assert _found(entries, ["zq-short", "code-long-enough"]) == []
+    assert found_in_event_log(entries, ["zq-short", "code-long-enough"]) == []
     # The write failed as a whole: the quarantine and the table keep the first run's rows.
     assert _stored(tmp_path, manager, "people_quarantine")["code"].to_list() == [-5]
     assert _stored(tmp_path, manager, "people")["code"].to_list() == [7]
@@ -512,4 +507,4 @@ def test_with_samples_on_and_nothing_sensitive_the_managers_error_is_shown_whole
     cause = _cause(result)
     assert cause.cls_name == "ConversionException"
     assert "zq-short" in cause.message
-    assert _found(entries, ["zq-short"]) == ["zq-short"]
+    assert found_in_event_log(entries, ["zq-short"]) == ["zq-short"]

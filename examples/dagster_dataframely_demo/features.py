@@ -42,9 +42,12 @@ def reviewed_lines(raw_marketplace_orders: pl.DataFrame) -> pl.DataFrame:
 
 
 @dg.asset(group_name="features")
-def legacy_orders() -> pl.DataFrame:
-    """A plain asset the package did not build, as a team has before adopting it."""
-    return marketplace_orders().head(16)
+def legacy_orders() -> pl.LazyFrame:
+    """A plain asset the package did not build, as a team has before adopting it.
+
+    A `LazyFrame`, as the raw assets are: no preview of its customer emails is recorded.
+    """
+    return marketplace_orders().head(16).lazy()
 
 
 legacy_orders_checks = dd.table_checks(Orders, legacy_orders, severity=dg.AssetCheckSeverity.WARN)

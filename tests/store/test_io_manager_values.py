@@ -113,14 +113,44 @@ def test_the_wrapper_leaves_a_sensitive_column_out_of_the_managers_rows(tmp_path
     assert stored["email"].to_list() == ["cy@private.example"]
 
 
-def test_the_wrapper_passes_a_plain_assets_metadata_on_unchanged(tmp_path: Path) -> None:
-    @dg.asset
-    def people() -> pl.DataFrame:
-        return PEOPLE
+@dg.asset
+def raw_people() -> pl.DataFrame:
+    """A plain asset: no schema says which of its columns are sensitive."""
+    return PEOPLE
 
-    bare = _materialization(_run(people, PreviewingIOManager(base_dir=str(tmp_path / "b"))))
-    wrapped = dd.QuarantineAwareIOManager(io_manager=PreviewingIOManager(base_dir=str(tmp_path)))
-    through = _materialization(_run(people, wrapped))
+
+@pytest.mark.parametrize("staged", [False, True], ids=["wrapped", "wrapped, staged"])
+def test_the_wrapper_drops_the_previews_of_a_plain_asset_by_default(
+    tmp_path: Path, staged: bool
+) -> None:
+    bare = _run(raw_people, PreviewingIOManager(base_dir=str(tmp_path / "bare")))
+    assert "ann@private.example" in _logged(bare)  # the manager does record the rows
+    wrapped = dd.QuarantineAwareIOManager(
+        io_manager=PreviewingIOManager(base_dir=str(tmp_path)), staged_writes=staged
+    )
+    result = _run(raw_people, wrapped)
+    (event,) = result.asset_materializations_for_node("raw_people")
+    metadata = dict(event.metadata)
+    assert set(metadata) == {"path", "rows_seen"}  # the table and the markdown dropped
+    assert metadata["rows_seen"] == dg.MetadataValue.int(3)
+    text = _logged(result)
+    for value in (*EMAILS, "pid-alpha", "31337"):
+        assert value not in text, value
+    assert pl.read_parquet(tmp_path / "raw_people.parquet").equals(PEOPLE)
+
+
+def test_with_plain_asset_previews_the_wrapper_passes_a_plain_assets_metadata_on(
+    tmp_path: Path,
+) -> None:
+    def metadata(result: dg.ExecuteInProcessResult) -> dict[str, Any]:
+        (event,) = result.asset_materializations_for_node("raw_people")
+        return dict(event.metadata)
+
+    bare = metadata(_run(raw_people, PreviewingIOManager(base_dir=str(tmp_path / "b"))))
+    wrapped = dd.QuarantineAwareIOManager(
+        io_manager=PreviewingIOManager(base_dir=str(tmp_path)), plain_asset_previews=True
+    )
+    through = metadata(_run(raw_people, wrapped))
     assert through["table"] == bare["table"]
     assert through["preview"] == bare["preview"]
 
@@ -167,3 +197,74 @@ def test_nothing_is_said_where_nothing_is_hidden_or_nothing_recorded(tmp_path: P
     assert _warnings(_people(row_sample=0), wrapped) == []  # the wrapper filters
     # A path manager adding nothing to Dagster's own `path` records no value.
     assert _warnings(_people(row_sample=0), ParquetIOManager(base_dir=str(tmp_path / "q"))) == []
+
+
+# The assets a step reads: a plain asset's manager records its rows before the step runs.
+
+
+def _reading(schema: type[dy.Schema]) -> dg.AssetsDefinition:
+    @dd.asset(schema, name="people")
+    def people(raw_people: pl.DataFrame) -> pl.DataFrame:
+        return raw_people.filter(pl.col("age") >= 0).select(schema.column_names())
+
+    return people
+
+
+def _upstream_warnings(
+    assets: list[dg.AssetsDefinition], io_manager: object, *, separately: bool = False
+) -> list[str]:
+    """The warnings about what a step reads, of one run of `assets`, or one run of each."""
+    instance = dg.DagsterInstance.ephemeral()
+    warnings = []
+    selections = [[a.key] for a in assets] if separately else [None]
+    for selection in selections:
+        result = dg.materialize(
+            assets, selection=selection, resources={"io_manager": io_manager}, instance=instance
+        )
+        assert result.success
+        warnings += [
+            record.user_message
+            for record in instance.all_logs(result.run_id)
+            if record.level >= logging.WARNING and "assets this step reads" in record.user_message
+        ]
+    return warnings
+
+
+@pytest.mark.parametrize("separately", [False, True], ids=["one run", "the reader run later"])
+def test_a_step_names_the_asset_it_reads_whose_preview_shows_a_column_it_marks(
+    tmp_path: Path, separately: bool
+) -> None:
+    previewing = PreviewingIOManager(base_dir=str(tmp_path))
+    assets = [raw_people, _reading(People)]
+    (warning,) = _upstream_warnings(assets, previewing, separately=separately)
+    assert "'raw_people': `table` shows 'email'" in warning
+    assert "return a pl.LazyFrame from such an asset" in warning
+    assert "dd.QuarantineAwareIOManager(io_manager=...)" in warning
+    for email in EMAILS:
+        assert email not in warning
+
+
+def test_nothing_is_said_of_what_a_step_reads_where_no_preview_shows_a_marked_column(
+    tmp_path: Path,
+) -> None:
+    class Ages(dy.Schema):
+        person_id = dy.String(primary_key=True)
+        age = dy.Int64(min=0)
+
+    previewing = PreviewingIOManager(base_dir=str(tmp_path / "p"))
+    assert _upstream_warnings([raw_people, _reading(Ages)], previewing) == []  # none marked
+    wrapped = dd.QuarantineAwareIOManager(io_manager=PreviewingIOManager(base_dir=str(tmp_path)))
+    assert _upstream_warnings([raw_people, _reading(People)], wrapped) == []  # dropped
+
+    # A validated asset read by another: its samples show the column masked, not its values.
+    @dd.asset(People, name="raw_people", quarantine=True)
+    def validated() -> pl.DataFrame:
+        return PEOPLE
+
+    masking = dd.QuarantineAwareIOManager(
+        io_manager=PreviewingIOManager(base_dir=str(tmp_path / "v"))
+    )
+    assert _upstream_warnings([validated, _reading(People)], masking) == []
+    # A direct call reads what the caller passes, not a stored asset.
+    call = dd.testing.call_asset(_reading(People), {"raw_people": PEOPLE})
+    assert call.materialization is not None

@@ -30,6 +30,22 @@ def test_an_output_the_package_did_not_declare_keeps_what_its_manager_recorded()
     assert shown_manager_metadata(RECORDED, {"owner": "crm"}, {}) == RECORDED
 
 
+def test_without_plain_previews_an_undeclared_output_loses_its_tables_and_markdown() -> None:
+    """A plain asset has no schema to say which columns are sensitive: no preview is kept."""
+    schema = dg.MetadataValue.table_schema(
+        dg.TableSchema(columns=[dg.TableColumn("tier", str(TIERS))])
+    )
+    recorded = {**RECORDED, "dagster/column_schema": schema}
+    shown = shown_manager_metadata(
+        recorded, {"owner": "crm"}, {"tier": TIERS}, plain_previews=False
+    )
+    assert shown == {
+        "path": RECORDED["path"],
+        "dagster/row_count": RECORDED["dagster/row_count"],
+        "dagster/column_schema": schema,  # the types as recorded: no column is marked
+    }
+
+
 def test_samples_off_drop_every_table_and_markdown_value_and_keep_the_rest() -> None:
     definition = ShownValues(rows=False, masked=frozenset()).definition_metadata()
     assert shown_manager_metadata(RECORDED, definition, {}) == {

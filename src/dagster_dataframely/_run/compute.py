@@ -22,6 +22,7 @@ from dagster_dataframely._store.bare_managers import warn_of_unfiltered
 from dagster_dataframely._store.delegating import validate_quarantine_key
 from dagster_dataframely._store.lazy_tables import sinks_lazy_table
 from dagster_dataframely._store.step_storage import table_fit_for
+from dagster_dataframely._store.upstream_previews import warn_of_upstream_previews
 from dagster_dataframely._store.writer_choice import can_clear, initial_writer_for, writer_for
 from dagster_dataframely._upstream import current_asset_context
 
@@ -94,6 +95,11 @@ def compute_function(function: Callable[..., object], step: Step) -> Callable[..
             }
             warn_of_unfiltered(
                 step_context, [(o.name, o.key.to_user_string(), o.shown_values) for o in selected]
+            )
+            warn_of_upstream_previews(
+                step_context,
+                {o.key for o in step.outputs},
+                frozenset().union(*(o.info.sensitive for o in selected)),
             )
             tabs = ColumnsTabs.add(selected)
             values = step.unpack(call())

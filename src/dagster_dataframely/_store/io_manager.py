@@ -42,7 +42,10 @@ class QuarantineAwareIOManager(NestedResourceFactory):
     but for an output of `dd.asset`, `dd.multi_asset` or `dd.collection_asset`: there, the
     metadata holding values (dagster-polars' `table` and `stats`) is dropped when `row_sample`
     is 0, and otherwise loses the sensitive columns and has its cells cut, as the package's own
-    samples do; the column types it records show a sensitive column's without categories.
+    samples do; the column types it records show a sensitive column's without categories. The
+    same previews of every other output it stores (a plain `@dg.asset`'s, an op's) are dropped
+    unless `plain_asset_previews=True`: such an asset often holds the raw rows that a
+    `dd.asset` downstream marks sensitive, and has no schema to say which of its columns are.
     A quarantine goes to `quarantine_io_manager` when set, else to `io_manager`, and the table's
     `dataframely/quarantine_address` becomes the location written (a path, a URI, or a
     `schema.table`, never with credentials) instead of the asset key. A key is a quarantine only
@@ -79,6 +82,13 @@ class QuarantineAwareIOManager(NestedResourceFactory):
     staged_writes
         Whether every write goes through a staging step, so that a failed or killed write
         leaves the previous table and quarantine in place. `False` by default.
+    plain_asset_previews
+        Whether the previews a manager records of an output the package did not declare (a
+        plain `@dg.asset`'s or an op's) stay on its materialization: its table and markdown
+        values, such as dagster-polars' `table` (the first rows) and `stats` (every column's
+        min and max). `False` by default: they are dropped, and the rest (the path, the row
+        count, the column types) stays. Set it where no plain asset stored by this resource
+        holds a value to keep out of the event log.
 
     Raises
     ------
@@ -134,6 +144,7 @@ class QuarantineAwareIOManager(NestedResourceFactory):
     # the optional one cannot be spelled `... | None`.
     quarantine_io_manager: dg.ResourceDependency[Any] = None  # type: ignore[assignment]
     staged_writes: bool = False
+    plain_asset_previews: bool = False
 
     _passed: dict[str, object] = PrivateAttr(default_factory=dict)
     _passed_names: dict[str, str] = PrivateAttr(default_factory=dict)
@@ -166,7 +177,9 @@ class QuarantineAwareIOManager(NestedResourceFactory):
             if self.quarantine_io_manager is not None
             else table
         )
-        return QuarantineRouter(table=table, quarantine=quarantine)
+        return QuarantineRouter(
+            table=table, quarantine=quarantine, plain_asset_previews=self.plain_asset_previews
+        )
 
     def _argument(self, field: str) -> str:
         """How errors name one wrapped manager: the class the user passed, and the argument."""
@@ -220,9 +233,12 @@ class WrappedManager:
 class QuarantineRouter(dg.IOManager):
     """The IO manager `QuarantineAwareIOManager` creates: decides, per context, who stores it."""
 
-    def __init__(self, *, table: WrappedManager, quarantine: WrappedManager) -> None:
+    def __init__(
+        self, *, table: WrappedManager, quarantine: WrappedManager, plain_asset_previews: bool
+    ) -> None:
         self._table = table
         self._quarantine = quarantine
+        self._plain_asset_previews = plain_asset_previews
 
     @property
     def table(self) -> WrappedManager:
@@ -253,7 +269,8 @@ class QuarantineRouter(dg.IOManager):
         """Write with `writer` (one of `target`'s), copy its metadata onto `context`, return it.
 
         The metadata of a validated output keeps only the values its settings let it show, and
-        so does the error of a write that failed (`shown_write_failure`).
+        so does the error of a write that failed (`shown_write_failure`); any other output's
+        loses its previews unless the resource keeps them (`plain_asset_previews`).
         """
         forwarded = target.forward(context, clear_logged_metadata=True)
         written = context.asset_key.to_user_string() if context.has_asset_key else context.name
@@ -265,7 +282,10 @@ class QuarantineRouter(dg.IOManager):
         ):
             write_through(writer, forwarded, obj)
         logged = shown_manager_metadata(
-            forwarded.get_logged_metadata(), context.definition_metadata, written_dtypes(obj)
+            forwarded.get_logged_metadata(),
+            context.definition_metadata,
+            written_dtypes(obj),
+            plain_previews=self._plain_asset_previews,
         )
         if logged:
             context.add_output_metadata(logged)

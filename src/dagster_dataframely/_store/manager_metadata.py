@@ -6,10 +6,12 @@ holds the rows themselves: dagster-polars' managers record `table` (the first ro
 Polars frames the column types, where an `Enum` prints its categories. Where the package hands
 the frame to the manager itself (`QuarantineAwareIOManager`, a quarantine write), that metadata
 passes through `shown_manager_metadata`: dropped when the output's samples are off, without its
-sensitive columns otherwise, every text cut, a sensitive column's type masked. Where a bare
-manager writes the table, Dagster records the metadata before the package sees it: the package
-hands such a manager a `LazyFrame` where it can (`lazy_tables`), and the step names the rest
-once (`bare_managers`).
+sensitive columns otherwise, every text cut, a sensitive column's type masked. Any other
+output the wrapper stores (a plain asset's, often the raw rows a `dd.asset` reads) has no
+schema to say which columns are sensitive, so its previews are dropped unless the wrapper keeps
+them. Where a bare manager writes the table, Dagster records the metadata before the package
+sees it: the package hands such a manager a `LazyFrame` where it can (`lazy_tables`), and the
+step names the rest once (`bare_managers`).
 """
 
 from __future__ import annotations
@@ -27,6 +29,8 @@ def shown_manager_metadata(
     metadata: Mapping[str, Any],
     definition_metadata: Mapping[str, Any],
     dtypes: Mapping[str, pl.DataType],
+    *,
+    plain_previews: bool = True,
 ) -> dict[str, Any]:
     """`metadata`, as recorded by a manager for an output, with only the values it may show.
 
@@ -36,12 +40,14 @@ def shown_manager_metadata(
     which cannot lose a column, is dropped when the output has one. A table schema (the column
     types, `dagster/column_schema`, DuckDB's `dataframe_columns`) shows a sensitive column's
     type as `dtype_text` does, from `dtypes` (the written frame's schema). An output this
-    package did not declare has no `dataframely/event_log_values` and its metadata is returned
-    unchanged.
+    package did not declare has no `dataframely/event_log_values`: its metadata is returned
+    unchanged with `plain_previews`, and without its table and markdown values otherwise.
     """
     shown = ShownValues.from_definition_metadata(definition_metadata)
     if shown is None:
-        return dict(metadata)
+        if plain_previews:
+            return dict(metadata)
+        shown = _PLAIN_OUTPUT
     kept: dict[str, Any] = {}
     for key, value in metadata.items():
         if isinstance(value, dg.TableMetadataValue):
@@ -57,6 +63,11 @@ def shown_manager_metadata(
         else:
             kept[key] = value
     return kept
+
+
+# NOTE: an undeclared output without its previews shows no row, and masks no column: nothing
+# says which are sensitive, and masking every one would print `[sensitive]` in each `Enum` type.
+_PLAIN_OUTPUT = ShownValues(rows=False, masked=frozenset())
 
 
 def written_dtypes(obj: object) -> Mapping[str, pl.DataType]:
