@@ -204,16 +204,19 @@ def _schema(given: SchemaOrHint) -> type[dy.Schema]:
     """The schema `given` is or names (`dy.DataFrame[Orders]`), read and validated.
 
     A Collection gets `read_schema`'s error; anything else but a schema is refused naming both
-    forms an output accepts, as the user may have meant either.
+    forms an output accepts, as the user may have meant either, with `read_schema`'s reason
+    and fix where it has one (`dy.Schema` itself, or a hint naming it).
     """
     named = schema_named_by(given)
     try:
         return read_schema(given if named is None else named).schema
-    except SchemaTypeError:
+    except SchemaTypeError as refused:
         raise SchemaTypeError(
             "a dataframely Schema class (`dd.AssetOut(Orders)`) or its frame hint "
             "(`dd.AssetOut(dy.DataFrame[Orders])`, or `dy.LazyFrame[Orders]`)",
             f"`{shown(given)}`",
+            problem=refused.problem,
+            fix=refused.fix,
         ) from None
 
 

@@ -27,7 +27,7 @@ from dagster_dataframely._model.collection import (
     collection_rules,
     read_collection,
 )
-from dagster_dataframely._model.return_hints import collection_from_return_hint
+from dagster_dataframely._model.return_hints import collection_from_return_hint, mismatch
 from dagster_dataframely._model.setting_keywords import (
     CollectionKeywords,
     checked_settings,
@@ -37,7 +37,6 @@ from dagster_dataframely._model.setting_model import EntryPoint
 from dagster_dataframely._model.settings import read_quarantine_dir
 from dagster_dataframely.errors import (
     InvalidArgumentsError,
-    SchemaHintMismatchError,
     UnexpectedArgumentError,
     UnknownCollectionMemberError,
 )
@@ -263,9 +262,7 @@ def _collection_of(
     name = getattr(function, "__name__", repr(function))
     if collection is not None:
         if hinted is not None and hinted is not collection:
-            raise SchemaHintMismatchError(
-                name, collection.__name__, hinted.__name__, kind="Collection"
-            )
+            raise mismatch(name, collection, hinted, kind="Collection")
         return collection
     if hinted is None:
         raise UnexpectedArgumentError(

@@ -19,6 +19,7 @@ from dagster_shared.yaml_utils.source_position import SourcePositionTree
 from typing_extensions import TypeAliasType
 
 from dagster_dataframely._model.names import DAGSTER_NAME
+from dagster_dataframely._model.schema import COLLECTION_BASE, SCHEMA_BASE, base_class
 from dagster_dataframely._model.setting_model import EntryPoint, SettingSpec, settings_of
 from dagster_dataframely._model.settings import Granularity, SchemaRules
 from dagster_dataframely.errors import (
@@ -268,6 +269,14 @@ class _Fields:
                 "it runs whenever the project loads.",
             ) from error
         found = getattr(module, attribute, None)
+        given = base_class(found)
+        if given is not None:
+            expected = SCHEMA_BASE if given is SCHEMA_BASE else COLLECTION_BASE
+            raise ComponentFieldError(
+                *self.at("dataframely_schema"),
+                f"{value} is {given.name} itself, the base class, which declares {given.declares}",
+                f"Name {expected.subclass}, such as {root}.schemas:Orders.",
+            )
         if not (isinstance(found, type) and issubclass(found, dy.Schema | dy.Collection)):
             classes = [
                 name

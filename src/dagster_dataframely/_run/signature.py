@@ -15,6 +15,7 @@ from typing import Any
 
 from dagster_dataframely._model.return_hints import polars_input_hint
 from dagster_dataframely._upstream import is_context_parameter
+from dagster_dataframely.errors import UnresolvedAnnotationError
 
 
 @dataclass(frozen=True, slots=True)
@@ -80,18 +81,58 @@ def _resolved_parameters(
 
     Dagster and the IO manager then see `pl.LazyFrame` and friends even under `from __future__
     import annotations`, and the Polars type of a dataframely hint (`pl.DataFrame` for
-    `dy.DataFrame[Orders]`), which Dagster would refuse. A `context` annotation is left as
-    written: Dagster checks it against its own context classes and rejects a string, exactly as
-    it does for a plain `@dg.asset`.
+    `dy.DataFrame[Orders]`), which Dagster would refuse. The `context` (the first parameter,
+    when `skip_first`) keeps its resolved annotation as it is: Dagster checks it against its
+    own context classes, which a string never is, so `context: dg.AssetExecutionContext` under
+    `from __future__ import annotations` works here where `@dg.asset` refuses it.
+
+    Raises `UnresolvedAnnotationError` for a parameter whose annotation names what its module
+    does not define: Dagster would otherwise evaluate the string in this package's module, and
+    blame an `if TYPE_CHECKING:` block for a name that is imported, or resolve another one.
     """
-    try:
-        hints = typing.get_type_hints(function, include_extras=True)
-    except (NameError, TypeError):
-        hints = {}
+    hints = _parameter_hints(function, params)
     name = getattr(function, "__name__", repr(function))
     return [
         p
-        if (skip_first and i == 0) or p.name not in hints
-        else p.replace(annotation=polars_input_hint(hints[p.name], name, p.name))
+        if p.name not in hints
+        else p.replace(
+            annotation=hints[p.name]
+            if skip_first and i == 0
+            else polars_input_hint(hints[p.name], name, p.name)
+        )
         for i, p in enumerate(params)
     ]
+
+
+def _parameter_hints(
+    function: Callable[..., object], params: list[inspect.Parameter]
+) -> dict[str, object]:
+    """Each annotated parameter's hint, evaluated in `function`'s module; the return left out.
+
+    The return hint is not the signature's: the decorator reads it on its own, and leaves it
+    unread where it may (a schema given), so a return hint that does not resolve is no
+    parameter's concern here.
+    """
+    try:
+        return typing.get_type_hints(function, include_extras=True)
+    except (NameError, TypeError):
+        pass  # the return hint, or a parameter: each is evaluated alone below to say which
+    namespace = getattr(inspect.unwrap(function), "__globals__", {})
+    hints = {}
+    for param in params:
+        if param.annotation is inspect.Parameter.empty:
+            continue
+
+        def holder() -> None: ...
+
+        holder.__annotations__ = {param.name: param.annotation}
+        try:
+            hints.update(typing.get_type_hints(holder, globalns=namespace, include_extras=True))
+        except (NameError, TypeError) as error:
+            raise UnresolvedAnnotationError(
+                getattr(function, "__name__", repr(function)),
+                param.name,
+                str(param.annotation),
+                str(error),
+            ) from None
+    return hints
