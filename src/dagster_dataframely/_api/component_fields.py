@@ -271,11 +271,13 @@ class _Fields:
         found = getattr(module, attribute, None)
         given = base_class(found)
         if given is not None:
-            expected = SCHEMA_BASE if given is SCHEMA_BASE else COLLECTION_BASE
+            expected, example = (
+                (SCHEMA_BASE, "Orders") if given is SCHEMA_BASE else (COLLECTION_BASE, "OrderBook")
+            )
             raise ComponentFieldError(
                 *self.at("dataframely_schema"),
                 f"{value} is {given.name} itself, the base class, which declares {given.declares}",
-                f"Name {expected.subclass}, such as {root}.schemas:Orders.",
+                f"Name {expected.subclass}, such as {root}.schemas:{example}.",
             )
         if not (isinstance(found, type) and issubclass(found, dy.Schema | dy.Collection)):
             classes = [

@@ -10,7 +10,7 @@ An input's hint is read by the same parser, for its Polars type only: Dagster re
 `dy.DataFrame[Orders]` on a parameter, and the IO managers choose what to load from the
 annotation, so an input hinted `dy.DataFrame[Orders]` is shown to both as `pl.DataFrame`.
 
-Every hint is first read through its aliases (`hint_aliases.unaliased`): a PEP 695 `type`
+Every hint is first read through its aliases (`annotations.unaliased`): a PEP 695 `type`
 alias, generic or not, and a `NewType` stand for what they name, at any depth. `dy.Schema`
 and `dy.Collection` themselves name no schema the package can read (`schema.base_class`).
 """
@@ -33,7 +33,7 @@ from dagster_dataframely.errors import (
     UnreadableReturnHintError,
 )
 
-from .hint_aliases import unaliased
+from .annotations import ALIAS_TYPES, annotations_of, unaliased
 from .schema import COLLECTION_BASE, SCHEMA_BASE, BaseClass, base_class
 
 _FRAMES = (pl.DataFrame, pl.LazyFrame)
@@ -51,9 +51,15 @@ def _return_hint(function: Callable[..., object], *, must_resolve: bool) -> obje
     A name that does not resolve raises `UnreadableReturnHintError` when `must_resolve`;
     without it, such a hint is left unread (a decorator given its schema never needed it).
     """
+    annotations = annotations_of(function)
     try:
-        hints = typing.get_type_hints(function, include_extras=True)
-        return unaliased(hints["return"]) if "return" in hints else _NO_HINT
+        if "return" in annotations.unresolved:
+            raise annotations.unresolved["return"]
+        return (
+            unaliased(annotations.resolved["return"])
+            if "return" in annotations.resolved
+            else _NO_HINT
+        )
     except (NameError, TypeError) as error:
         if not must_resolve:
             return _NO_HINT
@@ -400,11 +406,15 @@ def _is_collection(value: object) -> bool:
     )
 
 
-def _names_schema(hint: object) -> bool:
+def _names_schema(hint: object, seen: frozenset[int] = frozenset()) -> bool:
     """Whether a schema or Collection, or the base class of either, appears anywhere in `hint`."""
     if _is_schema(hint) or _is_collection(hint) or base_class(hint) is not None:
         return True
-    return any(_names_schema(argument) for argument in typing.get_args(hint))
+    if isinstance(hint, ALIAS_TYPES):
+        # NOTE: an alias is left in an expanded hint only where it recurs into itself: it names
+        # a schema if its value does (read once: `seen` stops it at itself again).
+        return id(hint) not in seen and _names_schema(unaliased(hint), seen | {id(hint)})
+    return any(_names_schema(argument, seen) for argument in typing.get_args(hint))
 
 
 def _base_classes(hint: object) -> set[BaseClass]:

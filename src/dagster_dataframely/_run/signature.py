@@ -8,11 +8,11 @@ parameters, plus a `context` when this package needs one and the user did not as
 from __future__ import annotations
 
 import inspect
-import typing
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from dagster_dataframely._model.annotations import annotations_of
 from dagster_dataframely._model.return_hints import polars_input_hint
 from dagster_dataframely._upstream import is_context_parameter
 from dagster_dataframely.errors import UnresolvedAnnotationError
@@ -90,8 +90,13 @@ def _resolved_parameters(
     does not define: Dagster would otherwise evaluate the string in this package's module, and
     blame an `if TYPE_CHECKING:` block for a name that is imported, or resolve another one.
     """
-    hints = _parameter_hints(function, params)
+    annotations = annotations_of(function)
     name = getattr(function, "__name__", repr(function))
+    for param in params:
+        error = annotations.unresolved.get(param.name)
+        if error is not None:
+            raise UnresolvedAnnotationError(name, param.name, str(param.annotation), str(error))
+    hints = annotations.resolved
     return [
         p
         if p.name not in hints
@@ -102,37 +107,3 @@ def _resolved_parameters(
         )
         for i, p in enumerate(params)
     ]
-
-
-def _parameter_hints(
-    function: Callable[..., object], params: list[inspect.Parameter]
-) -> dict[str, object]:
-    """Each annotated parameter's hint, evaluated in `function`'s module; the return left out.
-
-    The return hint is not the signature's: the decorator reads it on its own, and leaves it
-    unread where it may (a schema given), so a return hint that does not resolve is no
-    parameter's concern here.
-    """
-    try:
-        return typing.get_type_hints(function, include_extras=True)
-    except (NameError, TypeError):
-        pass  # the return hint, or a parameter: each is evaluated alone below to say which
-    namespace = getattr(inspect.unwrap(function), "__globals__", {})
-    hints = {}
-    for param in params:
-        if param.annotation is inspect.Parameter.empty:
-            continue
-
-        def holder() -> None: ...
-
-        holder.__annotations__ = {param.name: param.annotation}
-        try:
-            hints.update(typing.get_type_hints(holder, globalns=namespace, include_extras=True))
-        except (NameError, TypeError) as error:
-            raise UnresolvedAnnotationError(
-                getattr(function, "__name__", repr(function)),
-                param.name,
-                str(param.annotation),
-                str(error),
-            ) from None
-    return hints

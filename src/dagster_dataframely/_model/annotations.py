@@ -1,19 +1,25 @@
-"""What a hint stands for once its aliases are expanded: `type OrdersFrame = dy.DataFrame[Orders]`.
+"""A function's annotations as the hint readers see them: each evaluated, its aliases expanded.
 
-A type checker reads a PEP 695 alias, typing_extensions' `TypeAliasType` and a `NewType` as
-what they name, so `-> OrdersFrame` says what `-> dy.DataFrame[Orders]` says. At run time they
-are objects of their own that `typing.get_origin` does not see through, and a hint reader
-would find no schema in them. So every hint is expanded here first, at any depth, and read
-after that as if it had been written without them.
+Under `from __future__ import annotations` every annotation is a string, evaluated in the
+function's module as `typing.get_type_hints` (and Dagster) evaluates it; each one on its own,
+so a parameter's name that does not resolve fails that parameter, not the return hint too.
+
+A type checker reads a PEP 695 alias (`type OrdersFrame = dy.DataFrame[Orders]`),
+typing_extensions' `TypeAliasType` and a `NewType` as what they name, so `-> OrdersFrame` says
+what `-> dy.DataFrame[Orders]` says. At run time they are objects of their own that
+`typing.get_origin` does not see through, and a hint reader would find no schema in them. So
+every hint is expanded here first, at any depth, and read after that as if it had been written
+without them.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import inspect
 import sys
 import types
 import typing
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Annotated
 
 import typing_extensions
@@ -27,6 +33,47 @@ Two different classes until typing_extensions takes Python's own (3.15); each is
 """
 
 _TYPE_PARAMETERS = (typing.TypeVar, typing.ParamSpec, typing.TypeVarTuple)
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class Annotations:
+    """A function's annotations, each evaluated in its module (`return` for its return hint)."""
+
+    resolved: Mapping[str, object]
+    """Each annotation that resolves, as `typing.get_type_hints` gives it."""
+    unresolved: Mapping[str, NameError | TypeError]
+    """Each annotation that does not, with what Python raised evaluating it."""
+
+
+def annotations_of(function: Callable[..., object]) -> Annotations:
+    """`function`'s annotations evaluated in its module, those that resolve apart from the rest.
+
+    Evaluated together as Dagster evaluates them, and where that fails each on its own: a
+    return hint a decorator given its schema never reads must not fail the parameters, nor a
+    parameter the return hint.
+    """
+    try:
+        return Annotations(typing.get_type_hints(function, include_extras=True), {})
+    except (NameError, TypeError):
+        pass  # one of them does not resolve: each is evaluated alone below, to say which
+    namespace = getattr(inspect.unwrap(function), "__globals__", {})
+    resolved: dict[str, object] = {}
+    unresolved: dict[str, NameError | TypeError] = {}
+    for name, written in getattr(function, "__annotations__", {}).items():
+        try:
+            resolved[name] = _evaluated_in(written, namespace)
+        except (NameError, TypeError) as error:
+            unresolved[name] = error
+    return Annotations(resolved, unresolved)
+
+
+def _evaluated_in(written: object, namespace: Mapping[str, object]) -> object:
+    """One annotation as `typing.get_type_hints` evaluates it in a module's `namespace`."""
+
+    def holder() -> None: ...
+
+    holder.__annotations__ = {"value": written}
+    return typing.get_type_hints(holder, globalns=dict(namespace), include_extras=True)["value"]
 
 
 def unaliased(hint: object) -> object:
@@ -108,12 +155,7 @@ class _Expansion:
 def _evaluated(value: str | typing.ForwardRef, module: str) -> object:
     """A string in an alias's value, evaluated in the alias's module as a hint would be."""
     text = value if isinstance(value, str) else value.__forward_arg__
-
-    def holder() -> None: ...
-
-    holder.__annotations__ = {"value": text}
-    namespace = vars(sys.modules[module]) if module in sys.modules else {}
-    return typing.get_type_hints(holder, globalns=dict(namespace), include_extras=True)["value"]
+    return _evaluated_in(text, vars(sys.modules[module]) if module in sys.modules else {})
 
 
 def _rebuilt(hint: object, origin: object, arguments: tuple[object, ...]) -> object:
