@@ -174,7 +174,7 @@ def wrapped(draw: st.DrawFn, hint: Any) -> tuple[Any, Any]:
         frame, plain_frame = draw(wrapped(arguments[0]))
         hint = Annotated[(frame, *arguments[1:])]
         plain = Annotated[(plain_frame, *arguments[1:])]
-    elif arguments and draw(st.booleans()):  # a union's members, a generic's arguments
+    elif origin is not Annotated and arguments and draw(st.booleans()):  # a generic's arguments
         parts = [draw(wrapped(argument)) for argument in arguments]
         aliased_parts = tuple(part[0] for part in parts)
         plain_parts = tuple(part[1] for part in parts)
@@ -285,3 +285,14 @@ def test_the_type_statements_aliases_read_as_what_they_name() -> None:
     assert polars_input_hint(aliases["Frame"][Orders], "summary", "orders") == pl.LazyFrame | None
     with pytest.raises(UnreadableReturnHintError, match="name 'NoSuchSchema' is not defined"):
         schema_from_return_hint(read(aliases["Never"]))
+
+
+def test_an_alias_whose_value_is_no_expression_is_unreadable() -> None:
+    note = TypeAliasType("Note", "of the day")
+
+    with pytest.raises(UnreadableReturnHintError) as raised:
+        schema_from_return_hint(returning(dy.DataFrame[Orders] | note))
+    assert str(raised.value).startswith(
+        "The return hint of 'function', `dy.DataFrame[Orders] | Note`, cannot be read as a type "
+        "(Forward reference must be an expression -- got 'of the day'). "
+    )

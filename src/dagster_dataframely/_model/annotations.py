@@ -34,6 +34,12 @@ Two different classes until typing_extensions takes Python's own (3.15); each is
 
 _TYPE_PARAMETERS = (typing.TypeVar, typing.ParamSpec, typing.TypeVarTuple)
 
+Unreadable = NameError | TypeError | SyntaxError
+"""What evaluating a hint raises: a name its module lacks, something no type, a string no
+expression (`TypeAliasType("Note", "of the day")`)."""
+UNREADABLE = (NameError, TypeError, SyntaxError)
+"""The same classes, to catch."""
+
 
 @dataclasses.dataclass(frozen=True, slots=True)
 class Annotations:
@@ -41,7 +47,7 @@ class Annotations:
 
     resolved: Mapping[str, object]
     """Each annotation that resolves, as `typing.get_type_hints` gives it."""
-    unresolved: Mapping[str, NameError | TypeError]
+    unresolved: Mapping[str, Unreadable]
     """Each annotation that does not, with what Python raised evaluating it."""
 
 
@@ -54,15 +60,15 @@ def annotations_of(function: Callable[..., object]) -> Annotations:
     """
     try:
         return Annotations(typing.get_type_hints(function, include_extras=True), {})
-    except (NameError, TypeError):
+    except UNREADABLE:
         pass  # one of them does not resolve: each is evaluated alone below, to say which
     namespace = getattr(inspect.unwrap(function), "__globals__", {})
     resolved: dict[str, object] = {}
-    unresolved: dict[str, NameError | TypeError] = {}
+    unresolved: dict[str, Unreadable] = {}
     for name, written in getattr(function, "__annotations__", {}).items():
         try:
             resolved[name] = _evaluated_in(written, namespace)
-        except (NameError, TypeError) as error:
+        except UNREADABLE as error:
             unresolved[name] = error
     return Annotations(resolved, unresolved)
 
@@ -95,6 +101,8 @@ def unaliased(hint: object) -> object:
     TypeError
         A generic that holds an alias cannot be rebuilt around its expanded arguments, or a
         string value is no type.
+    SyntaxError
+        A string value is no Python expression.
     """
     return _Expansion().of(hint)
 

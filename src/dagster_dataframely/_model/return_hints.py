@@ -33,7 +33,7 @@ from dagster_dataframely.errors import (
     UnreadableReturnHintError,
 )
 
-from .annotations import ALIAS_TYPES, annotations_of, unaliased
+from .annotations import ALIAS_TYPES, UNREADABLE, Unreadable, annotations_of, unaliased
 from .schema import COLLECTION_BASE, SCHEMA_BASE, BaseClass, base_class
 
 _FRAMES = (pl.DataFrame, pl.LazyFrame)
@@ -60,17 +60,22 @@ def _return_hint(function: Callable[..., object], *, must_resolve: bool) -> obje
             if "return" in annotations.resolved
             else _NO_HINT
         )
-    except (NameError, TypeError) as error:
+    except UNREADABLE as error:
         if not must_resolve:
             return _NO_HINT
         raise UnreadableReturnHintError(
             _function_name(function),
-            str(getattr(function, "__annotations__", {}).get("return")),
+            written(getattr(function, "__annotations__", {}).get("return")),
             unresolved(error),
         ) from None
 
 
-def unresolved(error: NameError | TypeError) -> str:
+def written(annotation: object) -> str:
+    """An annotation as its author wrote it: the string under PEP 563, else the hint shown."""
+    return annotation if isinstance(annotation, str) else shown(annotation)
+
+
+def unresolved(error: Unreadable) -> str:
     """Why a hint cannot be read: a name its module lacks, or an alias that cannot be expanded."""
     if isinstance(error, NameError):
         return (
@@ -123,7 +128,7 @@ def schema_named_by(hint: object) -> type[dy.Schema] | None:
     except UnreadableReturnHintError:
         named = _base_classes(expanded)
         return dy.Schema if named == {SCHEMA_BASE} else None
-    except (NameError, TypeError):
+    except UNREADABLE:
         return None
 
 
@@ -228,7 +233,7 @@ def _entries_by_output(hint: object, function: str, outputs: Sequence[str]) -> d
             extra = [field for field in fields if field not in outputs]
             if not missing and not extra:
                 return {output: unaliased(_field_type(fields[output])) for output in outputs}
-        except (NameError, TypeError) as error:
+        except UNREADABLE as error:
             problem = unresolved(error)
             raise OutputHintError(function, shown(hint), problem, MULTI_ASSET_FORMS) from None
         said = [
@@ -347,7 +352,7 @@ def polars_input_hint(hint: object, function: str, parameter: str) -> object:
     """
     try:
         expanded = unaliased(hint)
-    except (NameError, TypeError) as error:
+    except UNREADABLE as error:
         raise UnreadableInputHintError(
             function, parameter, shown(hint), unresolved(error)
         ) from None

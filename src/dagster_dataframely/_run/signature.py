@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from dagster_dataframely._model.annotations import annotations_of
-from dagster_dataframely._model.return_hints import polars_input_hint
+from dagster_dataframely._model.return_hints import polars_input_hint, written
 from dagster_dataframely._upstream import is_context_parameter
 from dagster_dataframely.errors import UnresolvedAnnotationError
 
@@ -95,7 +95,7 @@ def _resolved_parameters(
     for param in params:
         error = annotations.unresolved.get(param.name)
         if error is not None:
-            raise UnresolvedAnnotationError(name, param.name, str(param.annotation), str(error))
+            raise UnresolvedAnnotationError(name, param.name, written(param.annotation), str(error))
     hints = annotations.resolved
     return [
         p
