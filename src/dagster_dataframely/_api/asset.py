@@ -115,13 +115,15 @@ def asset(
     Parameters
     ----------
     schema
-        The Dataframely schema the returned frame must match: a `dy.Schema` subclass, never a
-        `dy.Collection`. Positional only. `None` (or a bare `@dd.asset`) reads it from the
-        function's return hint: `-> dy.DataFrame[Orders]`, `-> dy.LazyFrame[Orders]`,
+        The Dataframely schema the returned frame must match: a `dy.Schema` subclass (never
+        `dy.Schema` itself, which declares no column), never a `dy.Collection`. Positional
+        only. `None` (or a bare `@dd.asset`) reads it from the function's return hint:
+        `-> dy.DataFrame[Orders]`, `-> dy.LazyFrame[Orders]`,
         `-> Annotated[pl.DataFrame, Orders]`, `-> Annotated[pl.LazyFrame, Orders]`,
         `-> dg.MaterializeResult[dy.DataFrame[Orders]]` (or of `dy.LazyFrame[Orders]`), each
-        optionally `| None`. The hint only names the schema: what the function returns decides
-        how the frame is validated.
+        optionally `| None`, and any of them named through a type alias or a `NewType`. The
+        hint only names the schema: what the function returns decides how the frame is
+        validated.
     name
         The asset's name, the last part of its key. `None` uses the function's name.
     key_prefix

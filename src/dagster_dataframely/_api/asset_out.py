@@ -43,8 +43,9 @@ class AssetOut:
     Parameters
     ----------
     schema
-        The Dataframely schema the output's frame must match: a `dy.Schema` subclass, never a
-        `dy.Collection`, or its frame hint in place of it (`dy.DataFrame[Orders]`,
+        The Dataframely schema the output's frame must match: a `dy.Schema` subclass (never
+        `dy.Schema` itself, which declares no column), never a `dy.Collection`, or its frame
+        hint in place of it (`dy.DataFrame[Orders]`,
         `dy.LazyFrame[Orders]`; every return hint `dd.asset` reads is read the same way, though
         a type checker accepts these two only). Without it, `dd.multi_asset` reads the output's
         schema from the function's return hint: `-> tuple[dy.DataFrame[Orders], ...]` in the

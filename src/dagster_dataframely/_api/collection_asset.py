@@ -118,9 +118,11 @@ def collection_asset(
     Parameters
     ----------
     collection
-        The `dy.Collection` subclass whose members the function returns. Positional only.
-        Without it, the function's return hint names it: `-> OrderBook` (the class itself,
-        optionally `| None`; a string under `from __future__ import annotations` too).
+        The `dy.Collection` subclass whose members the function returns (never
+        `dy.Collection` itself, which declares no member). Positional only. Without it, the
+        function's return hint names it: `-> OrderBook` (the class itself, optionally
+        `| None`, also through a type alias; a string under `from __future__ import
+        annotations` too).
     key_prefix
         The key prefix of every member asset whose `outs` entry sets neither `key` nor
         `key_prefix`. Each quarantine has its member's prefix.
