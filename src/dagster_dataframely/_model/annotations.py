@@ -162,8 +162,7 @@ class _Expansion:
 
 def _evaluated(value: str | typing.ForwardRef, module: str) -> object:
     """A string in an alias's value, evaluated in the alias's module as a hint would be."""
-    text = value if isinstance(value, str) else value.__forward_arg__
-    return _evaluated_in(text, vars(sys.modules[module]) if module in sys.modules else {})
+    return _evaluated_in(value, vars(sys.modules[module]) if module in sys.modules else {})
 
 
 def _rebuilt(hint: object, origin: object, arguments: tuple[object, ...]) -> object:
