@@ -182,6 +182,9 @@ def test_the_typed_sections_have_the_forms_a_reader_writes() -> None:
     assert "Orders.filter(" in sources
     assert ".validate(" in sources
     assert "(orders: dy.LazyFrame[" in sources  # a hinted input
+    assert "from __future__ import annotations" in sources  # every annotation a string
+    assert "context: dg.AssetExecutionContext" in sources  # annotated, as strict mode asks
+    assert 'TypeAliasType("OrdersFrame"' in sources  # a hint named through an alias
 
 
 @pytest.mark.parametrize("checker", ["mypy --strict", "pyright strict"])

@@ -67,6 +67,7 @@ from dagster_dataframely.errors import (
     UnknownWarningRuleError,
     UnreadableInputHintError,
     UnreadableReturnHintError,
+    UnresolvedAnnotationError,
     UnsafePathKeyError,
     UnsupportedDtypeError,
     ValidationAbortError,
@@ -670,11 +671,30 @@ CASES = [
         attributes={
             "expected": "a dataframely Schema class (a subclass of dy.Schema)",
             "given": "<function orders>",
+            "problem": "",
+            "fix": "Pass the class itself, not an instance or a frame.",
         },
         fragments=(
             "Expected a dataframely Schema class",
             "got <function orders>",
             "the class itself",
+        ),
+    ),
+    Case(
+        UnresolvedAnnotationError,
+        ("orders", "context", "dg.AssetExecutionContext", "name 'dg' is not defined"),
+        attributes={
+            "function": "orders",
+            "parameter": "context",
+            "annotation": "dg.AssetExecutionContext",
+            "problem": "name 'dg' is not defined",
+        },
+        fragments=(
+            "parameter 'context' of 'orders', `dg.AssetExecutionContext`",
+            "name 'dg' is not defined",
+            "`if TYPE_CHECKING:`",
+            "`import dagster as dg`",
+            "runtime-evaluated-decorators",
         ),
     ),
     Case(
@@ -886,7 +906,16 @@ SIGNATURES: dict[type[DagsterDataframelyError], list[tuple[str, Any, Any]]] = {
     InvalidArgumentsError: [
         (name, POS, inspect.Parameter.empty) for name in ("function", "problem", "fix")
     ],
-    SchemaTypeError: [(name, POS, inspect.Parameter.empty) for name in ("expected", "given")],
+    SchemaTypeError: [
+        *[(name, POS, inspect.Parameter.empty) for name in ("expected", "given")],
+        ("problem", KW, ""),
+        ("fix", KW, "Pass the class itself, not an instance or a frame."),
+    ],
+    # Not in the reference: a parameter's string annotation its module cannot resolve (issue 52).
+    UnresolvedAnnotationError: [
+        (name, POS, inspect.Parameter.empty)
+        for name in ("function", "parameter", "annotation", "problem")
+    ],
     SchemaHintMismatchError: [
         *[(name, POS, inspect.Parameter.empty) for name in ("function", "argument", "hinted")],
         ("output", KW, None),
@@ -985,6 +1014,7 @@ CATEGORIES: dict[type[DagsterDataframelyError], set[type[DagsterDataframelyError
         UnexpectedArgumentError,
         UnreadableInputHintError,
         UnreadableReturnHintError,
+        UnresolvedAnnotationError,
         ComponentFieldError,
         UnknownPolicyRuleError,
         InvalidThresholdError,

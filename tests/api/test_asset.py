@@ -20,7 +20,9 @@ from polars.testing import assert_frame_equal
 
 import dagster_dataframely as dd
 from dagster_dataframely import errors
+from dagster_dataframely.errors import UnresolvedAnnotationError
 from tests import future_annotated_assets as future
+from tests import type_checking_assets as type_checking
 from tests.asset_support import (
     ALL_INVALID,
     CLEAN,
@@ -1055,14 +1057,67 @@ def test_string_annotations_still_reach_the_io_manager(
     assert quarantined["order_id"].to_list() == ["b"]
 
 
-def test_a_string_context_annotation_fails_as_it_does_for_dg_asset() -> None:
-    with pytest.raises(dg.DagsterInvalidDefinitionError) as plain:
-        future.declare_with_annotated_context(dg.asset)
-    with pytest.raises(dg.DagsterInvalidDefinitionError) as ours:
-        future.declare_with_annotated_context(dd.asset(SmallOrders))
-    with pytest.raises(dg.DagsterInvalidDefinitionError) as quarantined:
-        future.declare_with_annotated_context(dd.asset(SmallOrders, quarantine=True))
+def test_an_annotated_context_under_pep_563_gets_the_assets_context(
+    materialize: Materialize, warehouse: Path
+) -> None:
+    # Before, Dagster compared the string with its context classes and refused it ("Cannot
+    # annotate `context`"), or evaluated it in this package's module and blamed an `if
+    # TYPE_CHECKING` block for `AssetExecutionContext`, which the module imports.
+    future.seen.clear()
 
-    assert "Cannot annotate `context` parameter" in str(plain.value)
-    assert str(ours.value) == str(plain.value)
-    assert str(quarantined.value) == str(plain.value)
+    materialize(
+        [
+            future.raw_orders,
+            future.annotated_context_orders,
+            future.imported_context_orders,
+            future.channel_orders,
+            future.shop,
+        ]
+    )
+
+    assert future.seen == {
+        "annotated_context_orders": pl.LazyFrame,
+        "annotated_context_orders context": dg.AssetExecutionContext,
+        "imported_context_orders context": dg.AssetExecutionContext,
+        "channel_orders context": dg.AssetExecutionContext,
+        "shop context": dg.AssetExecutionContext,
+    }
+    stored = pl.read_parquet(warehouse / "annotated_context_orders.parquet")
+    assert stored["order_id"].to_list() == ["a", "c"]
+    quarantined = pl.read_parquet(warehouse / "annotated_context_orders_quarantine.parquet")
+    assert quarantined["order_id"].to_list() == ["b"]
+
+
+def test_an_annotated_context_under_pep_563_works_where_dg_asset_refuses_it() -> None:
+    with pytest.raises(dg.DagsterInvalidDefinitionError, match="Cannot annotate `context`"):
+        future.declare_with_annotated_context(dg.asset)
+
+    future.declare_with_annotated_context(dd.asset(SmallOrders))
+    future.declare_with_annotated_context(dd.asset(SmallOrders, quarantine=True))
+
+
+@pytest.mark.parametrize(
+    ("function", "parameter", "annotation", "name"),
+    [
+        (type_checking.context_orders, "context", "dg.AssetExecutionContext", "dg"),
+        (type_checking.lazy_orders, "raw_orders", "pl.LazyFrame", "pl"),
+    ],
+    ids=["context", "input"],
+)
+def test_an_annotation_naming_what_only_type_checking_imports_says_so(
+    function: Any, parameter: str, annotation: str, name: str
+) -> None:
+    with pytest.raises(UnresolvedAnnotationError) as raised:
+        dd.asset(function)
+
+    assert str(raised.value) == (
+        f"The annotation of parameter {parameter!r} of {function.__name__!r}, `{annotation}`, "
+        f"does not resolve in the function's module (name {name!r} is not defined). Under "
+        "`from __future__ import annotations` an annotation is a string, and Dagster evaluates "
+        "the parameters' annotations when the asset is declared, so every name in one must "
+        "exist in the module when it runs: a name imported only under `if TYPE_CHECKING:` "
+        "(where ruff's flake8-type-checking rules move an import used only in annotations) or "
+        "a class defined inside a function is missing. Import it at the top of the module, "
+        "such as `import dagster as dg`; to keep ruff from moving it, list the decorator under "
+        '`lint.flake8-type-checking.runtime-evaluated-decorators` (`"dagster_dataframely.asset"`).'
+    )

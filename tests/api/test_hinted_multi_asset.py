@@ -297,7 +297,8 @@ def test_a_name_in_the_hint_that_does_not_resolve_is_refused_with_the_forms() ->
 
     assert str(raised.value) == (
         "The return hint of 'orders_and_lines', `tuple[dy.DataFrame[Missing], Missing]`, does "
-        f"not resolve in its module (name 'Missing' is not defined). {FIX}"
+        "not resolve in its module (name 'Missing' is not defined): each name in a hint must be "
+        f"defined when the module runs, not only imported under `if TYPE_CHECKING:`. {FIX}"
     )
 
 

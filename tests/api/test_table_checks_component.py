@@ -566,3 +566,34 @@ def test_an_unknown_policy_key_lists_the_keys_a_stored_tables_checks_use(project
         "{warn_above: 0.01, fail_above: 0.1}, rules: {amount|min: {fail_above: 0}}, severity: "
         "ERROR, blocking: true}`."
     )
+
+
+@pytest.mark.parametrize(
+    ("reference", "problem", "fix"),
+    [
+        (
+            "dataframely:Schema",
+            "dataframely:Schema is dy.Schema itself, the base class, which declares no column, so "
+            "a frame validated against it keeps no column and no row",
+            "Name a subclass of dy.Schema that declares the frame's columns, such as "
+            f"{ROOT_MODULE}.schemas:Orders",
+        ),
+        (
+            "dataframely.collection:Collection",
+            "dataframely.collection:Collection is dy.Collection itself, the base class, which "
+            "declares no member, so there is no table to validate",
+            "Name a subclass of dy.Collection that declares its members, such as "
+            f"{ROOT_MODULE}.schemas:OrderBook",
+        ),
+    ],
+    ids=["dy.Schema", "dy.Collection"],
+)
+def test_the_base_class_itself_is_refused_at_its_field(
+    project: Path, reference: str, problem: str, fix: str
+) -> None:
+    # Before, `dataframely:Schema` declared a check on a schema without a column.
+    error = field_error(
+        project, f"dataframely_schema: {reference}\nassets: [orders]\nseverity: WARN"
+    )
+
+    assert str(error) == f"{FILE}:3: attributes.dataframely_schema: {problem}. {fix}."

@@ -25,7 +25,7 @@ from dagster_dataframely._api.dagster_keywords import (
 from dagster_dataframely._api.refusals import refusing_mistakes, usable_bare
 from dagster_dataframely._declare.builder import build_asset
 from dagster_dataframely._declare.output_declaration import declare_output
-from dagster_dataframely._model.return_hints import schema_from_return_hint
+from dagster_dataframely._model.return_hints import mismatch, schema_from_return_hint
 from dagster_dataframely._model.schema import SchemaInfo, read_schema
 from dagster_dataframely._model.setting_keywords import (
     OutputKeywords,
@@ -35,7 +35,6 @@ from dagster_dataframely._model.setting_keywords import (
 from dagster_dataframely._model.setting_model import EntryPoint
 from dagster_dataframely._model.settings import Settings, read_quarantine_dir
 from dagster_dataframely.errors import (
-    SchemaHintMismatchError,
     UnexpectedArgumentError,
     UnreadableReturnHintError,
 )
@@ -116,13 +115,15 @@ def asset(
     Parameters
     ----------
     schema
-        The Dataframely schema the returned frame must match: a `dy.Schema` subclass, never a
-        `dy.Collection`. Positional only. `None` (or a bare `@dd.asset`) reads it from the
-        function's return hint: `-> dy.DataFrame[Orders]`, `-> dy.LazyFrame[Orders]`,
+        The Dataframely schema the returned frame must match: a `dy.Schema` subclass (never
+        `dy.Schema` itself, which declares no column), never a `dy.Collection`. Positional
+        only. `None` (or a bare `@dd.asset`) reads it from the function's return hint:
+        `-> dy.DataFrame[Orders]`, `-> dy.LazyFrame[Orders]`,
         `-> Annotated[pl.DataFrame, Orders]`, `-> Annotated[pl.LazyFrame, Orders]`,
         `-> dg.MaterializeResult[dy.DataFrame[Orders]]` (or of `dy.LazyFrame[Orders]`), each
-        optionally `| None`. The hint only names the schema: what the function returns decides
-        how the frame is validated.
+        optionally `| None`, and any of them named through a type alias or a `NewType`. The
+        hint only names the schema: what the function returns decides how the frame is
+        validated.
     name
         The asset's name, the last part of its key. `None` uses the function's name.
     key_prefix
@@ -214,10 +215,12 @@ def asset(
     op = passed_on(arguments, OP_KEYWORDS)
 
     def declare(schema: type[dy.Schema]) -> tuple[AssetOut, SchemaInfo, Settings]:
+        # NOTE: read first, so a wrong schema is refused with `dd.asset`'s words, not with
+        # those of `dd.AssetOut`, which also takes a frame hint.
+        info = read_schema(schema)
         declared = AssetOut(
             schema, **checked, **passed_on(arguments, ASSET_OUT_KEYWORDS), kinds=kinds
         )
-        info = read_schema(schema)
         return declared, info, declared.settings.resolve(info)
 
     given = declare(schema) if schema is not None else None
@@ -255,7 +258,7 @@ def _schema_of(function: AssetFunction, schema: type[dy.Schema] | None) -> type[
         except UnreadableReturnHintError:
             return schema
         if hinted is not None and hinted is not schema:
-            raise SchemaHintMismatchError(function.__name__, schema.__name__, hinted.__name__)
+            raise mismatch(function.__name__, schema, hinted)
         return schema
     hinted = schema_from_return_hint(function)
     if hinted is None:

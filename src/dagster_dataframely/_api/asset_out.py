@@ -43,8 +43,9 @@ class AssetOut:
     Parameters
     ----------
     schema
-        The Dataframely schema the output's frame must match: a `dy.Schema` subclass, never a
-        `dy.Collection`, or its frame hint in place of it (`dy.DataFrame[Orders]`,
+        The Dataframely schema the output's frame must match: a `dy.Schema` subclass (never
+        `dy.Schema` itself, which declares no column), never a `dy.Collection`, or its frame
+        hint in place of it (`dy.DataFrame[Orders]`,
         `dy.LazyFrame[Orders]`; every return hint `dd.asset` reads is read the same way, though
         a type checker accepts these two only). Without it, `dd.multi_asset` reads the output's
         schema from the function's return hint: `-> tuple[dy.DataFrame[Orders], ...]` in the
@@ -204,16 +205,19 @@ def _schema(given: SchemaOrHint) -> type[dy.Schema]:
     """The schema `given` is or names (`dy.DataFrame[Orders]`), read and validated.
 
     A Collection gets `read_schema`'s error; anything else but a schema is refused naming both
-    forms an output accepts, as the user may have meant either.
+    forms an output accepts, as the user may have meant either, with `read_schema`'s reason
+    and fix where it has one (`dy.Schema` itself, or a hint naming it).
     """
     named = schema_named_by(given)
     try:
         return read_schema(given if named is None else named).schema
-    except SchemaTypeError:
+    except SchemaTypeError as refused:
         raise SchemaTypeError(
             "a dataframely Schema class (`dd.AssetOut(Orders)`) or its frame hint "
             "(`dd.AssetOut(dy.DataFrame[Orders])`, or `dy.LazyFrame[Orders]`)",
             f"`{shown(given)}`",
+            problem=refused.problem,
+            fix=refused.fix,
         ) from None
 
 

@@ -27,7 +27,7 @@ from dagster_dataframely._model.collection import (
     collection_rules,
     read_collection,
 )
-from dagster_dataframely._model.return_hints import collection_from_return_hint
+from dagster_dataframely._model.return_hints import collection_from_return_hint, mismatch
 from dagster_dataframely._model.setting_keywords import (
     CollectionKeywords,
     checked_settings,
@@ -37,7 +37,6 @@ from dagster_dataframely._model.setting_model import EntryPoint
 from dagster_dataframely._model.settings import read_quarantine_dir
 from dagster_dataframely.errors import (
     InvalidArgumentsError,
-    SchemaHintMismatchError,
     UnexpectedArgumentError,
     UnknownCollectionMemberError,
 )
@@ -119,9 +118,11 @@ def collection_asset(
     Parameters
     ----------
     collection
-        The `dy.Collection` subclass whose members the function returns. Positional only.
-        Without it, the function's return hint names it: `-> OrderBook` (the class itself,
-        optionally `| None`; a string under `from __future__ import annotations` too).
+        The `dy.Collection` subclass whose members the function returns (never
+        `dy.Collection` itself, which declares no member). Positional only. Without it, the
+        function's return hint names it: `-> OrderBook` (the class itself, optionally
+        `| None`, also through a type alias; a string under `from __future__ import
+        annotations` too).
     key_prefix
         The key prefix of every member asset whose `outs` entry sets neither `key` nor
         `key_prefix`. Each quarantine has its member's prefix.
@@ -263,9 +264,7 @@ def _collection_of(
     name = getattr(function, "__name__", repr(function))
     if collection is not None:
         if hinted is not None and hinted is not collection:
-            raise SchemaHintMismatchError(
-                name, collection.__name__, hinted.__name__, kind="Collection"
-            )
+            raise mismatch(name, collection, hinted, kind="Collection")
         return collection
     if hinted is None:
         raise UnexpectedArgumentError(

@@ -19,6 +19,7 @@ from dagster_shared.yaml_utils.source_position import SourcePositionTree
 from typing_extensions import TypeAliasType
 
 from dagster_dataframely._model.names import DAGSTER_NAME
+from dagster_dataframely._model.schema import COLLECTION_BASE, SCHEMA_BASE, base_class
 from dagster_dataframely._model.setting_model import EntryPoint, SettingSpec, settings_of
 from dagster_dataframely._model.settings import Granularity, SchemaRules
 from dagster_dataframely.errors import (
@@ -270,6 +271,16 @@ class _Fields:
                 "it runs whenever the project loads.",
             ) from error
         found = getattr(module, attribute, None)
+        given = base_class(found)
+        if given is not None:
+            expected, example = (
+                (SCHEMA_BASE, "Orders") if given is SCHEMA_BASE else (COLLECTION_BASE, "OrderBook")
+            )
+            raise ComponentFieldError(
+                *self.at("dataframely_schema"),
+                f"{value} is {given.name} itself, the base class, which declares {given.declares}",
+                f"Name {expected.subclass}, such as {root}.schemas:{example}.",
+            )
         if not (isinstance(found, type) and issubclass(found, dy.Schema | dy.Collection)):
             classes = [
                 name

@@ -20,13 +20,14 @@ from dagster_dataframely._declare.builder import build_multi_asset
 from dagster_dataframely._declare.output_declaration import Declaration, declare_output
 from dagster_dataframely._model.return_hints import (
     MULTI_ASSET_FORMS,
+    mismatch,
     schemas_by_output,
     shown_return_hint,
 )
 from dagster_dataframely._model.schema import read_schema
 from dagster_dataframely._model.setting_model import EntryPoint
 from dagster_dataframely._model.settings import read_quarantine_dir
-from dagster_dataframely.errors import OutputHintError, SchemaHintMismatchError
+from dagster_dataframely.errors import OutputHintError
 
 from .asset_out import AssetOut
 
@@ -197,7 +198,7 @@ def _schema_of(
     name = getattr(function, "__name__", repr(function))
     if out.schema is not None:
         if hinted is not None and hinted is not out.schema:
-            raise SchemaHintMismatchError(name, out.schema.__name__, hinted.__name__, output=output)
+            raise mismatch(name, out.schema, hinted, output=output)
         return out.schema
     if hinted is None:
         raise OutputHintError(

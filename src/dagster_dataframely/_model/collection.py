@@ -32,7 +32,16 @@ from dagster_dataframely.errors import (
 )
 
 from . import names
-from .schema import RuleInfo, SchemaInfo, function_docstring, read_schema, validate_rule_names
+from .schema import (
+    COLLECTION_BASE,
+    RuleInfo,
+    SchemaInfo,
+    base_class,
+    base_class_refused,
+    function_docstring,
+    read_schema,
+    validate_rule_names,
+)
 
 
 @dataclass(frozen=True, slots=True, eq=False)
@@ -64,6 +73,8 @@ class CollectionInfo:
 
 _CACHE: weakref.WeakKeyDictionary[type, CollectionInfo] = weakref.WeakKeyDictionary()
 
+_COLLECTION_CLASS = "a dataframely Collection class (a subclass of dy.Collection)"
+
 
 def read_collection(collection: object) -> CollectionInfo:
     """Read a `dy.Collection` class: its members, their schemas, its filters, once per class.
@@ -71,7 +82,8 @@ def read_collection(collection: object) -> CollectionInfo:
     Raises
     ------
     SchemaTypeError
-        `collection` is not a `dy.Collection` subclass.
+        `collection` is not a `dy.Collection` subclass, or is `dy.Collection` (or `dy.Schema`)
+        itself, which declares no member.
     CollectionWithoutMembersError
         The Collection has no member.
     CheckNameCollisionError
@@ -82,10 +94,11 @@ def read_collection(collection: object) -> CollectionInfo:
         A member's schema is one this package cannot use (as `dd.asset` raises it), with a
         note naming the member.
     """
+    given = base_class(collection)
+    if given is not None:
+        raise base_class_refused(given, COLLECTION_BASE, _COLLECTION_CLASS)
     if not (isinstance(collection, type) and issubclass(collection, dy.Collection)):
-        raise SchemaTypeError(
-            "a dataframely Collection class (a subclass of dy.Collection)", repr(collection)
-        )
+        raise SchemaTypeError(_COLLECTION_CLASS, repr(collection))
     cached = _CACHE.get(collection)
     if cached is None:
         cached = _read(collection)

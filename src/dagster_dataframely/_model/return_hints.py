@@ -9,6 +9,10 @@ what the function returns at run time still decides how the frame is validated.
 An input's hint is read by the same parser, for its Polars type only: Dagster refuses
 `dy.DataFrame[Orders]` on a parameter, and the IO managers choose what to load from the
 annotation, so an input hinted `dy.DataFrame[Orders]` is shown to both as `pl.DataFrame`.
+
+Every hint is first read through its aliases (`annotations.unaliased`): a PEP 695 `type`
+alias, generic or not, and a `NewType` stand for what they name, at any depth. `dy.Schema`
+and `dy.Collection` themselves name no schema the package can read (`schema.base_class`).
 """
 
 from __future__ import annotations
@@ -24,9 +28,13 @@ import polars as pl
 
 from dagster_dataframely.errors import (
     OutputHintError,
+    SchemaHintMismatchError,
     UnreadableInputHintError,
     UnreadableReturnHintError,
 )
+
+from .annotations import ALIAS_TYPES, UNREADABLE, Unreadable, annotations_of, unaliased
+from .schema import COLLECTION_BASE, SCHEMA_BASE, BaseClass, base_class
 
 _FRAMES = (pl.DataFrame, pl.LazyFrame)
 NONE = type(None)
@@ -43,17 +51,38 @@ def _return_hint(function: Callable[..., object], *, must_resolve: bool) -> obje
     A name that does not resolve raises `UnreadableReturnHintError` when `must_resolve`;
     without it, such a hint is left unread (a decorator given its schema never needed it).
     """
+    annotations = annotations_of(function)
     try:
-        hints = typing.get_type_hints(function, include_extras=True)
-    except NameError as error:
+        if "return" in annotations.unresolved:
+            raise annotations.unresolved["return"]
+        return (
+            unaliased(annotations.resolved["return"])
+            if "return" in annotations.resolved
+            else _NO_HINT
+        )
+    except UNREADABLE as error:
         if not must_resolve:
             return _NO_HINT
         raise UnreadableReturnHintError(
             _function_name(function),
-            str(getattr(function, "__annotations__", {}).get("return")),
-            f"does not resolve in its module ({error})",
+            written(getattr(function, "__annotations__", {}).get("return")),
+            unresolved(error),
         ) from None
-    return hints.get("return", _NO_HINT)
+
+
+def written(annotation: object) -> str:
+    """An annotation as its author wrote it: the string under PEP 563, else the hint shown."""
+    return annotation if isinstance(annotation, str) else shown(annotation)
+
+
+def unresolved(error: Unreadable) -> str:
+    """Why a hint cannot be read: a name its module lacks, or an alias that cannot be expanded."""
+    if isinstance(error, NameError):
+        return (
+            f"does not resolve in its module ({error}): each name in a hint must be defined "
+            "when the module runs, not only imported under `if TYPE_CHECKING:`"
+        )
+    return f"cannot be read as a type ({error})"
 
 
 def _function_name(function: Callable[..., object]) -> str:
@@ -90,10 +119,16 @@ def schema_named_by(hint: object) -> type[dy.Schema] | None:
 
     What `dd.AssetOut` accepts in place of a schema: a hint that names none, several, or one
     in a form the package cannot read names none here, and the caller says what it expected.
+    A hint naming `dy.Schema` itself (`dy.DataFrame[dy.Schema]`) gives that class, which
+    `read_schema` refuses with its reason.
     """
     try:
-        return _one_schema(hint, "")
+        expanded = unaliased(hint)
+        return _one_schema(expanded, "")
     except UnreadableReturnHintError:
+        named = _base_classes(expanded)
+        return dy.Schema if named == {SCHEMA_BASE} else None
+    except UNREADABLE:
         return None
 
 
@@ -194,13 +229,13 @@ def _entries_by_output(hint: object, function: str, outputs: Sequence[str]) -> d
     if typing.is_typeddict(hint):
         try:
             fields = typing.get_type_hints(hint, include_extras=True)
-        except NameError as error:
-            problem = f"does not resolve in its module ({error})"
+            missing = [output for output in outputs if output not in fields]
+            extra = [field for field in fields if field not in outputs]
+            if not missing and not extra:
+                return {output: unaliased(_field_type(fields[output])) for output in outputs}
+        except UNREADABLE as error:
+            problem = unresolved(error)
             raise OutputHintError(function, shown(hint), problem, MULTI_ASSET_FORMS) from None
-        missing = [output for output in outputs if output not in fields]
-        extra = [field for field in fields if field not in outputs]
-        if not missing and not extra:
-            return {output: _field_type(fields[output]) for output in outputs}
         said = [
             *([f"has no field for the outputs {', '.join(map(repr, missing))}"] if missing else []),
             *([f"has fields {', '.join(map(repr, extra))} that are no output"] if extra else []),
@@ -250,7 +285,7 @@ def collection_from_return_hint(
 
 def _collection(function: Callable[..., object]) -> type[dy.Collection] | None:
     hint = _resolved(function, fix=COLLECTION_FORMS)
-    if hint is _NO_HINT or hint is dy.Collection or not _names_schema(hint):
+    if hint is _NO_HINT or not _names_schema(hint):
         return None
     members = (
         typing.get_args(hint)
@@ -260,7 +295,7 @@ def _collection(function: Callable[..., object]) -> type[dy.Collection] | None:
     named = [member for member in members if member is not type(None)]
     if len(named) == 1 and _is_collection(named[0]):
         return typing.cast("type[dy.Collection]", named[0])
-    problem = (
+    problem = _base_class_problem(hint, COLLECTION_BASE) or (
         "names a Collection in a form the package cannot read"
         if _names_collection(hint)
         else "names a schema, but a Collection asset returns the members of a Collection"
@@ -281,7 +316,7 @@ def _schemas(hint: object, function: str) -> set[type[dy.Schema]]:
         return set(frame[0])
     if not _names_schema(hint):
         return set()
-    problem = (
+    problem = _base_class_problem(hint, SCHEMA_BASE) or (
         "names a dy.Collection, which is several tables: declare it with dd.collection_asset"
         if _names_collection(hint)
         else "names a schema in a form the package cannot read"
@@ -313,23 +348,32 @@ def polars_input_hint(hint: object, function: str, parameter: str) -> object:
     `pl.DataFrame | None`, `dict[str, dy.LazyFrame[Orders]]` becomes `dict[str, pl.LazyFrame]`),
     so the input loads exactly as the plain annotation does; the frame is not validated again.
     A hint naming no schema is returned as written. Raises `UnreadableInputHintError` for a
-    schema named in any other form.
+    schema named in any other form, or an alias whose value names something its module lacks.
     """
-    if not _names_schema(hint):
+    try:
+        expanded = unaliased(hint)
+    except UNREADABLE as error:
+        raise UnreadableInputHintError(
+            function, parameter, shown(hint), unresolved(error)
+        ) from None
+    if not _names_schema(expanded):
         return hint
-    plain = _polars(hint)
+    plain = _polars(expanded)
     if plain is not None:
         return plain
-    if _names_collection(hint):
+    problem = _base_class_problem(expanded, SCHEMA_BASE)
+    if problem is None and _names_collection(expanded):
         problem = (
             "names a dy.Collection, whose members are assets of their own: "
             "annotate one input per member"
         )
-    elif len(_named_schemas(hint)) > 1:
-        problem = "names more than one schema"
-    else:
-        problem = "names a schema in a form the package cannot read"
-    raise UnreadableInputHintError(function, parameter, shown(hint), problem)
+    elif problem is None:
+        problem = (
+            "names more than one schema"
+            if len(_named_schemas(expanded)) > 1
+            else "names a schema in a form the package cannot read"
+        )
+    raise UnreadableInputHintError(function, parameter, shown(expanded), problem)
 
 
 def _polars(hint: object) -> object | None:
@@ -356,18 +400,39 @@ def _named_schemas(hint: object) -> set[type[dy.Schema]]:
 
 
 def _is_schema(value: object) -> bool:
-    return isinstance(value, type) and issubclass(value, dy.Schema)
+    """Whether `value` is a schema the package reads: a subclass of `dy.Schema`, not itself."""
+    return isinstance(value, type) and issubclass(value, dy.Schema) and value is not dy.Schema
 
 
 def _is_collection(value: object) -> bool:
-    return isinstance(value, type) and issubclass(value, dy.Collection)
+    """Whether `value` is a Collection: a subclass of `dy.Collection`, not itself."""
+    return (
+        isinstance(value, type) and issubclass(value, dy.Collection) and value is not dy.Collection
+    )
 
 
-def _names_schema(hint: object) -> bool:
-    """Whether a schema or Collection appears anywhere in `hint`."""
-    if _is_schema(hint) or _is_collection(hint):
+def _names_schema(hint: object, seen: frozenset[int] = frozenset()) -> bool:
+    """Whether a schema or Collection, or the base class of either, appears anywhere in `hint`."""
+    if _is_schema(hint) or _is_collection(hint) or base_class(hint) is not None:
         return True
-    return any(_names_schema(argument) for argument in typing.get_args(hint))
+    if isinstance(hint, ALIAS_TYPES):
+        # NOTE: an alias is left in an expanded hint only where it recurs into itself: it names
+        # a schema if its value does (read once: `seen` stops it at itself again).
+        return id(hint) not in seen and _names_schema(unaliased(hint), seen | {id(hint)})
+    return any(_names_schema(argument, seen) for argument in typing.get_args(hint))
+
+
+def _base_classes(hint: object) -> set[BaseClass]:
+    """`dy.Schema` or `dy.Collection` itself, wherever `hint` names either."""
+    named = base_class(hint)
+    found = set() if named is None else {named}
+    return found.union(*(_base_classes(argument) for argument in typing.get_args(hint)))
+
+
+def _base_class_problem(hint: object, expected: BaseClass) -> str | None:
+    """Why `hint` is refused when it names a base class itself, where `expected`'s subclass goes."""
+    named = sorted(_base_classes(hint), key=lambda base: base.name)
+    return named[-1].named_in_hint(expected) if named else None
 
 
 def _names_collection(hint: object) -> bool:
@@ -393,6 +458,8 @@ def _name(value: object) -> str:
     prefixes: dict[object, str] = {
         dy.DataFrame: "dy.",
         dy.LazyFrame: "dy.",
+        dy.Schema: "dy.",
+        dy.Collection: "dy.",
         pl.DataFrame: "pl.",
         pl.LazyFrame: "pl.",
     }
@@ -401,3 +468,35 @@ def _name(value: object) -> str:
     if isinstance(value, type):
         return prefixes.get(value, "") + value.__qualname__
     return repr(value)
+
+
+def mismatch(
+    function: str,
+    given: type,
+    hinted: type,
+    *,
+    output: str | None = None,
+    kind: str = "schema",
+) -> SchemaHintMismatchError:
+    """The refusal of a schema (or Collection) argument the return hint contradicts.
+
+    Each is named by its class name, or with its module where the two names are equal (two
+    `Orders` from two modules), so the message never says "Orders but ... Orders".
+    """
+    given_name, hinted_name = distinct_names(given, hinted)
+    return SchemaHintMismatchError(function, given_name, hinted_name, output=output, kind=kind)
+
+
+def distinct_names(first: type, second: type) -> tuple[str, str]:
+    """The two classes' names, each with its module where the names alone are equal."""
+    if first.__name__ != second.__name__:
+        return first.__name__, second.__name__
+    named = (
+        f"{first.__module__}.{first.__qualname__}",
+        f"{second.__module__}.{second.__qualname__}",
+    )
+    if named[0] != named[1]:
+        return named
+    # NOTE: one module made two classes of one qualified name (one redefined, or both made by
+    # one function): nothing in a name tells them apart, so say that they differ.
+    return named[0], f"{named[1]} (another class of that name)"

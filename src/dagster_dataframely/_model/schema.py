@@ -158,14 +158,73 @@ def read_schema(schema: object) -> SchemaInfo:
     return info
 
 
+@dataclass(frozen=True, slots=True)
+class BaseClass:
+    """`dy.Schema` or `dy.Collection` itself, named where a subclass must be: what to say."""
+
+    name: str
+    """How a user writes it: `dy.Schema`."""
+    declares: str
+    """What the base class declares, and what that leaves of a table."""
+    subclass: str
+    """What to name instead: a subclass that declares what this one lacks."""
+
+    @property
+    def problem(self) -> str:
+        """Why the base class names no usable schema, as a clause after its name."""
+        return f"the base class itself declares {self.declares}"
+
+    def named_in_hint(self, expected: BaseClass) -> str:
+        """Why a hint naming this base class is refused where `expected`'s subclass belongs."""
+        return f"names {self.name}: {self.problem}; name {expected.subclass}"
+
+
+SCHEMA_BASE = BaseClass(
+    name="dy.Schema",
+    declares="no column, so a frame validated against it keeps no column and no row",
+    subclass="a subclass of dy.Schema that declares the frame's columns",
+)
+COLLECTION_BASE = BaseClass(
+    name="dy.Collection",
+    declares="no member, so there is no table to validate",
+    subclass="a subclass of dy.Collection that declares its members",
+)
+
+
+def base_class(value: object) -> BaseClass | None:
+    """What to say of `value` when it is `dy.Schema` or `dy.Collection` itself, else None.
+
+    Both pass every `issubclass` check a schema or a Collection passes, and neither declares a
+    column: read as a schema, a frame would keep no column and no row. So every reading of a
+    schema, from an argument, a hint or the Component's YAML, refuses them with these texts.
+    """
+    if value is dy.Schema:
+        return SCHEMA_BASE
+    return COLLECTION_BASE if value is dy.Collection else None
+
+
+def base_class_refused(given: BaseClass, expected: BaseClass, what: str) -> SchemaTypeError:
+    """The refusal of the base class `given` where a subclass of `expected` (`what`) goes."""
+    return SchemaTypeError(
+        what, given.name, problem=given.problem, fix=f"Pass {expected.subclass}."
+    )
+
+
+SCHEMA_CLASS = "a dataframely Schema class (a subclass of dy.Schema)"
+"""What a function taking one schema expects, as its refusals say it."""
+
+
 def _as_schema_class(schema: object) -> type[dy.Schema]:
     """`schema` as a `dy.Schema` class, or the error that says what was passed instead."""
+    given = base_class(schema)
+    if given is not None:
+        raise base_class_refused(given, SCHEMA_BASE, SCHEMA_CLASS)
     if isinstance(schema, type) and issubclass(schema, dy.Collection):
         raise CollectionNotSupportedError(schema.__name__)
     if isinstance(schema, dy.Collection):
         raise CollectionNotSupportedError(type(schema).__name__)
     if not (isinstance(schema, type) and issubclass(schema, dy.Schema)):
-        raise SchemaTypeError("a dataframely Schema class (a subclass of dy.Schema)", repr(schema))
+        raise SchemaTypeError(SCHEMA_CLASS, repr(schema))
     return schema
 
 

@@ -8,13 +8,14 @@ parameters, plus a `context` when this package needs one and the user did not as
 from __future__ import annotations
 
 import inspect
-import typing
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from dagster_dataframely._model.return_hints import polars_input_hint
+from dagster_dataframely._model.annotations import annotations_of
+from dagster_dataframely._model.return_hints import polars_input_hint, written
 from dagster_dataframely._upstream import is_context_parameter
+from dagster_dataframely.errors import UnresolvedAnnotationError
 
 
 @dataclass(frozen=True, slots=True)
@@ -80,18 +81,29 @@ def _resolved_parameters(
 
     Dagster and the IO manager then see `pl.LazyFrame` and friends even under `from __future__
     import annotations`, and the Polars type of a dataframely hint (`pl.DataFrame` for
-    `dy.DataFrame[Orders]`), which Dagster would refuse. A `context` annotation is left as
-    written: Dagster checks it against its own context classes and rejects a string, exactly as
-    it does for a plain `@dg.asset`.
+    `dy.DataFrame[Orders]`), which Dagster would refuse. The `context` (the first parameter,
+    when `skip_first`) keeps its resolved annotation as it is: Dagster checks it against its
+    own context classes, which a string never is, so `context: dg.AssetExecutionContext` under
+    `from __future__ import annotations` works here where `@dg.asset` refuses it.
+
+    Raises `UnresolvedAnnotationError` for a parameter whose annotation names what its module
+    does not define: Dagster would otherwise evaluate the string in this package's module, and
+    blame an `if TYPE_CHECKING:` block for a name that is imported, or resolve another one.
     """
-    try:
-        hints = typing.get_type_hints(function, include_extras=True)
-    except (NameError, TypeError):
-        hints = {}
+    annotations = annotations_of(function)
     name = getattr(function, "__name__", repr(function))
+    for param in params:
+        error = annotations.unresolved.get(param.name)
+        if error is not None:
+            raise UnresolvedAnnotationError(name, param.name, written(param.annotation), str(error))
+    hints = annotations.resolved
     return [
         p
-        if (skip_first and i == 0) or p.name not in hints
-        else p.replace(annotation=polars_input_hint(hints[p.name], name, p.name))
+        if p.name not in hints
+        else p.replace(
+            annotation=hints[p.name]
+            if skip_first and i == 0
+            else polars_input_hint(hints[p.name], name, p.name)
+        )
         for i, p in enumerate(params)
     ]

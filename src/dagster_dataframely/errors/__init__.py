@@ -34,6 +34,7 @@ here::
             UnknownWarningRuleError
             UnreadableInputHintError
             UnreadableReturnHintError
+            UnresolvedAnnotationError
             UnsupportedDtypeError
         InvalidReturnError
             CollectionFilterDuplicatesError
@@ -86,6 +87,7 @@ from dagster_dataframely.errors.definition_errors import (
     UnknownCollectionMemberError,
     UnreadableInputHintError,
     UnreadableReturnHintError,
+    UnresolvedAnnotationError,
     UnsupportedDtypeError,
 )
 from dagster_dataframely.errors.error_base import (
@@ -195,6 +197,7 @@ __all__ = [
     "UnknownWarningRuleError",
     "UnreadableInputHintError",
     "UnreadableReturnHintError",
+    "UnresolvedAnnotationError",
     "UnsafePathKeyError",
     "UnsupportedDtypeError",
     "ValidationAbortError",

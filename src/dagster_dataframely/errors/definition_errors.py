@@ -42,22 +42,32 @@ class SchemaTypeError(InvalidDefinitionError, TypeError):
 
     Also a `TypeError`, as it was before this package gave it a class of its own.
 
+    Also raised for `dy.Schema` or `dy.Collection` itself, the base class, where a subclass
+    is expected: it declares no column (no member), so validating against it would keep no
+    column and so no row.
+
     Parameters
     ----------
     expected
         What was expected, such as `a dataframely Schema class (a subclass of dy.Schema)`.
     given
-        The `repr` of what was given instead.
+        The `repr` of what was given instead (`dy.Schema` for the base class).
+    problem
+        Why what was given cannot be used, when it is a class of the right kind, such as the
+        base class itself; empty when `given` is no such class at all.
+    fix
+        What to pass instead.
     """
 
     expected: str
     given: str
+    _: dataclasses.KW_ONLY
+    problem: str = ""
+    fix: str = "Pass the class itself, not an instance or a frame."
 
     def _message(self) -> str:
-        return (
-            f"Expected {self.expected}, got {self.given}. Pass the class itself, not an instance "
-            "or a frame."
-        )
+        problem = f": {self.problem}" if self.problem else ""
+        return f"Expected {self.expected}, got {self.given}{problem}. {self.fix}"
 
 
 class UnexpectedArgumentError(InvalidArgumentsError, TypeError):
@@ -426,6 +436,47 @@ class UnreadableInputHintError(InvalidDefinitionError):
             "`dy.LazyFrame[Orders]`, `Annotated[pl.DataFrame, Orders]` or "
             "`Annotated[pl.LazyFrame, Orders]`, each optionally `| None`, or a `dict[str, ...]` "
             "of one of them to read several partitions; or with its Polars type, `pl.DataFrame`."
+        )
+
+
+class UnresolvedAnnotationError(InvalidDefinitionError):
+    """Raised when a parameter's annotation names something its module does not define at run time.
+
+    Under `from __future__ import annotations` every annotation is a string. Dagster reads the
+    parameters' annotations when the asset is declared (the `context`'s to choose its context
+    class, an input's to choose what its IO manager loads), so the decorator evaluates each
+    one in the function's module first; a name imported only under `if TYPE_CHECKING:`, or a
+    class defined inside a function, is not there to evaluate.
+
+    Parameters
+    ----------
+    function
+        The decorated function's name.
+    parameter
+        The parameter whose annotation does not resolve, such as `context`.
+    annotation
+        The annotation, as written.
+    problem
+        What Python could not resolve in it, such as `name 'dg' is not defined`.
+    """
+
+    function: str
+    parameter: str
+    annotation: str
+    problem: str
+
+    def _message(self) -> str:
+        return (
+            f"The annotation of parameter {self.parameter!r} of {self.function!r}, "
+            f"`{self.annotation}`, does not resolve in the function's module ({self.problem}). "
+            "Under `from __future__ import annotations` an annotation is a string, and Dagster "
+            "evaluates the parameters' annotations when the asset is declared, so every name in "
+            "one must exist in the module when it runs: a name imported only under `if "
+            "TYPE_CHECKING:` (where ruff's flake8-type-checking rules move an import used only "
+            "in annotations) or a class defined inside a function is missing. Import it at the "
+            "top of the module, such as `import dagster as dg`; to keep ruff from moving it, "
+            "list the decorator under `lint.flake8-type-checking.runtime-evaluated-decorators` "
+            '(`"dagster_dataframely.asset"`).'
         )
 
 
