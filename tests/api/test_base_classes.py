@@ -92,6 +92,37 @@ def test_dy_schema_itself_is_refused_as_an_argument(declare: Callable[[Any], obj
     assert raised.value.given == "dy.Schema"
 
 
+class NoColumns(dy.Schema):
+    """An abstract base of the user's: a subclass that declares no column."""
+
+
+NO_COLUMNS_GIVEN = (
+    "Expected a dataframely Schema class (a subclass of dy.Schema), got NoColumns: NoColumns "
+    "declares no column, so a frame validated against it keeps no column and no row. Declare "
+    "the frame's columns on NoColumns, or pass the subclass that declares them."
+)
+
+
+@pytest.mark.parametrize("declare", ARGUMENTS.values(), ids=ARGUMENTS.keys())
+def test_a_subclass_declaring_no_column_is_refused_as_the_base_class_is(
+    declare: Callable[[Any], object],
+) -> None:
+    with pytest.raises(SchemaTypeError) as raised:
+        declare(NoColumns)
+
+    assert str(raised.value) == NO_COLUMNS_GIVEN
+
+
+def test_a_return_hint_naming_a_subclass_without_columns_is_refused() -> None:
+    def hinted() -> dy.DataFrame[NoColumns]:
+        raise AssertionError("never called")
+
+    with pytest.raises(SchemaTypeError) as raised:
+        dd.asset(hinted)
+
+    assert str(raised.value) == NO_COLUMNS_GIVEN
+
+
 def test_dy_collection_itself_is_refused_where_one_schema_goes() -> None:
     with pytest.raises(SchemaTypeError) as raised:
         dd.asset(dy.Collection)(orders)  # type: ignore[call-overload]

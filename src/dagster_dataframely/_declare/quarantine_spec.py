@@ -16,6 +16,7 @@ from dagster_dataframely._model.keys import (
     definition_asset_key,
     quarantine_key,
 )
+from dagster_dataframely._model.return_hints import distinct_names
 from dagster_dataframely._model.schema import SchemaInfo, read_schema
 from dagster_dataframely.errors import InvalidArgumentsError, UnknownCollectionMemberError
 
@@ -310,23 +311,13 @@ def _require_declared_schema(
     collection = declared.collection
     wanted: type = collection if collection is not None else expected.schema
     kind = "Collection" if collection is not None else "schema"
-    wanted_name, given_name = _class_names(wanted, schema)
+    wanted_name, given_name = distinct_names(wanted, schema)
     raise InvalidArgumentsError(
         "quarantine_spec",
         f"the asset {key.to_user_string()!r} is declared with the {kind} {wanted_name}, not "
         f"{given_name}, so the spec's Columns tab would not list the columns of its quarantine",
         f"Pass {wanted_name}, or the definition alone, whose schema the spec then reads: "
         f"dd.quarantine_spec({_call_arguments(asset, key)}).",
-    )
-
-
-def _class_names(wanted: type, given: type) -> tuple[str, str]:
-    """Both classes' names; module-qualified where the short names alone read the same."""
-    if wanted.__qualname__ != given.__qualname__:
-        return wanted.__qualname__, given.__qualname__
-    return (
-        f"{wanted.__module__}.{wanted.__qualname__}",
-        f"{given.__module__}.{given.__qualname__}",
     )
 
 

@@ -225,6 +225,17 @@ def _as_schema_class(schema: object) -> type[dy.Schema]:
         raise CollectionNotSupportedError(type(schema).__name__)
     if not (isinstance(schema, type) and issubclass(schema, dy.Schema)):
         raise SchemaTypeError(SCHEMA_CLASS, repr(schema))
+    if not schema.columns():
+        # NOTE: a subclass that declares no column drops every column, so every row, as the
+        # base class does: an abstract base of the user's passed by mistake.
+        raise SchemaTypeError(
+            SCHEMA_CLASS,
+            schema.__name__,
+            problem=f"{schema.__name__} declares no column, so a frame validated against it "
+            "keeps no column and no row",
+            fix=f"Declare the frame's columns on {schema.__name__}, or pass the subclass that "
+            "declares them.",
+        )
     return schema
 
 
