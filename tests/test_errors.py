@@ -485,7 +485,25 @@ CASES = [
             "problem": "it stores a file per partition",
             "fix": "Use DuckDB.",
         },
-        fragments=("'orders'", "2026-01-01...2026-01-03", "before writing anything", "Use DuckDB."),
+        fragments=(
+            "'orders' over the partitions 2026-01-01...2026-01-03",
+            "before writing anything",
+            "Use DuckDB.",
+        ),
+    ),
+    Case(  # a run of one partition on a database manager (issue 52)
+        PartitionRangeError,
+        ("orders", "2026-01-02|eu", "1 of the 3 rows fall outside it", "Return only its rows."),
+        attributes={
+            "asset": "orders",
+            "partitions": "2026-01-02|eu",
+            "problem": "1 of the 3 rows fall outside it",
+            "fix": "Return only its rows.",
+        },
+        fragments=(
+            "The run of 'orders' of the partition 2026-01-02|eu stopped before writing anything",
+            "Return only its rows.",
+        ),
     ),
     Case(
         QuarantineIOManagerError,

@@ -206,6 +206,38 @@ def test_a_multi_partition_key_without_a_key_per_dimension_is_refused() -> None:
         dd.testing.call_asset(orders, partition_key="eu")
 
 
+@pytest.mark.parametrize(
+    ("partitions_def", "example"),
+    [
+        (dg.DailyPartitionsDefinition(start_date="2026-01-01"), "'2026-01-01'"),
+        (BY_DAY_AND_REGION, "'2026-01-01|eu'"),
+        (dg.DynamicPartitionsDefinition(name="stores"), "one of its partition keys"),
+    ],
+    ids=["daily", "multi", "dynamic"],
+)
+def test_a_partitioned_asset_without_a_partition_key_is_refused(
+    tmp_path: Path, partitions_def: dg.PartitionsDefinition[str], example: str
+) -> None:
+    """A run is launched for a partition; a call without one would validate no partition's rows."""
+    called: list[bool] = []
+
+    @dd.asset(SmallOrders, quarantine=True, partitions_def=partitions_def, key_prefix="shop")
+    def orders() -> pl.DataFrame:
+        called.append(True)
+        return MIXED
+
+    with pytest.raises(errors.InvalidArgumentsError) as refused:
+        dd.testing.call_asset(orders)
+
+    message = str(refused.value)
+    assert "'shop/orders'" in message
+    assert "partition_key=" in message
+    assert example in message
+    assert isinstance(refused.value, dg.DagsterInvariantViolationError)
+    assert called == []
+    assert list(tmp_path.rglob("*")) == []
+
+
 def test_asset_key_takes_the_string_dagster_prints() -> None:
     @dd.multi_asset(
         outs={

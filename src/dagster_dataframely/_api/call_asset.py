@@ -20,6 +20,7 @@ from dagster_dataframely._model.keys import (
     definition_asset_key,
     run_partition_key,
 )
+from dagster_dataframely._run.context import check_call_names_partition
 from dagster_dataframely._store.capture import CapturedQuarantine, capturing_quarantine
 from dagster_dataframely.errors import InvalidArgumentsError, ValidationFailedError
 
@@ -91,8 +92,9 @@ def call_asset(
     inputs
         The asset's inputs by parameter name, as its IO manager would load them.
     partition_key
-        The partition to run, for a partitioned asset; a multi-partition key as `"2026-01-01|eu"`,
-        which the function receives as the `dg.MultiPartitionKey` a run gives it.
+        The partition to run, required for a partitioned asset (as a run is launched for one);
+        a multi-partition key as `"2026-01-01|eu"`, which the function receives as the
+        `dg.MultiPartitionKey` a run gives it.
     resources
         Resources the asset requires, by key.
     asset_key
@@ -111,8 +113,9 @@ def call_asset(
     MultiAssetKeyError
         `asset` has several assets and `asset_key` is None, or is not one of them.
     InvalidArgumentsError
-        `asset` returns its value instead of yielding results, as a plain `@dg.asset` does, or
-        `partition_key` has not one key per dimension of a multi-partitioned asset.
+        `asset` returns its value instead of yielding results, as a plain `@dg.asset` does,
+        `partition_key` has not one key per dimension of a multi-partitioned asset, or `asset`
+        is partitioned and `partition_key` is None.
     """
     key = definition_asset_key(
         asset, coerce_asset_key(asset_key) if asset_key is not None else None
@@ -120,6 +123,10 @@ def call_asset(
     if partition_key is not None:
         partition_key = run_partition_key(
             asset.partitions_def, partition_key, function="call_asset"
+        )
+    else:
+        check_call_names_partition(
+            asset.partitions_def, key.to_user_string(), function="call_asset"
         )
     materialization: dg.MaterializeResult[Any] | None = None
     checks: dict[str, dg.AssetCheckResult] = {}

@@ -17,7 +17,7 @@ from dagster_dataframely._upstream import (
     direct_invocation_context,
     running_step,
 )
-from dagster_dataframely.errors import UnknownPartitionKeyError
+from dagster_dataframely.errors import InvalidArgumentsError, UnknownPartitionKeyError
 
 from .validated_output import ValidatedOutput
 
@@ -66,6 +66,33 @@ def check_call_partition(
     key = context.partition_key
     if not _has_key(partitions_def, key):
         raise UnknownPartitionKeyError(asset, key, _first_key(partitions_def))
+
+
+def check_call_names_partition(
+    partitions_def: dg.PartitionsDefinition[str] | None, asset: str, *, function: str
+) -> None:
+    """Refuse a call of a partitioned asset that names no partition, as a launched run is refused.
+
+    Dagster's UI and `dagster asset materialize` launch no run of a partitioned asset without a
+    partition; a call without one would validate the frame as no partition's (no
+    `dy_partition`, the quarantine unpartitioned). `function` names the call in the message.
+
+    Raises
+    ------
+    InvalidArgumentsError
+        `partitions_def` is set.
+    """
+    if partitions_def is None:
+        return
+    first = _first_key(partitions_def)
+    example = "one of its partition keys" if first is None else f"such as {str(first)!r}"
+    raise InvalidArgumentsError(
+        function,
+        f"{asset!r} is partitioned ({type(partitions_def).__name__}) and the call names no "
+        "partition; a run of it is launched for a partition, and a call without one would "
+        "validate the frame as belonging to no partition",
+        f"Pass `partition_key=`, {example}, the partition a run would validate.",
+    )
 
 
 def _has_key(definition: dg.PartitionsDefinition[str], key: str) -> bool:

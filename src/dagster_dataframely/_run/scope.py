@@ -4,7 +4,8 @@ The plug point of `Step` for a single-run backfill, chosen once where the step i
 (`scope_for`) and asked at each run which one it is. The two differ only in how storage is
 checked before the function runs, which history the quality policy reads, how the outputs'
 frames are decided (the range's per partition) and the `emit.Layout` of the results; every
-other part of the run, the emission's tail included, is the same code.
+other part of the run, the emission's tail included, is the same code. Both refuse a row
+outside their partitions where a database manager stores them, read by `row_partitions`.
 """
 
 from __future__ import annotations
@@ -16,12 +17,17 @@ from typing import Any, Protocol
 
 import dagster as dg
 
-from dagster_dataframely._store.step_storage import check_partition_storage
+from dagster_dataframely._store.step_storage import (
+    check_partition_storage,
+    stores_partitions_in_database,
+)
+from dagster_dataframely._upstream import current_asset_context
 
 from .emit import EACH_OUTCOME, Layout
 from .partition_range import PartitionRange
 from .policy.history import read_history
 from .policy.outcome import Outcome, Split
+from .row_partitions import RowPartitions
 from .split.split import Frame
 from .split.valid_rows import ValidRows
 from .validated_output import OutputRun, ValidatedOutput
@@ -86,9 +92,40 @@ class OneStep:
     def decide(
         self, split: Split, frames: Mapping[str, Frame | None], runs: Mapping[str, OutputRun]
     ) -> list[Outcome]:
-        """The step's split, one outcome per output in the order of `runs`."""
-        outcomes = split(frames, runs)
+        """The step's split, one outcome per output in the order of `runs`.
+
+        Raises
+        ------
+        PartitionRangeError
+            A database manager stores the partition, and some rows fall outside it.
+        """
+        outcomes = split(self._within_partition(frames, runs), runs)
         return [outcomes[name] for name in runs]
+
+    def _within_partition(
+        self, frames: Mapping[str, Frame | None], runs: Mapping[str, OutputRun]
+    ) -> Mapping[str, Frame | None]:
+        """`frames`, those a database manager stores refused when a row is outside the partition.
+
+        Their plans run here, once each (as the split would), and the split gets their rows.
+        """
+        context = self.context if self.context is not None else current_asset_context()
+        if self.partitions_def is None or context is None or not context.has_partition_key:
+            return frames
+        held = {
+            name: frame
+            for name, frame in frames.items()
+            if stores_partitions_in_database(
+                self.context, runs[name].output.key, quarantine=runs[name].output.quarantine
+            )
+        }
+        if not held:
+            return frames
+        rows = RowPartitions(
+            context.assets_def.metadata_by_key, (context.partition_key,), self.partitions_def
+        )
+        (checked,) = rows.sliced(held, runs).values()
+        return {**frames, **checked}
 
     @property
     def layout(self) -> Layout[StepEvent]:

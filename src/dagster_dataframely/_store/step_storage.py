@@ -6,7 +6,9 @@ have the `partition_expr` it finds a partition's rows by. Two things have to be 
 the writes, with that same manager: a DuckDB table the frame outgrew gets its new columns (its
 insert is by position and would fail after the slice was deleted), and whether the quarantine
 already has anything stored for the run's partition (a first clean run writes an empty one so
-that a reader finds it). All look through `QuarantineAwareIOManager` to the manager it wraps.
+that a reader finds it). Whether a database manager stores the partition at all decides whether
+the run refuses rows outside it. All look through `QuarantineAwareIOManager` to the manager it
+wraps.
 """
 
 from __future__ import annotations
@@ -31,11 +33,12 @@ from dagster_dataframely._upstream import (
 
 from .duckdb_tables import fit_table, table_exists
 from .io_manager import QuarantineRouter
-from .storage_slots import check_partition_column
+from .storage_slots import check_partition_column, database_stores
 
 __all__ = [
     "check_partition_storage",
     "quarantine_stored_check",
+    "stores_partitions_in_database",
     "table_fit_for",
     "table_output",
 ]
@@ -89,6 +92,26 @@ def check_partition_storage(
         output_io_manager(handle),
         output_context_for(handle, asset_key),
         output_context_for(handle, quarantine_key(asset_key)) if quarantine else None,
+    )
+
+
+def stores_partitions_in_database(
+    context: Any, asset_key: dg.AssetKey, *, quarantine: bool
+) -> bool:
+    """Whether a database manager stores the run's partition of the table or of its quarantine.
+
+    Such a manager keeps a row outside the partition beside the rows a rerun replaces, so the
+    run refuses one (`scope.OneStep`). False under direct invocation, which has no manager.
+    """
+    handle = table_output(context, asset_key)
+    if handle is None:
+        return False
+    return bool(
+        database_stores(
+            output_io_manager(handle),
+            output_context_for(handle, asset_key),
+            output_context_for(handle, quarantine_key(asset_key)) if quarantine else None,
+        )
     )
 
 

@@ -219,14 +219,23 @@ def check_partition_column(
         A database manager stores the table or the quarantine, and the asset's
         `partition_expr` is missing or lacks a dimension of a multi-partition.
     """
-    table_store, quarantine_store = _stores(manager, table, quarantine or table)
-    stores = (table_store, quarantine_store) if quarantine is not None else (table_store,)
-    for store in stores:
-        if database_handled_types(store.manager) is None:
-            continue
+    for store in database_stores(manager, table, quarantine):
         gaps = partition_expr_gaps(store.context.definition_metadata or {}, partitions_def)
         if gaps is not None:
             raise MissingPartitionExprError(asset.to_user_string(), store.name, gaps)
+
+
+def database_stores(
+    manager: dg.IOManager, table: dg.OutputContext, quarantine: dg.OutputContext | None
+) -> list[Store]:
+    """The stores of the table and of the quarantine (None without one) that are databases.
+
+    A `DbIOManager` replaces a partition by deleting the rows `partition_expr` puts in it and
+    inserting every row it is given, so a row outside the partition outlives every rerun.
+    """
+    table_store, quarantine_store = _stores(manager, table, quarantine or table)
+    stores = (table_store, quarantine_store) if quarantine is not None else (table_store,)
+    return [store for store in stores if database_handled_types(store.manager) is not None]
 
 
 def path_key_problem(key: str) -> str | None:

@@ -94,19 +94,23 @@ class PartitionKeyTooLongError(StorageRefusedError):
 
 
 class PartitionRangeError(StorageRefusedError):
-    """Raised when a run over a partition range cannot store each partition's rows as its own.
+    """Raised when a run cannot store each partition's rows as its own.
 
     A single-run backfill validates each partition of the range separately and stores them
     with one write, so every row must belong to one partition of the range, by the asset's
-    `partition_expr`, and the IO manager must store a range in one step. Raised before
-    anything is written; when the rows decide it, after the asset's function returned them.
+    `partition_expr`, and the IO manager must store a range in one step. A run of one
+    partition on a database IO manager (a `DbIOManager`, such as `DuckDBPolarsIOManager`)
+    needs every row in that partition: the manager replaces only the partition's rows, so a
+    row outside it would be stored beside rows no run replaces, and again on every rerun.
+    Raised before anything is written; when the rows decide it, after the asset's function
+    returned them. The message names counts, never a row's value.
 
     Parameters
     ----------
     asset
         The asset's key, as a string.
     partitions
-        The range, as `first...last`.
+        The range, as `first...last`, or the key of the one partition.
     problem
         What stands in the way.
     fix
@@ -119,9 +123,11 @@ class PartitionRangeError(StorageRefusedError):
     fix: str
 
     def _message(self) -> str:
+        # NOTE: a range is shown as `first...last` (`RowPartitions.shown`), a partition as its key.
+        over = "over the partitions" if "..." in self.partitions else "of the partition"
         return (
-            f"The run of {self.asset!r} over the partitions {self.partitions} stopped before "
-            f"writing anything: {self.problem}. {self.fix}"
+            f"The run of {self.asset!r} {over} {self.partitions} stopped before writing "
+            f"anything: {self.problem}. {self.fix}"
         )
 
 
