@@ -8,7 +8,6 @@ range run does; a path manager, which writes a file per partition, still takes e
 """
 
 import datetime as dt
-import os
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -24,6 +23,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from tests.asset_support import range_tags
 from tests.changing_source import ChangingSource
+from tests.rule_grammar import examples
 
 import dagster_dataframely as dd
 from dagster_dataframely._run import row_partitions
@@ -408,10 +408,9 @@ def test_no_value_of_a_row_reaches_the_message_or_the_event_log(
 # --- properties: the rows a one-partition run stores, and a range run of the same days ---------
 
 
-PROPERTY_EXAMPLES = int(os.environ.get("DAGSTER_DATAFRAMELY_PARTITION_ROWS_EXAMPLES", "8"))
-"""Examples of each property below. A longer run sets the variable (100) and lifts pytest's
-per-test timeout: `DAGSTER_DATAFRAMELY_PARTITION_ROWS_EXAMPLES=100 pytest --timeout=0 -k
-property integration_tests/test_rows_outside_the_partition.py`."""
+PROPERTY_EXAMPLES = examples(normal=8, thorough=100)
+"""Examples of each property below; the long profile (`DAGSTER_DATAFRAMELY_THOROUGH=1`) draws
+more, as the streamed-rules properties do."""
 
 FIVE_DAYS = dg.DailyPartitionsDefinition(start_date="2026-01-01", end_date="2026-01-06")
 """The property's partitions: a range is the middle three, so a row may fall in a day of the
@@ -489,6 +488,7 @@ def on_day(frame: pl.DataFrame, day: dt.date, valid: bool) -> pl.DataFrame:
     return rows.sort("order_id")
 
 
+@pytest.mark.timeout(examples(normal=300, thorough=0))  # 0: the long profile has no limit
 @settings(
     max_examples=PROPERTY_EXAMPLES,
     deadline=None,
@@ -543,6 +543,7 @@ def test_property_a_partition_run_refuses_exactly_a_row_outside_it_or_stores_its
         world.instance.dispose()
 
 
+@pytest.mark.timeout(examples(normal=300, thorough=0))  # 0: the long profile has no limit
 @settings(
     max_examples=PROPERTY_EXAMPLES,
     deadline=None,
