@@ -15,6 +15,11 @@ The same `write_version` writes the last good version in the test's own process 
 With `"then": "continue"` the hook only touches the marker when the chosen write starts and
 lets it run on, so `benchmarks/killed_writes.py` can kill the process at a random moment of a
 real write and count what is left.
+
+With `"partition"`, the asset is daily-partitioned (`conftest.DAILY`) and the run writes that
+partition. The kind `memory` stores on fsspec's in-memory object store (per process): a staged
+write there dumps to a local staging directory in `TMPDIR` first, and that local write is the
+one that stops half way.
 """
 
 from __future__ import annotations
@@ -24,6 +29,7 @@ import json
 import os
 import secrets
 import sys
+import tempfile
 import time
 from pathlib import Path
 from typing import Any
@@ -35,9 +41,9 @@ from dagster_polars import PolarsParquetIOManager
 
 import dagster_dataframely as dd
 
-from .conftest import QUIET, UNPARTITIONED, orders_asset, orders_frame
+from .conftest import DAILY, QUIET, UNPARTITIONED, orders_asset, orders_frame
 
-PARQUET, DUCKDB = "parquet", "duckdb"
+PARQUET, DUCKDB, MEMORY = "parquet", "duckdb", "memory"
 TABLE, QUARANTINE = "table", "quarantine"
 DAY = "2026-01-02"
 _FOREVER = 600.0
@@ -48,6 +54,9 @@ def manager(kind: str, warehouse: Path, restricted: Path, *, staged: bool) -> ob
     if kind == PARQUET:
         table: object = PolarsParquetIOManager(base_dir=str(warehouse))
         quarantine: object = PolarsParquetIOManager(base_dir=str(restricted))
+    elif kind == MEMORY:
+        table = PolarsParquetIOManager(base_dir=f"memory://{warehouse}")
+        quarantine = PolarsParquetIOManager(base_dir=f"memory://{restricted}")
     else:
         table = DuckDBPolarsIOManager(database=str(warehouse / "w.duckdb"))
         quarantine = DuckDBPolarsIOManager(database=str(restricted / "q.duckdb"))
@@ -70,24 +79,40 @@ def big_version(rows: int) -> pl.DataFrame:
 
 
 def write_version(
-    kind: str, warehouse: Path, restricted: Path, frame: pl.DataFrame, *, staged: bool
+    kind: str,
+    warehouse: Path,
+    restricted: Path,
+    frame: pl.DataFrame,
+    *,
+    staged: bool,
+    partition: str | None = None,
 ) -> dg.ExecuteInProcessResult:
-    """Materialize `orders` returning `frame`; a failed run returns its result too."""
+    """Materialize `orders` returning `frame` (for `partition`, daily-partitioned); a failed
+    run returns its result too."""
+    if partition is None:
+        orders = orders_asset({UNPARTITIONED: frame})
+    else:
+        orders = orders_asset({partition: frame}, partitions_def=DAILY)
     return dg.materialize(
-        [orders_asset({UNPARTITIONED: frame})],
+        [orders],
         resources={"io_manager": manager(kind, warehouse, restricted, staged=staged)},
         run_config=QUIET,
+        partition_key=partition,
         raise_on_error=False,
     )
 
 
-def _stop_parquet_write_half_way(under: Path, marker: Path, *, stop: bool) -> None:
-    """Every parquet write to a file below `under` writes half its bytes, then stops."""
+def _stop_parquet_write_half_way(
+    under: Path, marker: Path, *, stop: bool, name: str | None = None
+) -> None:
+    """Every parquet write to a file below `under` (named `<name>.parquet`, if given) writes
+    half its bytes, then stops."""
     write_parquet = pl.DataFrame.write_parquet
 
     def half_then_stop(frame: pl.DataFrame, file: Any, *args: Any, **kwargs: Any) -> None:
-        name = str(getattr(file, "path", None) or getattr(file, "name", None) or file)
-        if not name.startswith(str(under)):
+        path = str(getattr(file, "path", None) or getattr(file, "name", None) or file)
+        named = name is None or Path(path).name == f"{name}.parquet"
+        if not (path.startswith(str(under)) and named):
             write_parquet(frame, file, *args, **kwargs)
             return
         if not stop:
@@ -102,7 +127,7 @@ def _stop_parquet_write_half_way(under: Path, marker: Path, *, stop: bool) -> No
             file.write(data[: len(data) // 2])
             file.flush()
         else:
-            Path(name).write_bytes(data[: len(data) // 2])
+            Path(path).write_bytes(data[: len(data) // 2])
         _stop_here(marker)
 
     pl.DataFrame.write_parquet = half_then_stop  # type: ignore[assignment,method-assign]
@@ -158,11 +183,22 @@ def main(arguments: dict[str, Any]) -> None:
     if kind == PARQUET:
         under = warehouse if stop_in == TABLE else restricted
         _stop_parquet_write_half_way(under, marker, stop=stop)
+    elif kind == MEMORY:
+        # The local staging file, named as the table's or the quarantine's file.
+        name = "orders" if stop_in == TABLE else "orders_quarantine"
+        _stop_parquet_write_half_way(Path(tempfile.gettempdir()), marker, stop=stop, name=name)
     else:
         table = "orders" if stop_in == TABLE else "orders_quarantine"
         _stop_duckdb_write_after_the_delete(table, marker, stop=stop)
     second = big_version(arguments["rows"]) if "rows" in arguments else version("second", 3, 2)
-    result = write_version(kind, warehouse, restricted, second, staged=arguments["staged"])
+    result = write_version(
+        kind,
+        warehouse,
+        restricted,
+        second,
+        staged=arguments["staged"],
+        partition=arguments.get("partition"),
+    )
     if stop:
         sys.exit(4)  # the write was expected to stop; reaching here means the hook never fired
     sys.exit(0 if result.success else 5)

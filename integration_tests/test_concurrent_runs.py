@@ -4,9 +4,16 @@ Run A is held between its quarantine write and its table write (the one window w
 interleaving pairs the wrong files), while run B of the same partition starts. Without any
 configuration B now fails before writing; with a concurrency pool of limit 1, as
 docs/guarantees.md recommends, B waits for A and both succeed, one after the other.
+
+Two run processes released into the step together, round after round, on an instance stored
+in SQLite (`released_runs`): in every round exactly one writes, and the other stops with
+`ConcurrentRunError` before writing; when both announced before either read, the one created
+first writes. The same rounds on PostgreSQL, with each step in a process of its own, are in
+`test_postgres_instance.py`.
 """
 
 import threading
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -19,6 +26,7 @@ from upath import UPath
 
 import dagster_dataframely as dd
 
+from . import released_runs
 from .conftest import DAY_1, QUIET, Orders, assert_quarantine, assert_table, orders_frame
 
 pytestmark = [pytest.mark.integration, pytest.mark.timeout(120)]
@@ -166,3 +174,125 @@ def test_a_pool_with_limit_one_runs_them_one_after_the_other(tmp_path: Path, gat
     assert_quarantine(
         pl.read_parquet(warehouse / "orders_quarantine" / f"{DAY_1}.parquet"), frames["B"]
     )
+
+
+# Two runs entering the step together.
+
+
+class Arrivals:
+    """Both runs' `gate` input waits for the other run; the test starts B once A waits."""
+
+    def __init__(self) -> None:
+        self.barrier = threading.Barrier(2, timeout=60)
+
+
+ARRIVALS: list[Arrivals] = []
+
+
+class GateLoader(dg.IOManager):
+    def handle_output(self, context: dg.OutputContext, obj: object) -> None:
+        raise NotImplementedError("gate is an external asset")
+
+    def load_input(self, context: dg.InputContext) -> int:
+        ARRIVALS[0].barrier.wait()
+        return 0
+
+
+def gated_orders(frames: dict[str, pl.DataFrame]) -> dg.AssetsDefinition:
+    @dd.asset(
+        Orders,
+        quarantine=True,
+        partitions_def=PARTITIONS,
+        name="orders",
+        ins={"gate": dg.AssetIn("gate", input_manager_key="gate")},
+    )
+    def orders(context: dg.AssetExecutionContext, gate: int) -> pl.DataFrame:
+        return frames[context.run.tags["run"]]
+
+    return orders
+
+
+def test_of_two_runs_checking_together_one_writes_even_if_step_failures_are_stored_late(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Both runs leave their input loading together and reach the check; a run's step failure is
+    stored only once the other run's step has ended (or after 3 s), as when both runs check
+    before either failure reaches the instance. Exactly one writes; none stops for a run that
+    stops too."""
+    warehouse = tmp_path / "warehouse"
+    frames = {
+        "A": orders_frame(DAY_1, tag="A", valid=2, invalid=1),
+        "B": orders_frame(DAY_1, tag="B", valid=3, invalid=2),
+    }
+    orders = gated_orders(frames)
+    ARRIVALS.append(Arrivals())
+    results: dict[str, dg.ExecuteInProcessResult] = {}
+    with instance_with(None) as instance:
+        store = instance.handle_new_event
+        step_ended = threading.Event()
+
+        def store_failures_late(event: Any, **kwargs: Any) -> None:
+            kind = event.dagster_event.event_type if event.dagster_event is not None else None
+            if kind == dg.DagsterEventType.STEP_FAILURE:
+                step_ended.wait(3.0)
+            store(event, **kwargs)
+            if kind in (dg.DagsterEventType.STEP_SUCCESS, dg.DagsterEventType.STEP_FAILURE):
+                step_ended.set()
+
+        monkeypatch.setattr(instance, "handle_new_event", store_failures_late)
+
+        def run(name: str) -> None:
+            results[name] = dg.materialize(
+                [dg.AssetSpec("gate"), orders],
+                selection=[orders],
+                resources={
+                    "io_manager": PolarsParquetIOManager(base_dir=str(warehouse)),
+                    "gate": GateLoader(),
+                },
+                run_config=QUIET,
+                partition_key=DAY_1,
+                instance=instance,
+                tags={"run": name},
+                raise_on_error=False,
+            )
+
+        try:
+            first = threading.Thread(target=run, args=("A",))
+            first.start()
+            while ARRIVALS[0].barrier.n_waiting < 1:  # A is in its step, at the gate
+                assert first.is_alive()
+                time.sleep(0.01)
+            second = threading.Thread(target=run, args=("B",))
+            second.start()
+            first.join(90)
+            second.join(90)
+        finally:
+            ARRIVALS.clear()
+
+    assert sorted(result.success for result in results.values()) == [False, True]
+    (writer,) = [name for name, result in results.items() if result.success]
+    (stopped,) = [result for result in results.values() if not result.success]
+    assert error_of(stopped) == "ConcurrentRunError"
+    assert_table(pl.read_parquet(warehouse / "orders" / f"{DAY_1}.parquet"), frames[writer])
+    assert_quarantine(
+        pl.read_parquet(warehouse / "orders_quarantine" / f"{DAY_1}.parquet"), frames[writer]
+    )
+
+
+RELEASED_ROUNDS = [
+    ("round-1", released_runs.RELEASED, released_runs.IN_PROCESS),
+    ("round-2", released_runs.RELEASED, released_runs.IN_PROCESS),
+    ("round-3", released_runs.ANNOUNCED, released_runs.IN_PROCESS),
+    ("round-4", released_runs.ANNOUNCED, released_runs.IN_PROCESS),
+    ("round-5", released_runs.ANNOUNCED, released_runs.MULTIPROCESS),
+]
+
+
+def test_of_two_runs_released_into_the_step_together_exactly_one_writes(tmp_path: Path) -> None:
+    home = tmp_path / "home"
+    home.mkdir()
+    with dg.instance_for_test(temp_dir=str(home)) as instance:
+        released_runs.race(instance, RELEASED_ROUNDS, tmp_path)
+
+        for partition, mode, _ in RELEASED_ROUNDS:
+            released_runs.assert_one_writer(instance, tmp_path, partition, mode)

@@ -5,9 +5,12 @@ a process of its own; the concurrent-run guard and the quarantine's observations
 that storage from the step's process. Two runs of one partition of `postgres_race.orders` start
 together on such an instance. Run A holds its table write until run B is over: B must fail with
 `ConcurrentRunError` before writing anything, and the stored table and quarantine must be A's,
-whole, with one observation of A's quarantine write. (Two runs started at the very same
-moment with no hold may both fail, each seeing the other; the hold makes the order, and so the
-outcome, certain. Each run costs two Python processes, so this file has one race.)
+whole, with one observation of A's quarantine write.
+
+Two run processes are then released into the step together, round after round
+(`released_runs`), each step in a process of its own: in every round exactly one writes and the
+other stops with `ConcurrentRunError` before writing; when both announced before either read,
+the one created first writes.
 
 Skipped, with the reason, where PostgreSQL is not installed; `.ci/run` installs it.
 """
@@ -24,6 +27,7 @@ import polars as pl
 import pytest
 from dagster_postgres import PostgresEventLogStorage, PostgresRunStorage
 
+from . import released_runs
 from .conftest import DAY_1, assert_quarantine, assert_table
 from .postgres_race import DIRECTORY, HOLD_A, frame_of, run_in_process
 from .postgres_server import PostgresServer, running_server, why_not_runnable
@@ -134,3 +138,20 @@ def test_the_second_of_two_runs_of_a_partition_fails_before_writing(
     assert_table(table, frame_of("A"))
     assert_quarantine(quarantine, frame_of("A"))
     assert _observed_quarantine_runs(instance) == ["A"]
+
+
+RELEASED_ROUNDS = [
+    ("round-1", released_runs.RELEASED, released_runs.IN_PROCESS),
+    ("round-2", released_runs.RELEASED, released_runs.IN_PROCESS),
+    ("round-3", released_runs.ANNOUNCED, released_runs.IN_PROCESS),
+    ("round-4", released_runs.RELEASED, released_runs.MULTIPROCESS),
+]
+
+
+def test_of_two_runs_released_into_the_step_together_exactly_one_writes(
+    instance: dg.DagsterInstance, tmp_path: Path
+) -> None:
+    released_runs.race(instance, RELEASED_ROUNDS, tmp_path)
+
+    for partition, mode, _ in RELEASED_ROUNDS:
+        released_runs.assert_one_writer(instance, tmp_path, partition, mode)

@@ -12,6 +12,7 @@ The same failures without the opt-in are here too, as evidence for what the Guar
 happens then: the killed or failed write leaves a table that cannot be read, or an empty one.
 """
 
+import contextlib
 import datetime as dt
 import gc
 import json
@@ -19,6 +20,7 @@ import os
 import signal
 import subprocess
 import sys
+import tempfile
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -34,6 +36,7 @@ from polars.testing import assert_frame_equal
 from upath import UPath
 
 import dagster_dataframely as dd
+from dagster_dataframely._store.staged_writes import STAGING_PREFIX
 from dagster_dataframely.errors import QuarantineIOManagerError
 
 from .conftest import (
@@ -53,6 +56,7 @@ from .conftest import (
 )
 from .interrupted_write import (
     DUCKDB,
+    MEMORY,
     PARQUET,
     QUARANTINE,
     TABLE,
@@ -80,10 +84,20 @@ def stored(kind: str, write: str, warehouse: Path, restricted: Path) -> pl.DataF
     return duckdb_frame(restricted / "q.duckdb", "public.orders_quarantine")
 
 
-def kill_mid_write(
-    kind: str, write: str, warehouse: Path, restricted: Path, tmp_path: Path, *, staged: bool
-) -> None:
-    """Run the second version in a child process and SIGKILL it half way through `write`."""
+@contextlib.contextmanager
+def stopped_mid_write(
+    kind: str,
+    write: str,
+    warehouse: Path,
+    restricted: Path,
+    tmp_path: Path,
+    *,
+    staged: bool,
+    partition: str | None = None,
+    temporary: Path | None = None,
+) -> Iterator["subprocess.Popen[bytes]"]:
+    """Run the second version in a child process, stopped alive half way through `write`;
+    killed on leaving, if the block has not killed it (`kill`). `temporary` is its `TMPDIR`."""
     marker, log = tmp_path / "stopped", tmp_path / "child.log"
     arguments = {
         "kind": kind,
@@ -92,13 +106,16 @@ def kill_mid_write(
         "restricted": str(restricted),
         "marker": str(marker),
         "staged": staged,
+        "partition": partition,
     }
+    environment = {**os.environ, **({"TMPDIR": str(temporary)} if temporary else {})}
     with log.open("wb") as output:
         child = subprocess.Popen(
             [sys.executable, "-m", "integration_tests.interrupted_write", json.dumps(arguments)],
             cwd=ROOT,
             stdout=output,
             stderr=subprocess.STDOUT,
+            env=environment,
         )
     try:
         deadline = time.monotonic() + 120
@@ -111,12 +128,29 @@ def kill_mid_write(
             if time.monotonic() > deadline:
                 pytest.fail(f"the child's write never stopped:\n{log.read_text()[-4000:]}")
             time.sleep(0.05)
-        os.kill(child.pid, signal.SIGKILL)
-        assert child.wait(timeout=30) == -signal.SIGKILL
+        yield child
     finally:
         if child.poll() is None:
             os.kill(child.pid, signal.SIGKILL)
             child.wait(timeout=30)
+
+
+def kill(child: "subprocess.Popen[bytes]") -> None:
+    os.kill(child.pid, signal.SIGKILL)
+    assert child.wait(timeout=30) == -signal.SIGKILL
+
+
+def kill_mid_write(
+    kind: str, write: str, warehouse: Path, restricted: Path, tmp_path: Path, *, staged: bool
+) -> None:
+    """Run the second version in a child process and SIGKILL it half way through `write`."""
+    with stopped_mid_write(kind, write, warehouse, restricted, tmp_path, staged=staged) as child:
+        kill(child)
+
+
+def staging_in(directory: Path) -> set[str]:
+    """The staging files and directories in `directory`, and their locks."""
+    return {path.name for path in directory.glob(f"{STAGING_PREFIX}*")}
 
 
 # Killed half way through a write.
@@ -176,6 +210,67 @@ def test_without_staging_a_killed_write_destroys_the_last_good_table(
             pl.read_parquet(warehouse / "orders.parquet")
     else:
         assert stored(kind, TABLE, warehouse, restricted).height == 0
+
+
+@pytest.mark.fault_injection
+def test_the_next_write_of_a_table_removes_a_killed_writes_staging_and_never_a_live_ones(
+    warehouse: Path, restricted: Path, tmp_path: Path
+) -> None:
+    """Partitioned, as a backfill writes: a write of one partition is stopped alive half way,
+    another partition of the table is written meanwhile, then the stopped one is killed."""
+    table = warehouse / "orders"
+    first, other = version("first"), version("other", valid=4, invalid=2)
+    assert write_version(
+        PARQUET, warehouse, restricted, first, staged=True, partition=DAY_1
+    ).success
+    with stopped_mid_write(
+        PARQUET, TABLE, warehouse, restricted, tmp_path, staged=True, partition=DAY_1
+    ) as child:
+        live = staging_in(table)
+        assert len(live) == 2, live  # its staging file and that file's lock
+
+        written = write_version(PARQUET, warehouse, restricted, other, staged=True, partition=DAY_2)
+
+        assert written.success
+        assert staging_in(table) == live  # a write in progress keeps its staging
+        kill(child)
+    assert staging_in(table) == live  # what the killed write left, until the next write
+
+    assert write_version(
+        PARQUET, warehouse, restricted, other, staged=True, partition=DAY_2
+    ).success
+
+    assert staging_in(table) == set()
+    assert files_under(table) == {f"{DAY_1}.parquet", f"{DAY_2}.parquet"}
+    assert_table(pl.read_parquet(table / f"{DAY_1}.parquet"), first)
+    assert_table(pl.read_parquet(table / f"{DAY_2}.parquet"), other)
+    assert pl.scan_parquet(table).collect().height == 2 + 4
+
+
+@pytest.mark.fault_injection
+def test_the_next_upload_removes_a_killed_uploads_local_staging_and_never_a_live_ones(
+    warehouse: Path, restricted: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """On an object store (fsspec's memory store, one per process) a staged write dumps to a
+    staging directory in `TMPDIR` first: the child's stops alive there, half written."""
+    temporary = tmp_path / "tmp"
+    temporary.mkdir()
+    monkeypatch.setattr(tempfile, "tempdir", str(temporary))
+    with stopped_mid_write(
+        MEMORY, TABLE, warehouse, restricted, tmp_path, staged=True, temporary=temporary
+    ) as child:
+        live = {path.name for path in temporary.iterdir()}
+        assert live  # its staging (and the staging's lock)
+
+        written = write_version(MEMORY, warehouse, restricted, version("other"), staged=True)
+
+        assert written.success
+        assert {path.name for path in temporary.iterdir()} == live
+        kill(child)
+
+    assert write_version(MEMORY, warehouse, restricted, version("third"), staged=True).success
+
+    assert list(temporary.iterdir()) == []
 
 
 # A full disk.

@@ -49,12 +49,14 @@ from dagster_dataframely._upstream import (
     output_context_for,
     output_io_manager,
     planned_partitions,
+    report_step_engine_event,
     resource_config_of,
     rule_function,
     running_step,
     sibling_check_spec,
     source_graph_has,
     source_graph_materializable_keys,
+    step_engine_event_text,
     step_output,
     table_of_records,
     table_record_of_cells,
@@ -361,6 +363,26 @@ def test_planned_partitions_reads_the_planned_event() -> None:
         "an ASSET_MATERIALIZATION_PLANNED event's AssetMaterializationPlannedData changed shape"
     )
     assert planned_partitions(event, dg.AssetKey("returns")) == (False, None, None)
+
+
+def test_a_step_engine_event_is_stored_at_once_and_read_back() -> None:
+    """`DagsterInstance.report_engine_event(message, run, EngineEventData(metadata), step_key=)`."""
+    with dg.DagsterInstance.ephemeral() as instance:
+        run = dg.DagsterRun(job_name="job", run_id="run-1", status=dg.DagsterRunStatus.STARTED)
+        instance.add_run(run)
+        report_step_engine_event(instance, run, "orders", "said", {"word": "writes"})
+        (record,) = instance.get_records_for_run(
+            "run-1", of_type=dg.DagsterEventType.ENGINE_EVENT
+        ).records
+    event = record.event_log_entry.dagster_event
+    assert event is not None
+    assert (event.step_key, event.message) == ("orders", "said"), (
+        "DagsterInstance.report_engine_event no longer stores the step key and message given"
+    )
+    assert step_engine_event_text(event, "word") == "writes", (
+        "an engine event's EngineEventData.metadata no longer keeps the text metadata given"
+    )
+    assert step_engine_event_text(event, "other") is None
 
 
 @pytest.mark.filterwarnings("ignore::dagster.PreviewWarning")

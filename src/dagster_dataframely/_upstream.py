@@ -40,7 +40,7 @@ from dagster._core.definitions.asset_checks.asset_check_evaluation import (
 from dagster._core.definitions.assets.graph.base_asset_graph import BaseAssetGraph
 from dagster._core.definitions.assets.job.asset_job import JobScopedAssetGraph
 from dagster._core.errors import DagsterInvalidPropertyError
-from dagster._core.events import AssetMaterializationPlannedData
+from dagster._core.events import AssetMaterializationPlannedData, EngineEventData
 from dagster._core.execution.plan.outputs import StepOutputHandle
 from dagster._core.storage.db_io_manager import DbIOManager
 from dagster.components.core.defs_module import CompositeYamlComponent
@@ -75,12 +75,14 @@ __all__ = [
     "output_io_manager",
     "planned_partitions",
     "project_asset_partitions",
+    "report_step_engine_event",
     "resource_config_of",
     "rule_function",
     "running_step",
     "sibling_check_spec",
     "source_graph_has",
     "source_graph_materializable_keys",
+    "step_engine_event_text",
     "step_output",
     "table_of_records",
     "table_record_of_cells",
@@ -263,6 +265,39 @@ def planned_partitions(
     if not isinstance(data, AssetMaterializationPlannedData) or data.asset_key != asset:
         return False, None, None
     return True, data.partition, data.partitions_subset
+
+
+def report_step_engine_event(
+    instance: dg.DagsterInstance,
+    run: dg.DagsterRun,
+    step_key: str,
+    message: str,
+    metadata: Mapping[str, str],
+) -> None:
+    """Store an engine event of the step `step_key` of `run` now, with text `metadata`.
+
+    The event is written to the instance's event log before this returns, so a process that
+    reads the run's events afterwards finds it. Relies on `DagsterInstance.report_engine_event`
+    (not marked `@public`) and the private class `dagster._core.events.EngineEventData`, whose
+    `metadata` it fills. Since Dagster 1.13.0.
+    """
+    data = EngineEventData(metadata={key: dg.MetadataValue.text(v) for key, v in metadata.items()})
+    instance.report_engine_event(message, run, data, step_key=step_key)
+
+
+def step_engine_event_text(event: dg.DagsterEvent, key: str) -> str | None:
+    """The text metadata value `key` of an engine event, None if it has none or is no such event.
+
+    Reads what `report_step_engine_event` stored: `DagsterEvent.engine_event_data` (an
+    `EngineEventData`) and its `metadata`. Since Dagster 1.13.0.
+    """
+    if event.event_type != dg.DagsterEventType.ENGINE_EVENT:
+        return None
+    data = event.event_specific_data
+    if not isinstance(data, EngineEventData):
+        return None
+    value = data.metadata.get(key)
+    return value.value if isinstance(value, dg.TextMetadataValue) else None
 
 
 def check_evaluation_target(

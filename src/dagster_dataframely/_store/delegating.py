@@ -30,7 +30,7 @@ from dagster_dataframely.errors import (
     QuarantineStorageCollisionError,
 )
 
-from .concurrent_runs import check_no_concurrent_run
+from .concurrent_runs import claim_partition
 from .duckdb_tables import transactional
 from .io_manager import write_through
 from .manager_metadata import shown_manager_metadata
@@ -64,7 +64,8 @@ def delegating_writer(
 
     In a run it first checks, before anything is written, that the quarantine has a place of
     its own (`QuarantineStorageError`, `UnsafePathKeyError`) and that no other run is writing
-    the same partition of the asset (`ConcurrentRunError`).
+    the same partition of the asset (`ConcurrentRunError`): of runs that reach this point for
+    one partition together, the one created first writes and the others stop.
 
     Parameters
     ----------
@@ -97,7 +98,8 @@ def delegating_writer(
     UnsafePathKeyError
         A path-based IO manager cannot hold the asset or partition key as a path as it is.
     ConcurrentRunError
-        Another run is writing the same partition of the asset.
+        Another run is writing the same partition of the asset, or reached this point for it
+        at the same moment and was created first.
     StorageWriteError
         From the writer, when the IO manager fails to write the rows of an output of `dd.asset`,
         `dd.multi_asset` or `dd.collection_asset` whose settings hide values (a sensitive
@@ -117,7 +119,7 @@ def delegating_writer(
     check_quarantine_storage(
         key, output_io_manager(handle), table_context, output_context_for(handle, target)
     )
-    check_no_concurrent_run(context.instance, context.run.run_id, key, step.step.key, table_context)
+    claim_partition(context.instance, context.run, key, step.step.key, table_context)
 
     def write(frame: pl.DataFrame) -> str:
         # The asset key differs from the table's, and the type: the rows are a DataFrame, which

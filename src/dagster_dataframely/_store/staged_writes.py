@@ -14,10 +14,17 @@ keeps the manager's own layout, reading and metadata, and changes only how the b
   (`.dy-staged-<random>.tmp`), flushed to disk, then renamed over the table: a rename within
   one directory is atomic, so a reader finds the old file or the new one, never a part.
 - A file on an object store (S3, GCS, Azure, memory) is written by the manager to a local
-  temporary file, then uploaded in one request. An object store replaces an object only when
-  an upload completes, so an upload cut short leaves the old object; the staging keeps a write
-  that fails half way from uploading the half it wrote (fsspec uploads what was buffered when a
-  file is closed, even on an exception).
+  file in a hidden staging directory of the temporary directory (`TMPDIR`), then uploaded in
+  one request. An object store replaces an object only when an upload completes, so an upload
+  cut short leaves the old object; the staging keeps a write that fails half way from
+  uploading the half it wrote (fsspec uploads what was buffered when a file is closed, even on
+  an exception).
+
+Each staging file or directory is locked (`<staging>.lock`, an advisory lock the kernel drops
+when its process dies) for as long as its write runs. What a killed write leaves, staging and
+lock, is removed by the next staged write into the same directory: the table's own directory,
+or the temporary directory of the same machine for an object store. Staging whose lock is held
+is a write still running and is never touched.
 - A DuckDB slice replacement runs in one transaction (`duckdb_tables.transactional`): fit the
   table to the frame, delete the slice, insert, commit. A crash or error before the commit
   rolls all of it back.
@@ -148,14 +155,23 @@ def _replace_local(dump: _Dump, target: UPath) -> None:
 
 
 def _upload_whole(dump: _Dump, target: UPath) -> None:
-    """Dump to a local temporary file, then upload it to `target` in one request."""
-    with tempfile.TemporaryDirectory(prefix="dy-staged-") as directory:
-        local = Path(directory) / target.name
-        dump(UPath(local))
-        if not _was_written(local):
-            return
-        _refuse_directory(local)
-        target.fs.put_file(str(local), target.path)
+    """Dump to a file in a local staging directory, then upload it to `target` in one request."""
+    temporary = Path(tempfile.gettempdir())
+    _remove_orphans(temporary)
+    staging = temporary / f"{STAGING_PREFIX}{secrets.token_hex(8)}.tmp"
+    # Locked as a local staging file is, so the next upload on this machine removes what a
+    # killed one left in the temporary directory (a whole partition's bytes).
+    with _held_lock(staging):
+        try:
+            staging.mkdir()
+            local = staging / target.name
+            dump(UPath(local))
+            if not _was_written(local):
+                return
+            _refuse_directory(local)
+            target.fs.put_file(str(local), target.path)
+        finally:
+            _remove(staging)
 
 
 def _was_written(staging: Path) -> bool:
@@ -206,20 +222,37 @@ def _held_lock(staging: Path) -> Iterator[None]:
         yield
         return
     lock = staging.with_name(staging.name + ".lock")
-    descriptor = os.open(lock, os.O_WRONLY | os.O_CREAT, 0o666)
-    try:
+    while True:
+        descriptor = os.open(lock, os.O_WRONLY | os.O_CREAT, 0o666)
         fcntl.flock(descriptor, fcntl.LOCK_EX)
+        # NOTE: `_remove_orphans` in another process may have taken the new file for a killed
+        # write's and removed it between the open and the lock; this lock would then be on a
+        # file nobody can find, and the staging file, if this write were killed, on no lock.
+        if _is_still(lock, descriptor):
+            break
+        os.close(descriptor)
+    try:
         yield
     finally:
         lock.unlink(missing_ok=True)
         os.close(descriptor)
 
 
+def _is_still(lock: Path, descriptor: int) -> bool:
+    """Whether the file open as `descriptor` is the one at `lock` now."""
+    try:
+        return os.stat(lock).st_ino == os.fstat(descriptor).st_ino
+    except FileNotFoundError:
+        return False
+
+
 def _remove_orphans(directory: Path) -> None:
-    """Remove what a killed staged write left in `directory`: files whose lock nobody holds.
+    """Remove what a killed staged write left in `directory`: staging whose lock nobody holds.
 
     A `pl.scan_parquet(directory)` refuses a directory holding a file of another extension,
-    so a leftover would break it until removed. A lock held means a write still running.
+    so a leftover beside a table would break it until removed, and one in the temporary
+    directory holds a partition's bytes on the worker's disk. A lock held means a write still
+    running, in this process or another one on this machine.
     """
     try:
         import fcntl
@@ -230,7 +263,7 @@ def _remove_orphans(directory: Path) -> None:
     for lock in directory.glob(f"{STAGING_PREFIX}*.tmp.lock"):
         try:
             descriptor = os.open(lock, os.O_WRONLY)
-        except FileNotFoundError:
+        except OSError:  # gone since the listing, or another user's
             continue
         try:
             fcntl.flock(descriptor, fcntl.LOCK_EX | fcntl.LOCK_NB)

@@ -132,7 +132,9 @@ class ConcurrentRunError(StorageRefusedError):
     """Raised when another run is writing the same asset partition at the same time.
 
     Its table and quarantine writes could interleave with this run's, leaving one run's table
-    beside the other run's quarantine, so the run that notices stops before writing anything.
+    beside the other run's quarantine, so this run stops before writing anything. Of runs that
+    reach the write of one partition together, the one created first writes and every other
+    stops; a run that arrives while another writes stops.
 
     Parameters
     ----------
@@ -155,8 +157,9 @@ class ConcurrentRunError(StorageRefusedError):
             else repr(self.asset)
         )
         return (
-            f"Run {self.other_run_id} is writing {where} right now, so this run stopped before "
-            "writing anything: interleaved writes could pair one run's table with the other's "
+            f"Run {self.other_run_id} is writing {where} right now (of runs that reach it "
+            "together, the one created first writes), so this run stopped before writing "
+            "anything: interleaved writes could pair one run's table with the other's "
             "quarantine. Re-run once that run has finished. To queue such runs instead, give the "
             "asset a concurrency pool with a limit of 1 (`dd.asset(..., pool=...)`). If run "
             f"{self.other_run_id} is dead, mark it failed so it no longer counts as in progress."
