@@ -174,6 +174,5 @@ def _rebuilt(hint: object, origin: object, arguments: tuple[object, ...]) -> obj
     if isinstance(hint, types.GenericAlias):
         return types.GenericAlias(origin, arguments)  # type: ignore[arg-type]
     copy_with = getattr(hint, "copy_with", None)
-    if copy_with is None:
-        raise TypeError(f"{hint!r} cannot be rebuilt around its expanded arguments")
-    return copy_with(arguments)
+    # NOTE: a generic form typing cannot rebuild is read as written, its aliases unexpanded.
+    return hint if copy_with is None else copy_with(arguments)
