@@ -527,3 +527,34 @@ def test_keys_with_slashes_are_found_where_the_manager_wrote_them(
         {"order_id": 2, "dy_partitions": "2026-01-01|/north, 2026-01-01|a/b"},
         {"order_id": 3, "dy_partitions": "2026-01-01|a/b, 2026-01-02|south"},
     ]
+
+
+@pytest.mark.parametrize("store", ["parquet", "duckdb"])
+def test_a_first_partition_that_stores_nothing_passes(tmp_path: Path, store: str) -> None:
+    """A skipped partition (None) or an empty one before anything is stored: DuckDB's manager
+    creates no table for either, and there is no key to repeat."""
+    frames: dict[str, pl.DataFrame | None] = {
+        "east": None,
+        "north": _orders("north", [1]).clear(),
+        "west": _orders("west", [1]),
+    }
+    evaluation = _run_each(_asset(Orders, frames), _managers(tmp_path)[store], ["east"])
+    assert evaluation.passed
+    evaluation = _run_each(_asset(Orders, frames), _managers(tmp_path)[store], ["north"])
+    assert evaluation.passed
+    assert evaluation.metadata["dy_repeated_keys"].value == 0
+
+
+@pytest.mark.parametrize("store", ["parquet", "duckdb"])
+def test_a_key_column_only_an_empty_partition_brought_takes_no_part(
+    tmp_path: Path, store: str
+) -> None:
+    """`coupon` arrives with an empty partition: DuckDB's table never gets the column (no row
+    brought it), and the parquet file that has it holds no row."""
+    manager = _managers(tmp_path)[store]
+    instance = dg.DagsterInstance.ephemeral()
+    _run_each(_asset(Orders, {"east": _orders("east", [1])}), manager, ["east"], instance)
+    empty = {"west": _coupons("west", [1], ["spring"]).clear()}
+    evaluation = _run_each(_asset(Coupons, empty), manager, ["west"], instance)
+    assert evaluation.passed
+    assert evaluation.metadata["dy_repeated_keys"].value == 0

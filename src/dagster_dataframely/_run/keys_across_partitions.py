@@ -2,10 +2,11 @@
 
 Dataframely validates a primary key (and `unique=` columns) within the frame it is given, so
 a partitioned asset's key is unique inside each partition only. This reads the key columns of
-every stored partition, each partition's distinct keys once, and groups them on the streaming
-engine, so memory grows with the number of distinct keys, never with the table's width; on
-DuckDB one query does the same inside the database. A key repeated inside one partition is the
-per-partition rule's business and is not counted here.
+every stored partition the definition holds, each partition's distinct keys once, and groups
+them on the streaming engine, so memory grows with the number of distinct keys, never with the
+table's width; on DuckDB one query does the same inside the database. A key repeated inside one
+partition is the per-partition rule's business and is not counted here; a partition stored
+without a key column (or, alike, with no value in it) takes no part in that key's check.
 """
 
 from __future__ import annotations
@@ -74,8 +75,8 @@ def repeated_in_frames(
     ]
     if not numbered:
         return RepeatedKeys(tuple(key), 0, (), ())
-    spread = pl.col(_PARTITIONS)
     stored = pl.concat(numbered, how="vertical_relaxed")
+    spread = pl.col(_PARTITIONS)
     repeated = (
         stored.group_by(columns)
         .agg(spread.min().alias("low"), spread.max().alias("high"))
@@ -190,9 +191,9 @@ def keys_check_result(
             )
         # A partition stored before a key column was added takes no part in that key's check.
         scans = {
-            name: stored.scan.select(key)
-            for name, stored in files.items()
-            if stored.columns.issuperset(key)
+            name: partition.scan.select(key)
+            for name, partition in files.items()
+            if partition.columns.issuperset(key)
         }
         reports.append(repeated_in_frames(scans, key, shown, samples))
     return _result(output.key, reports)

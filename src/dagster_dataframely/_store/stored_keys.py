@@ -24,7 +24,7 @@ from upath import UPath
 
 from dagster_dataframely import _upstream
 
-from .duckdb_tables import connection_of, quoted
+from .duckdb_tables import connection_of, quoted, stored_columns
 from .io_manager import QuarantineRouter
 from .step_storage import table_output
 
@@ -198,7 +198,9 @@ def repeated_in_duckdb(
     """The keys stored in more than one partition of a DuckDB table, grouped by one query.
 
     One row per repeated key, with its partitions (named by their Dagster keys) sorted under
-    `PARTITIONS`; None off DuckDB's manager. `context` is the run's output's.
+    `PARTITIONS`; None off DuckDB's manager. `context` is the run's output's. No row when no
+    partition stores the key's columns: DuckDB's manager creates no table for a skipped or
+    empty partition, and the package adds a column only when a frame with rows brings it.
     """
     if not _upstream.is_duckdb_io_manager(manager):
         return None
@@ -210,6 +212,10 @@ def repeated_in_duckdb(
         instance,
     )
     with connection_of(manager, context, table_slice) as connection:
+        if not set(key) <= set(stored_columns(connection, table_slice)):
+            return pl.DataFrame(
+                schema={**dict.fromkeys(key, pl.Null), PARTITIONS: pl.List(pl.String)}
+            )
         return grouped_in_duckdb(connection, table, columns, key)
 
 
