@@ -10,6 +10,7 @@ from typing import Any
 
 import dagster as dg
 import dataframely as dy
+import duckdb
 import polars as pl
 import pytest
 from dagster_duckdb_polars import DuckDBPolarsIOManager
@@ -61,8 +62,13 @@ def _managers(tmp_path: Path) -> dict[str, dg.ConfigurableIOManagerFactory]:
     }
 
 
-def _run_each(asset: Any, manager: Any, partitions: list[Any]) -> dg.AssetCheckEvaluation:
-    instance = dg.DagsterInstance.ephemeral()
+def _run_each(
+    asset: Any,
+    manager: Any,
+    partitions: list[Any],
+    instance: dg.DagsterInstance | None = None,
+) -> dg.AssetCheckEvaluation:
+    instance = instance or dg.DagsterInstance.ephemeral()
     evaluations = []
     for partition in partitions:
         result = dg.materialize(
@@ -90,8 +96,8 @@ def test_a_key_in_two_partitions_fails_naming_both_and_the_count(
     assert metadata["dy_repeated_keys"].value == 2
     assert metadata["dy_repeated_key_partitions"].data == ["east", "north", "west"]
     assert metadata["dy_repeated_key_sample"].data == [
-        {"order_id": "3", "dy_partitions": "east, west"},
-        {"order_id": "5", "dy_partitions": "north, west"},
+        {"order_id": 3, "dy_partitions": "east, west"},
+        {"order_id": 5, "dy_partitions": "north, west"},
     ]
 
 
@@ -215,8 +221,8 @@ def test_multi_partitions_are_told_apart_by_every_dimension(tmp_path: Path, stor
 
     assert evaluation.metadata["dy_repeated_keys"].value == 2
     assert evaluation.metadata["dy_repeated_key_sample"].data == [
-        {"order_id": "1", "dy_partitions": "2026-01-01|east, 2026-01-01|west"},
-        {"order_id": "2", "dy_partitions": "2026-01-01|east, 2026-01-02|east"},
+        {"order_id": 1, "dy_partitions": "2026-01-01|east, 2026-01-01|west"},
+        {"order_id": 2, "dy_partitions": "2026-01-01|east, 2026-01-02|east"},
     ]
 
 
@@ -252,3 +258,303 @@ def test_a_schema_without_a_key_is_refused() -> None:
         @dd.asset(Unkeyed, partitions_def=REGIONS, keys_across_partitions=True)
         def orders() -> pl.DataFrame:
             return pl.DataFrame({"region": ["east"]})
+
+
+# --- At its edges (issue 52) -------------------------------------------------------------
+
+
+class Visits(dy.Schema):
+    visited_at = dy.Datetime(metadata={"pii": True})
+    visit_id = dy.Int64(primary_key=True)
+
+
+def test_duckdb_names_no_partition_by_a_stored_value(tmp_path: Path) -> None:
+    """A row of no partition (a time before the first window or after the last, stored by an
+    older release or another writer) takes no part, and its sensitive value names nothing."""
+    database = tmp_path / "warehouse.duckdb"
+    manager = DuckDBPolarsIOManager(database=str(database))
+    frames = {
+        "2026-01-01": pl.DataFrame(
+            {"visited_at": [datetime(2026, 1, 1, 3)], "visit_id": [1]},
+            schema={"visited_at": pl.Datetime("us"), "visit_id": pl.Int64},
+        ),
+        "2026-01-02": pl.DataFrame(
+            {"visited_at": [datetime(2026, 1, 2, 9)], "visit_id": [2]},
+            schema={"visited_at": pl.Datetime("us"), "visit_id": pl.Int64},
+        ),
+    }
+
+    @dd.asset(
+        Visits,
+        name="visits",
+        partitions_def=DAYS,
+        keys_across_partitions=True,
+        metadata={"partition_expr": "visited_at"},
+    )
+    def visits(context: dg.AssetExecutionContext) -> pl.DataFrame:
+        return frames[context.partition_key]
+
+    instance = dg.DagsterInstance.ephemeral()
+    _run_each(visits, manager, ["2026-01-01"], instance)
+    with duckdb.connect(str(database)) as connection:
+        connection.execute(
+            "INSERT INTO public.visits VALUES "
+            "('2025-12-31 23:59:58', 1), ('2026-02-14 07:06:05', 1), ('2026-02-14 07:06:05', 2)"
+        )
+    evaluation = _run_each(visits, manager, ["2026-01-02"], instance)
+
+    assert evaluation.passed
+    assert evaluation.metadata["dy_repeated_keys"].value == 0
+    shown = f"{evaluation.metadata} {evaluation.description}"
+    assert "2025-12-31" not in shown
+    assert "2026-02-14" not in shown
+
+
+def test_duckdb_leaves_out_a_value_that_is_no_static_partition(tmp_path: Path) -> None:
+    database = tmp_path / "warehouse.duckdb"
+    manager = DuckDBPolarsIOManager(database=str(database))
+    frames = {"east": _orders("east", [1]), "west": _orders("west", [2])}
+    instance = dg.DagsterInstance.ephemeral()
+    _run_each(_asset(Orders, frames), manager, ["east"], instance)
+    with duckdb.connect(str(database)) as connection:
+        connection.execute("INSERT INTO public.orders VALUES ('south', 1, 1), ('south', 2, 1)")
+    evaluation = _run_each(_asset(Orders, frames), manager, ["west"], instance)
+
+    assert evaluation.passed
+    assert "south" not in f"{evaluation.metadata} {evaluation.description}"
+
+
+class Coupons(Orders):
+    coupon = dy.String(nullable=True, unique=True)
+
+
+def _coupons(region: str, ids: list[int], coupons: list[str | None]) -> pl.DataFrame:
+    return _orders(region, ids).with_columns(coupon=pl.Series(coupons, dtype=pl.String))
+
+
+@pytest.mark.parametrize("store", ["parquet", "duckdb"])
+def test_a_partition_stored_before_a_key_column_was_added_takes_no_part(
+    tmp_path: Path, store: str
+) -> None:
+    """`coupon` (nullable, unique) is added after east and west were stored without it."""
+    manager = _managers(tmp_path)[store]
+    instance = dg.DagsterInstance.ephemeral()
+    before = {"east": _orders("east", [1, 2]), "west": _orders("west", [3])}
+    _run_each(_asset(Orders, before), manager, ["east", "west"], instance)
+
+    after = {"north": _coupons("north", [4, 5], ["spring", None])}
+    evaluation = _run_each(_asset(Coupons, after), manager, ["north"], instance)
+    assert evaluation.passed
+    assert evaluation.metadata["dy_repeated_keys"].value == 0
+
+    # Rewritten with the column, west takes part: its coupon and its null repeat north's.
+    after["west"] = _coupons("west", [3, 6], ["spring", None])
+    evaluation = _run_each(_asset(Coupons, after), manager, ["west"], instance)
+    assert not evaluation.passed
+    assert evaluation.metadata["dy_repeated_keys"].value == 2
+    assert evaluation.metadata["dy_repeated_key_partitions"].data == ["north", "west"]
+    assert evaluation.metadata["dy_repeated_key_sample"].data == [
+        {"coupon": None, "dy_partitions": "north, west"},
+        {"coupon": "spring", "dy_partitions": "north, west"},
+    ]
+
+
+LONG = dg.StaticPartitionsDefinition([f"{region}-{'x' * 150}" for region in ("east", "west")])
+
+
+@pytest.mark.parametrize("store", ["parquet", "duckdb"])
+def test_the_partitions_cell_is_cut_as_every_cell(tmp_path: Path, store: str) -> None:
+    frames = {key: _orders(key, [1]) for key in LONG.get_partition_keys()}
+
+    @dd.asset(
+        Orders,
+        name="orders",
+        partitions_def=LONG,
+        keys_across_partitions=True,
+        metadata={"partition_expr": "region"},
+    )
+    def orders(context: dg.AssetExecutionContext) -> pl.DataFrame:
+        return frames[context.partition_key]
+
+    evaluation = _run_each(orders, _managers(tmp_path)[store], list(frames))
+
+    joined = ", ".join(sorted(frames))
+    assert len(joined) > 256
+    cut = f"{joined[:256]}…[cut: {len(joined)} characters]"
+    assert evaluation.metadata["dy_repeated_key_sample"].data == [
+        {"order_id": 1, "dy_partitions": cut}
+    ]
+    assert (
+        evaluation.description
+        == f"1 key(s) stored in more than one partition, in partitions {cut}."
+    )
+
+
+class Tagged(dy.Schema):
+    region = dy.String()
+    tag = dy.Binary(primary_key=True)
+    label = dy.Struct({"a": dy.Int64()}, nullable=True, unique=True)
+    note = dy.String(nullable=True, unique=True)
+
+
+@pytest.mark.parametrize("store", ["parquet", "duckdb"])
+def test_keys_are_shown_as_every_sample_shows_values(tmp_path: Path, store: str) -> None:
+    """Null as null, binary as hex, nested as JSON, a number as a number."""
+    frames = {
+        region: pl.DataFrame(
+            {
+                "region": [region, region],
+                "tag": [b"\x00ab", region.encode()],
+                "label": [{"a": 1}, {"a": 2 if region == "east" else 3}],
+                "note": [None, region],
+            },
+            schema={
+                "region": pl.String,
+                "tag": pl.Binary,
+                "label": pl.Struct({"a": pl.Int64}),
+                "note": pl.String,
+            },
+        )
+        for region in ("east", "west")
+    }
+    evaluation = _run_each(_asset(Tagged, frames), _managers(tmp_path)[store], list(frames))
+
+    assert evaluation.metadata["dy_repeated_keys"].value == 3
+    assert evaluation.metadata["dy_repeated_key_sample"].data == [
+        {"tag": "006162", "dy_partitions": "east, west"},
+        {"label": '{"a":1}', "dy_partitions": "east, west"},
+        {"note": None, "dy_partitions": "east, west"},
+    ]
+
+
+SHOPS = dg.DynamicPartitionsDefinition(name="shops")
+
+
+@pytest.mark.parametrize("store", ["parquet", "duckdb"])
+def test_a_deleted_dynamic_partition_takes_no_part(tmp_path: Path, store: str) -> None:
+    frames = {
+        "a": _orders("a", [1, 2]),
+        "b": _orders("b", [2, 3]),
+        "c": _orders("c", [4]),
+    }
+
+    @dd.asset(
+        Orders,
+        name="orders",
+        partitions_def=SHOPS,
+        keys_across_partitions=True,
+        metadata={"partition_expr": "region"},
+    )
+    def orders(context: dg.AssetExecutionContext) -> pl.DataFrame:
+        return frames[context.partition_key]
+
+    instance = dg.DagsterInstance.ephemeral()
+    instance.add_dynamic_partitions("shops", list(frames))
+    manager = _managers(tmp_path)[store]
+    evaluation = _run_each(orders, manager, ["a", "b"], instance)
+    assert evaluation.metadata["dy_repeated_key_partitions"].data == ["a", "b"]
+
+    instance.delete_dynamic_partition("shops", "b")
+    evaluation = _run_each(orders, manager, ["c"], instance)
+    assert evaluation.passed
+    assert evaluation.metadata["dy_repeated_keys"].value == 0
+
+
+def test_a_direct_call_reports_the_check_as_not_evaluated() -> None:
+    asset = _asset(Orders, {"east": _orders("east", [1, 1, 2])})
+
+    call = dd.testing.call_asset(asset, partition_key="east")
+    check = call.checks[CHECK]
+    assert check.passed
+    assert check.description is not None
+    assert check.description.startswith("Not evaluated: a direct call stores no partition")
+    assert call.failed_checks == ["dy_rule__primary_key"]
+
+    # The function called with a context, as Dagster's docs show (no quarantine to write).
+    clean = _asset(Orders, {"east": _orders("east", [1, 2])})
+    with dg.build_asset_context(partition_key="east") as context:
+        events = list(clean(context))
+    (result,) = [e for e in events if isinstance(e, dg.AssetCheckResult) and e.check_name == CHECK]
+    assert result == check
+
+
+class ShopOrders(dy.Schema):
+    day = dy.String()
+    region = dy.String()
+    order_id = dy.Int64(primary_key=True)
+
+
+SLASHED = dg.MultiPartitionsDefinition(
+    {
+        "region": dg.StaticPartitionsDefinition(["/north", "a/b", "south"]),
+        "day": dg.StaticPartitionsDefinition(["2026-01-01", "2026-01-02"]),
+    }
+)
+
+
+@pytest.mark.parametrize("store", ["parquet", "duckdb"])
+def test_keys_with_slashes_are_found_where_the_manager_wrote_them(
+    tmp_path: Path, store: str
+) -> None:
+    """The parquet files are found by listing the asset's folder: a key's `/` makes folders,
+    a leading one is escaped, and a multi-partition's parts are folders too."""
+    frames = {
+        "2026-01-01|/north": [1, 2],
+        "2026-01-01|a/b": [2, 3],
+        "2026-01-02|south": [3],
+    }
+
+    @dd.asset(
+        ShopOrders,
+        name="orders",
+        partitions_def=SLASHED,
+        keys_across_partitions=True,
+        metadata={"partition_expr": {"region": "region", "day": "day"}},
+    )
+    def orders(context: dg.AssetExecutionContext) -> pl.DataFrame:
+        ids = frames[str(context.partition_key)]
+        return pl.DataFrame(
+            {"day": [context.partition_key.keys_by_dimension["day"]] * len(ids), "order_id": ids}
+        ).with_columns(region=pl.lit(context.partition_key.keys_by_dimension["region"]))
+
+    keys = [
+        dg.MultiPartitionKey(dict(zip(["day", "region"], k.split("|"), strict=True)))
+        for k in frames
+    ]
+    evaluation = _run_each(orders, _managers(tmp_path)[store], keys)
+
+    assert evaluation.metadata["dy_repeated_key_sample"].data == [
+        {"order_id": 2, "dy_partitions": "2026-01-01|/north, 2026-01-01|a/b"},
+        {"order_id": 3, "dy_partitions": "2026-01-01|a/b, 2026-01-02|south"},
+    ]
+
+
+@pytest.mark.parametrize("store", ["parquet", "duckdb"])
+def test_a_first_partition_that_stores_nothing_passes(tmp_path: Path, store: str) -> None:
+    """A skipped partition (None) or an empty one before anything is stored: DuckDB's manager
+    creates no table for either, and there is no key to repeat."""
+    frames: dict[str, pl.DataFrame | None] = {
+        "east": None,
+        "north": _orders("north", [1]).clear(),
+        "west": _orders("west", [1]),
+    }
+    evaluation = _run_each(_asset(Orders, frames), _managers(tmp_path)[store], ["east"])
+    assert evaluation.passed
+    evaluation = _run_each(_asset(Orders, frames), _managers(tmp_path)[store], ["north"])
+    assert evaluation.passed
+    assert evaluation.metadata["dy_repeated_keys"].value == 0
+
+
+@pytest.mark.parametrize("store", ["parquet", "duckdb"])
+def test_a_key_column_only_an_empty_partition_brought_takes_no_part(
+    tmp_path: Path, store: str
+) -> None:
+    """`coupon` arrives with an empty partition: DuckDB's table never gets the column (no row
+    brought it), and the parquet file that has it holds no row."""
+    manager = _managers(tmp_path)[store]
+    instance = dg.DagsterInstance.ephemeral()
+    _run_each(_asset(Orders, {"east": _orders("east", [1])}), manager, ["east"], instance)
+    empty = {"west": _coupons("west", [1], ["spring"]).clear()}
+    evaluation = _run_each(_asset(Coupons, empty), manager, ["west"], instance)
+    assert evaluation.passed
+    assert evaluation.metadata["dy_repeated_keys"].value == 0

@@ -60,8 +60,11 @@ from dagster_dataframely._upstream import (
     step_output,
     table_of_records,
     table_record_of_cells,
+    upath_asset_folder,
     upath_base,
+    upath_lays_out_partitions_as_dagster,
     upath_output_locations,
+    upath_partition_locations,
     validation_rules,
     with_sibling_checks,
 )
@@ -569,6 +572,59 @@ def test_upath_output_locations_are_where_handle_output_writes(
     assert Path(location.path) == expected, f"UPathIOManager would write {location}"
     assert expected.is_file()
     assert Path(upath_base(manager).path) == tmp_path
+
+
+SHOPS_BY_DAY = dg.MultiPartitionsDefinition(
+    {
+        "shop": dg.StaticPartitionsDefinition(["/north", "a/b"]),
+        "day": dg.StaticPartitionsDefinition(["2026-01-01"]),
+    }
+)
+
+
+@pytest.mark.parametrize(
+    ("partitions_def", "partition_key"),
+    [
+        (dg.StaticPartitionsDefinition(["v1.2"]), "v1.2"),
+        (dg.StaticPartitionsDefinition(["/lead"]), "/lead"),
+        (SHOPS_BY_DAY, dg.MultiPartitionKey({"shop": "/north", "day": "2026-01-01"})),
+        (SHOPS_BY_DAY, dg.MultiPartitionKey({"shop": "a/b", "day": "2026-01-01"})),
+    ],
+    ids=["dotted", "leading-slash", "multi-leading-slash", "multi-slash"],
+)
+def test_upath_partition_locations_are_where_handle_output_writes_each_partition(
+    tmp_path: Path, partitions_def: dg.PartitionsDefinition, partition_key: Any
+) -> None:
+    """`UPathIOManager._get_path_without_extension` and `_with_extension`, and the layout of
+    `_get_paths_for_partitions`: parts in the order of the dimension names, joined by `/`."""
+    manager = ParquetFiles(UPath(tmp_path))
+    context = dg.build_output_context(
+        asset_key=["sales", "orders"],
+        partition_key=str(partition_key),
+        asset_partitions_def=partitions_def,
+    )
+    assert upath_lays_out_partitions_as_dagster(manager), "ParquetFiles no longer counts as one"
+
+    (location,) = upath_partition_locations(manager, context, [partition_key]).values()
+    manager.handle_output(context, pl.DataFrame({"rows": [1]}))
+
+    (written,) = [p for p in tmp_path.rglob("*") if p.is_file()]
+    assert Path(location.path) == written, f"UPathIOManager wrote {written}, not {location}"
+    assert Path(upath_asset_folder(manager, context).path) == tmp_path / "sales" / "orders"
+
+
+def test_a_manager_with_a_layout_of_its_own_does_not_count_as_dagster_s() -> None:
+    """`UPathIOManager._get_paths_for_partitions` and `_with_extension` are still its own."""
+
+    class ByDay(ParquetFiles):
+        def get_path_for_partition(
+            self, context: dg.OutputContext, path: UPath, partition: str
+        ) -> UPath:
+            return path / "day" / partition
+
+    assert not upath_lays_out_partitions_as_dagster(ByDay(UPath("/tmp")))
+    assert hasattr(dg.UPathIOManager, "_get_paths_for_partitions")
+    assert hasattr(dg.UPathIOManager, "_with_extension")
 
 
 def test_unchecked_table_records_and_tables_are_what_dagsters_checked_constructors_build() -> None:

@@ -125,9 +125,7 @@ def compute_function(function: Callable[..., object], step: Step) -> Callable[..
             for output in selected:
                 if not output.keys_across_partitions or step.partitions_def is None:
                     continue
-                result = keys_check_result(step_context, output, step.partitions_def)
-                if result is not None:
-                    yield result
+                yield keys_check_result(step_context, output, step.partitions_def)
         finally:
             # Dagster has written every yielded table by now, from the staged rows too.
             staging.remove()

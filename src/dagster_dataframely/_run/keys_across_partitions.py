@@ -2,10 +2,11 @@
 
 Dataframely validates a primary key (and `unique=` columns) within the frame it is given, so
 a partitioned asset's key is unique inside each partition only. This reads the key columns of
-every stored partition, each partition's distinct keys once, and groups them on the streaming
-engine, so memory grows with the number of distinct keys, never with the table's width; on
-DuckDB one query does the same inside the database. A key repeated inside one partition is the
-per-partition rule's business and is not counted here.
+every stored partition the definition holds, each partition's distinct keys once, and groups
+them on the streaming engine, so memory grows with the number of distinct keys, never with the
+table's width; on DuckDB one query does the same inside the database. A key repeated inside one
+partition is the per-partition rule's business and is not counted here; a partition stored
+without a key column (or, alike, with no value in it) takes no part in that key's check.
 """
 
 from __future__ import annotations
@@ -19,14 +20,15 @@ import polars as pl
 
 from dagster_dataframely._model import names
 from dagster_dataframely._model.schema import SchemaInfo
-from dagster_dataframely._model.shown_values import MASK, ShownValues, cut_text
+from dagster_dataframely._model.shown_values import ShownValues, cut_text
 from dagster_dataframely._store.stored_keys import PARTITIONS as _PARTITIONS
 from dagster_dataframely._store.stored_keys import (
     repeated_in_duckdb,
-    stored_partition_scans,
+    stored_partitions,
     stored_table,
 )
 
+from .report.tables import Cell, table_records
 from .validated_output import ValidatedOutput
 
 
@@ -46,8 +48,9 @@ class RepeatedKeys:
     """How many distinct keys are stored in more than one partition."""
     partitions: tuple[str, ...]
     """The partitions holding at least one such key, sorted."""
-    samples: tuple[dict[str, str], ...]
-    """Some repeated keys with their partitions; sensitive columns masked, none without rows."""
+    samples: tuple[dict[str, Cell], ...]
+    """Some repeated keys with their partitions, each cell as a sample table shows it (null,
+    hex, JSON, cut, sensitive columns masked); none without rows."""
 
 
 def repeated_in_frames(
@@ -58,9 +61,11 @@ def repeated_in_frames(
 ) -> RepeatedKeys:
     """The keys in more than one of `partitions` (each a lazy scan of one stored partition).
 
-    Two streaming passes: every key's lowest and highest partition number (a key in one
-    partition has them equal, however often it repeats there), then, for the few keys whose
-    differ, the partitions holding them. Only the key columns and a number are held.
+    Two streaming passes that hold only the key columns and a number: every key's lowest and
+    highest partition number (a key in one partition has them equal, however often it
+    repeats there), then, for the few keys whose differ, the partitions holding them. A null
+    is a key value as any other, as in Dataframely's `unique` and `primary_key` rules, but a
+    partition with no value in a key column takes no part (`_without_valueless`).
     """
     columns = list(key)
     names = sorted(partitions)  # numbered in name order, so sorted numbers are sorted names
@@ -85,56 +90,97 @@ def repeated_in_frames(
         .group_by(columns)
         .agg(spread.sort())
         .collect(engine="streaming")
-        .with_columns(spread.list.eval(pl.element().replace_strict(range(len(names)), names)))
+    )
+    grouped = _without_valueless(grouped, numbered, columns).with_columns(
+        spread.list.eval(pl.element().replace_strict(range(len(names)), names))
     )
     return repeated_keys_of(grouped, tuple(key), shown, max_samples)
+
+
+def _without_valueless(
+    grouped: pl.DataFrame, numbered: Sequence[pl.LazyFrame], columns: list[str]
+) -> pl.DataFrame:
+    """`grouped` without the partitions that hold no value in some key column.
+
+    Such a partition (a parquet file written with the column all null; in DuckDB, a
+    partition stored before the column was added) takes no part, so that both managers agree.
+    Every key it holds has a null in that column, so only the repeated keys with a null are
+    looked at, and only their partitions are read again: none in the usual case.
+    """
+    spread = pl.col(_PARTITIONS)
+    with_null = pl.any_horizontal(pl.col(c).is_null() for c in columns)
+    nulled = grouped.filter(with_null)
+    if nulled.is_empty():
+        return grouped
+    suspects = sorted({p for parts in nulled.get_column(_PARTITIONS).to_list() for p in parts})
+    valued = (
+        pl.concat([numbered[p] for p in suspects], how="vertical_relaxed")
+        .group_by(_PARTITIONS)
+        .agg(pl.all_horizontal(pl.col(c).is_not_null().any() for c in columns).alias("valued"))
+        .filter(pl.col("valued"))
+        .collect(engine="streaming")
+        .get_column(_PARTITIONS)
+        .to_list()
+    )
+    kept = nulled.with_columns(spread.list.eval(pl.element().filter(pl.element().is_in(valued))))
+    return pl.concat([grouped.filter(~with_null), kept.filter(spread.list.len() > 1)])
 
 
 def repeated_keys_of(
     grouped: pl.DataFrame, key: tuple[str, ...], shown: ShownValues, max_samples: int
 ) -> RepeatedKeys:
-    """The report of `grouped`: one row per repeated key, its partitions as a sorted list."""
+    """The report of `grouped`: one row per repeated key, its partitions as a sorted list.
+
+    The sample's cells are those of every other sample (`table_records`): a null stays null, a
+    binary key shows hex, a nested one JSON, a sensitive column `MASK`, and every text, the
+    list of partitions too, is cut at `CELL_LIMIT` characters.
+    """
     partitions = sorted(
         {str(p) for parts in grouped.get_column(_PARTITIONS).to_list() for p in parts}
     )
-    samples: list[dict[str, str]] = []
+    samples: tuple[dict[str, Cell], ...] = ()
     if shown.rows and max_samples > 0:
-        for row in grouped.sort(_PARTITIONS, *key).head(max_samples).iter_rows(named=True):
-            sample = {
-                column: MASK if column in shown.masked else cut_text(str(row[column]))
-                for column in key
-            }
-            sample[_PARTITIONS] = ", ".join(str(p) for p in row[_PARTITIONS])
-            samples.append(sample)
-    return RepeatedKeys(key, grouped.height, tuple(partitions), tuple(samples))
+        sampled = (
+            grouped.sort(_PARTITIONS, *key)
+            .head(max_samples)
+            .select(*key, pl.col(_PARTITIONS).list.join(", "))
+        )
+        records, _ = table_records(sampled, shown.masked)
+        samples = tuple(dict(record.data) for record in records)
+    return RepeatedKeys(key, grouped.height, tuple(partitions), samples)
 
 
 def keys_check_result(
     context: Any, output: ValidatedOutput, partitions_def: dg.PartitionsDefinition[str]
-) -> dg.AssetCheckResult | None:
+) -> dg.AssetCheckResult:
     """The table-wide key check of `output`, from its stored partitions after this run's write.
 
-    None in a direct call, which stores nothing. On a manager that is neither a path manager
-    of dagster-polars' nor DuckDB's, the check warns that it could not read the table.
+    A direct call stores nothing, so there the check says it was not evaluated (and passes,
+    so that a test of the asset's rows is not failed by it). On a manager that is neither a
+    path manager of dagster-polars' nor DuckDB's, the check warns that it could not read the
+    table.
     """
     stored = stored_table(context, output.key)
     if stored is None:
-        return None
+        return dg.AssetCheckResult(
+            check_name=names.KEYS_ACROSS_PARTITIONS_CHECK,
+            asset_key=output.key,
+            passed=True,
+            description=NOT_EVALUATED,
+        )
+    manager, output_context = stored
     shown = output.shown_values
     samples = output.settings.max_failure_samples
     reports: list[RepeatedKeys] = []
+    files = None
     for key in key_sets(output.info):
-        scans = None
-        grouped = repeated_in_duckdb(*stored, key, context.instance)
-        if grouped is None:
-            scans = stored_partition_scans(
-                stored[0], output.key, partitions_def, context.instance, key
-            )
+        grouped = repeated_in_duckdb(manager, output_context, key, context.instance)
         if grouped is not None:
             reports.append(repeated_keys_of(grouped, key, shown, samples))
-        elif scans is not None:
-            reports.append(repeated_in_frames(scans, key, shown, samples))
-        else:
+            continue
+        if files is None:
+            files = stored_partitions(manager, output_context, partitions_def, context.instance)
+        if files is None:
             return dg.AssetCheckResult(
                 check_name=names.KEYS_ACROSS_PARTITIONS_CHECK,
                 asset_key=output.key,
@@ -143,7 +189,22 @@ def keys_check_result(
                 description="The IO manager stores the table where this check cannot read it: "
                 "only dagster-polars' path managers and DuckDB's are read.",
             )
+        # A partition stored before a key column was added takes no part in that key's check.
+        scans = {
+            name: partition.scan.select(key)
+            for name, partition in files.items()
+            if partition.columns.issuperset(key)
+        }
+        reports.append(repeated_in_frames(scans, key, shown, samples))
     return _result(output.key, reports)
+
+
+NOT_EVALUATED = (
+    "Not evaluated: a direct call stores no partition, and this check reads the partitions a "
+    "run has stored."
+)
+"""The check's description in a direct call (`dd.testing.call_asset` or the function called
+with a context), where it passes without reading anything."""
 
 
 def _result(asset_key: dg.AssetKey, reports: Sequence[RepeatedKeys]) -> dg.AssetCheckResult:
@@ -159,9 +220,10 @@ def _result(asset_key: dg.AssetKey, reports: Sequence[RepeatedKeys]) -> dg.Asset
         metadata[names.REPEATED_KEY_SAMPLE] = dg.MetadataValue.json(samples)
     description = "Every key is stored in one partition only."
     if count:
+        # NOTE: cut as a sample's cell is: a key in a year of daily partitions names 365.
         description = (
             f"{count} key(s) stored in more than one partition, in partitions "
-            f"{', '.join(partitions)}."
+            f"{cut_text(', '.join(partitions))}."
         )
     return dg.AssetCheckResult(
         check_name=names.KEYS_ACROSS_PARTITIONS_CHECK,

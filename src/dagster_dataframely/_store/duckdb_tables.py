@@ -31,7 +31,15 @@ import polars as pl
 
 from dagster_dataframely import _upstream
 
-__all__ = ["connection_of", "fit_table", "fitting", "quoted", "table_exists", "transactional"]
+__all__ = [
+    "connection_of",
+    "fit_table",
+    "fitting",
+    "quoted",
+    "stored_columns",
+    "table_exists",
+    "transactional",
+]
 
 
 def transactional(manager: dg.IOManager, *, create_empty: bool = False) -> dg.IOManager:
@@ -74,7 +82,7 @@ def table_exists(manager: dg.IOManager, context: dg.OutputContext) -> bool:
     client, _ = _upstream.db_io_manager_parts(manager)
     table_slice = _upstream.db_table_slice(manager, context)
     with _connection(client, context, table_slice) as connection:
-        return bool(_stored_columns(connection, table_slice))
+        return bool(stored_columns(connection, table_slice))
 
 
 def connection_of(manager: dg.IOManager, context: Any, table_slice: Any) -> Any:
@@ -214,7 +222,7 @@ class _FittedFrameHandler:
         return self._handler.load_input(context, table_slice, connection)
 
 
-def _stored_columns(connection: Any, table_slice: Any) -> list[str]:
+def stored_columns(connection: Any, table_slice: Any) -> list[str]:
     """The stored table's columns in order; empty when there is no such table."""
     rows = connection.execute(
         "select column_name from information_schema.columns "
@@ -226,7 +234,7 @@ def _stored_columns(connection: Any, table_slice: Any) -> list[str]:
 
 def _fit_to_table(connection: Any, table_slice: Any, frame: pl.DataFrame) -> pl.DataFrame:
     """Add the frame's new columns to an existing table; return the frame in the table's order."""
-    columns = _stored_columns(connection, table_slice)
+    columns = stored_columns(connection, table_slice)
     if not columns:
         return frame  # a new table: the handler creates it from the frame
     qualified = f"{table_slice.schema}.{table_slice.table}"
