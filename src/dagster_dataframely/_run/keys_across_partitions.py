@@ -199,6 +199,11 @@ def keys_check_result(
     return _result(output.key, reports)
 
 
+LISTED_PARTITIONS = 100
+"""The most partitions `dy_repeated_key_partitions` lists, the first in sorted order;
+`dy_repeated_key_partition_count` counts them all."""
+
+
 NOT_EVALUATED = (
     "Not evaluated: a direct call stores no partition, and this check reads the partitions a "
     "run has stored."
@@ -214,7 +219,10 @@ def _result(asset_key: dg.AssetKey, reports: Sequence[RepeatedKeys]) -> dg.Asset
     samples = [sample for report in reports for sample in report.samples]
     metadata: dict[str, Any] = {
         names.REPEATED_KEYS: dg.MetadataValue.int(count),
-        names.REPEATED_KEY_PARTITIONS: dg.MetadataValue.json(partitions),
+        # NOTE: the list is bounded, as every value of an event is, never by the data: a key in
+        # each of 60,000 hourly partitions would otherwise put a megabyte in one event.
+        names.REPEATED_KEY_PARTITIONS: dg.MetadataValue.json(partitions[:LISTED_PARTITIONS]),
+        names.REPEATED_KEY_PARTITION_COUNT: dg.MetadataValue.int(len(partitions)),
     }
     if samples:
         metadata[names.REPEATED_KEY_SAMPLE] = dg.MetadataValue.json(samples)
