@@ -66,8 +66,6 @@ def fit_table(
     resource config). The columns are added in one transaction, committed before the manager's
     own write; a table that does not exist yet is left for the manager to create.
     """
-    if frame.is_empty():
-        return frame
     client, _ = _upstream.db_io_manager_parts(manager)
     table_slice = _upstream.db_table_slice(manager, context)
     with _connection(client, context, table_slice) as connection:
@@ -239,6 +237,10 @@ def _fit_to_table(connection: Any, table_slice: Any, frame: pl.DataFrame) -> pl.
         return frame  # a new table: the handler creates it from the frame
     qualified = f"{table_slice.schema}.{table_slice.table}"
     added = [name for name in frame.columns if name not in columns]
+    if frame.is_empty():
+        # NOTE: no row brings a new column, so the table gains none; newer handlers skip an
+        # empty frame, and 0.29.6's inserts it, which fails unless it has the table's columns.
+        frame, added = frame.drop(added), []
     if added:
         types = _duckdb_types(connection, frame.select(added))
         for name in added:
