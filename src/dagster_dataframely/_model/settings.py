@@ -238,8 +238,8 @@ def _from_env(spec: SettingSpec) -> Any:
     )
 
 
-def resolve_setting(spec: SettingSpec, argument: object) -> Any:
-    """A setting's value: its default, overridden by its variable, overridden by `argument`.
+def resolve_setting(spec: SettingSpec, argument: object, default: object) -> Any:
+    """A setting's value: `default`, overridden by its variable, overridden by `argument`.
 
     Every source that is present is validated, even one a later source overrides, so a bad
     value is reported wherever it comes from.
@@ -250,9 +250,7 @@ def resolve_setting(spec: SettingSpec, argument: object) -> Any:
         The default, the variable or the argument is not allowed.
     """
     parser = _parser(spec)
-    value = _parsed(
-        spec, parser.from_value, parser.value_allowed, _DEFAULTS[spec.name], "the package default"
-    )
+    value = _parsed(spec, parser.from_value, parser.value_allowed, default, "the package default")
     from_env = _from_env(spec)
     if from_env is not None:
         value = from_env
@@ -275,7 +273,7 @@ def resolve_settings(**arguments: object) -> Settings:
     _warn_of_unknown_variables()
     return Settings(
         **{
-            spec.name: resolve_setting(spec, arguments.get(spec.name))
+            spec.name: resolve_setting(spec, arguments.get(spec.name), _DEFAULTS[spec.name])
             for spec in SETTINGS
             if spec.env and spec.honoured_by
         }
@@ -293,9 +291,10 @@ def resolve_check_naming(
         A default, environment variable or argument is not allowed.
     """
     _warn_of_unknown_variables()
+    granularity, rules = setting("check_granularity"), setting("schema_rules")
     return (
-        resolve_setting(setting("check_granularity"), check_granularity),
-        resolve_setting(setting("schema_rules"), schema_rules),
+        resolve_setting(granularity, check_granularity, _DEFAULTS[granularity.name]),
+        resolve_setting(rules, schema_rules, _DEFAULTS[rules.name]),
     )
 
 
