@@ -126,7 +126,6 @@ def _placed(
     settings: list[inspect.Parameter],
     order: Sequence[str] | None,
 ) -> list[inspect.Parameter]:
-    """The parameters with the settings among the keyword-only ones, first or in `order`."""
     keyword_only = [p for p in parameters if p.kind is inspect.Parameter.KEYWORD_ONLY]
     others = [p for p in parameters if p.kind is not inspect.Parameter.KEYWORD_ONLY]
     if order is None:
@@ -142,7 +141,6 @@ def _described(
     parameters: list[inspect.Parameter],
     notes: dict[str, str],
 ) -> str:
-    """`docstring` with each setting's paragraph before the next other parameter's."""
     specs = {spec.name: spec for spec in settings_of(entry_point)}
     for index, parameter in enumerate(parameters):
         if parameter.name not in specs:
@@ -167,7 +165,6 @@ def with_raises(*raises: str) -> Callable[[T], T]:
 
 
 def _with_raises(docstring: str, raises: Sequence[str]) -> str:
-    """`docstring` with the `RAISES` paragraphs named in `raises` first in its Raises section."""
     if not raises:
         return docstring
     section = _RAISES.search(docstring)
@@ -180,7 +177,6 @@ def _with_raises(docstring: str, raises: Sequence[str]) -> str:
 
 
 def _paragraph(entry_point: EntryPoint, spec: SettingSpec, note: str) -> str:
-    """A setting's description: its docs line, its detail, the variable `None` reads."""
     sentences = [spec.doc[0].upper() + spec.doc[1:] + ".", spec.detail, note]
     if spec.env_var is not None and spec.default_for(entry_point) is None:
         sentences.append(f"`None` uses `{spec.env_var}` if set, else `{spec.package_default}`.")
