@@ -10,7 +10,7 @@ honour it: those whose TypedDict includes its key. Dataframely derives its optio
 
 import dataclasses
 import enum
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Set
 from dataclasses import dataclass, field
 from types import MappingProxyType, NoneType, UnionType
 from typing import Annotated, Any, Literal, TypedDict, Union, get_args, get_origin, get_type_hints
@@ -86,14 +86,15 @@ class SettingSpec:
 
     `keyword_default` is the keyword's default in a signature (`None`: the environment, then
     `package_default`); `keyword_defaults` the entry points whose keyword defaults otherwise.
-    `refusing` gives each reason and the entry points that refuse the setting for it. `name`,
+    `refusing` gives each reason and the entry points that refuse the setting for it (a
+    multi-asset refuses every setting). `name`,
     `annotation` and `honoured_by` come from the key (`declared_settings`).
     """
 
     package_default: object
     doc: str
     """The setting's line in the documentation's settings table, which opens its paragraph."""
-    refusing: Mapping[str, frozenset[EntryPoint]]
+    refusing: Mapping[str, Set[EntryPoint]]
     detail: str = ""
     """What every entry point's Parameters paragraph adds to `doc`: how the value is read."""
     env: bool = True
@@ -107,7 +108,10 @@ class SettingSpec:
     @property
     def refused(self) -> Mapping[EntryPoint, str]:
         """The reason each entry point that does not honour the setting refuses it."""
-        return {point: reason for reason, points in self.refusing.items() for point in points}
+        # NOTE: a multi-asset takes no setting of its own: each output's are its dd.AssetOut's.
+        return {EntryPoint.MULTI_ASSET: "each output's settings are its dd.AssetOut's"} | {
+            point: reason for reason, points in self.refusing.items() for point in points
+        }
 
     @property
     def env_var(self) -> str | None:
@@ -144,11 +148,9 @@ def _type_text(annotation: Any) -> str:
 
 
 _E = EntryPoint
-_MULTI = frozenset({_E.MULTI_ASSET})
 _CHECKING = frozenset(
     {_E.TABLE_CHECKS, _E.COMPONENT, _E.WIRING_CHECK_SPECS, _E.WIRING_CHECK_RESULTS}
 )
-_PER_OUTPUT = "each output's settings are its dd.AssetOut's"
 _WRITES_NOTHING = "it checks a table or frame and writes no rows, so there is no quarantine"
 _NO_MATERIALIZATION = "it reports checks only, with no materialization metadata"
 _PII = (
@@ -167,11 +169,10 @@ class _Quarantined(TypedDict, total=False):
             False,
             "write valid rows and quarantine the invalid ones instead of failing the run",
             {
-                _PER_OUTPUT: _MULTI,
                 _WRITES_NOTHING: _CHECKING,
-                "the quarantine is on when a quarantine_writer is given": frozenset(
-                    {_E.WIRING_VALIDATION_RESULTS}
-                ),
+                "the quarantine is on when a quarantine_writer is given": {
+                    _E.WIRING_VALIDATION_RESULTS
+                },
             },
             detail="With `True` the invalid rows go to `<asset name>_quarantine`, through the "
             "same IO manager, and the valid rows are written; with `False` any invalid row fails "
@@ -188,7 +189,7 @@ class _Cleared(TypedDict, total=False):
         SettingSpec(
             False,
             "a clean run writes an empty quarantine, so no stale invalid rows stay",
-            {_PER_OUTPUT: _MULTI, _WRITES_NOTHING: _CHECKING},
+            {_WRITES_NOTHING: _CHECKING},
             detail="With `True` (and a quarantine), a run whose rows are all valid writes an "
             "empty quarantine, so no stale invalid rows of an earlier run (of the same "
             "partition) stay beside a clean table. `None` or `False` leaves it as it was.",
@@ -205,10 +206,9 @@ class _Warned(TypedDict, total=False):
             (),
             "rules whose failures only warn and never keep a row out of the table",
             {
-                _PER_OUTPUT: _MULTI,
                 "one Collection.filter decides every member's rows together in memory: a "
                 "warning-only rule cannot keep a row its filters drop in another member": (
-                    frozenset({_E.COLLECTION_ASSET})
+                    {_E.COLLECTION_ASSET}
                 ),
             },
             detail="Named as Dataframely names them (`amount|max`, a `@dy.rule` method, "
@@ -225,7 +225,7 @@ class _Named(TypedDict, total=False):
         SettingSpec(
             None,
             "failing rows each rule tolerates, severities, blocking, volume checks",
-            {_PER_OUTPUT: _MULTI},
+            {},
             detail="A `dd.QualityPolicy`, its rule names checked against the schema's rules. "
             "`None`: the failure policy alone decides. See the documentation's \"Quality "
             'policy" page.',
@@ -237,7 +237,7 @@ class _Named(TypedDict, total=False):
         SettingSpec(
             "rule",
             "how many checks report the rules: rule, column or schema",
-            {_PER_OUTPUT: _MULTI},
+            {},
             detail="One check per rule, per column with rules, or one for the schema. Changing "
             "it on an asset that has already run starts a new check history.",
         ),
@@ -247,7 +247,7 @@ class _Named(TypedDict, total=False):
         SettingSpec(
             "collapsed",
             "at column granularity, the schema-level rules collapsed or per_rule",
-            {_PER_OUTPUT: _MULTI},
+            {},
             detail="`collapsed` into one check, `dy_schema__rules`, or `per_rule`, one check each.",
         ),
     ]
@@ -264,10 +264,9 @@ class _Sampled(TypedDict, total=False):
             5,
             "rows per rule in check metadata; 0 turns it off",
             {
-                _PER_OUTPUT: _MULTI,
-                "it declares the check specs only; no check result is reported": frozenset(
-                    {_E.WIRING_CHECK_SPECS}
-                ),
+                "it declares the check specs only; no check result is reported": {
+                    _E.WIRING_CHECK_SPECS
+                },
             },
             detail=f"Under `dy_failed_sample`. {_PII}",
         ),
@@ -284,7 +283,7 @@ class _Reported(TypedDict, total=False):
         SettingSpec(
             True,
             "statistics of the written rows in the materialization metadata",
-            {_PER_OUTPUT: _MULTI, _NO_MATERIALIZATION: _CHECKING},
+            {_NO_MATERIALIZATION: _CHECKING},
             detail="One table per dtype group; the main cost a run adds to the filter.",
         ),
     ]
@@ -293,7 +292,7 @@ class _Reported(TypedDict, total=False):
         SettingSpec(
             5,
             "valid and invalid rows in the materialization; 0 turns it off",
-            {_PER_OUTPUT: _MULTI, _NO_MATERIALIZATION: _CHECKING},
+            {_NO_MATERIALIZATION: _CHECKING},
             detail="At most this many valid and this many invalid rows; `0` also keeps the rows "
             f"out of what the IO manager records. {_PII}",
         ),
@@ -313,9 +312,8 @@ class OutputKeywords(_Quarantined, ValidationKeywords, total=False):
             False,
             "validate a returned LazyFrame without collecting it",
             {
-                _PER_OUTPUT: _MULTI,
                 "one Collection.filter decides every member's rows together in memory, and "
-                "streaming needs each frame staged alone": frozenset({_E.COLLECTION_ASSET}),
+                "streaming needs each frame staged alone": {_E.COLLECTION_ASSET},
                 "streamed validation stages the frame of a decorated asset's step alone": (
                     _CHECKING | {_E.WIRING_VALIDATION_RESULTS}
                 ),
@@ -332,9 +330,8 @@ class OutputKeywords(_Quarantined, ValidationKeywords, total=False):
             False,
             "check the primary key and unique columns over every stored partition",
             {
-                _PER_OUTPUT: _MULTI,
                 "one Collection.filter decides its members' rows together; their keys are not "
-                "checked across partitions": frozenset({_E.COLLECTION_ASSET}),
+                "checked across partitions": {_E.COLLECTION_ASSET},
                 "it runs after a materialization, which only a decorated asset's step writes": (
                     _CHECKING | {_E.WIRING_VALIDATION_RESULTS}
                 ),
