@@ -111,3 +111,16 @@ def test_no_two_modules_share_a_name() -> None:
             by_name.setdefault(path.name, []).append(path.relative_to(SRC).as_posix())
     shared = {name: sorted(paths) for name, paths in by_name.items() if len(paths) > 1}
     assert not shared, f"modules sharing a name: {shared}"
+
+
+_PATH = re.compile(r"`((?:[\w.-]+/)+[\w.-]+|[\w-]+\.(?:md|py|toml|yml))`")
+"""A backticked repository path: a folder in it, or a top-level file such as `CHANGELOG.md`."""
+
+
+def test_every_path_a_recipe_lists_exists() -> None:
+    recipes = (ROOT / "CONTRIBUTING.md").read_text(encoding="utf-8").split("## Recipes", 1)[1]
+    recipes = recipes.split("\n## ", 1)[0]
+    listed = _PATH.findall(recipes)
+    assert "src/dagster_dataframely/_model/setting_model.py" in listed
+    missing = sorted(path for path in set(listed) if not (ROOT / path).exists())
+    assert not missing, f"CONTRIBUTING.md's recipes list paths that do not exist: {missing}"

@@ -87,7 +87,6 @@ def without_credentials(location: str) -> str:
 
 
 def _authority(location: str) -> str | None:
-    """The authority of a `scheme://` URL, as a URL parser would cut it; None for a path."""
     match = _SCHEME.match(location)
     if match is None:
         return None

@@ -2,8 +2,10 @@
 
 import inspect
 from collections.abc import Callable
+from typing import Annotated, Literal, TypedDict
 
 import pytest
+from typing_extensions import TypeAliasType
 
 import dagster_dataframely as dd
 from dagster_dataframely import wiring
@@ -11,9 +13,11 @@ from dagster_dataframely._model.setting_model import (
     SETTINGS,
     EntryPoint,
     SettingSpec,
+    declared_settings,
     settings_of,
 )
-from dagster_dataframely._model.settings import setting_variables
+from dagster_dataframely._model.settings import resolve_setting, setting_variables
+from dagster_dataframely.errors import InvalidSettingError
 
 _CALLABLES: dict[EntryPoint, Callable[..., object]] = {
     EntryPoint.ASSET: dd.asset,
@@ -60,3 +64,67 @@ def test_the_variables_are_the_models() -> None:
     assert setting_variables() == tuple(
         f"DAGSTER_DATAFRAMELY_{spec.name.upper()}" for spec in SETTINGS if spec.env
     )
+
+
+# --- a new setting is one key -------------------------------------------------------------------
+
+_ONLY_HERE = {"a setting of this test only": frozenset(EntryPoint)}
+_Speed = TypeAliasType("_Speed", Literal["slow", "fast"])
+
+
+class _TestOnly(TypedDict, total=False):
+    """Settings declared as the package declares each of its own: one annotated key."""
+
+    test_retry_limit: Annotated[int | None, SettingSpec(3, "retries of a write", _ONLY_HERE)]
+    test_dry_run: Annotated[bool | None, SettingSpec(False, "write nothing", _ONLY_HERE)]
+    test_speed: Annotated[_Speed | None, SettingSpec("slow", "how fast", _ONLY_HERE)]
+
+
+@pytest.mark.parametrize(
+    ("name", "type_text", "text", "from_env", "argument", "bad_text", "allowed"),
+    [
+        (
+            "test_retry_limit",
+            "int | None",
+            " 7 ",
+            7,
+            0,
+            "-1",
+            "a non-negative whole number in base 10",
+        ),
+        (
+            "test_dry_run",
+            "bool | None",
+            "TRUE",
+            True,
+            False,
+            "yes",
+            "true or false, in any letter case",
+        ),
+        ("test_speed", "_Speed | None", "fast", "fast", "slow", "quick", ("slow", "fast")),
+    ],
+)
+def test_a_setting_declared_once_is_read_from_its_variable_then_its_argument(
+    monkeypatch: pytest.MonkeyPatch,
+    name: str,
+    type_text: str,
+    text: str,
+    from_env: object,
+    argument: object,
+    bad_text: str,
+    allowed: object,
+) -> None:
+    """Its variable comes from its name and its parser from its type; nothing else is written."""
+    spec = {spec.name: spec for spec in declared_settings(_TestOnly)}[name]
+    variable = f"DAGSTER_DATAFRAMELY_{name.upper()}"
+    assert (spec.env_var, spec.type_text, spec.honoured_by) == (variable, type_text, frozenset())
+    default = spec.package_default
+    assert resolve_setting(spec, None, default) == default
+    monkeypatch.setenv(variable, text)
+    assert resolve_setting(spec, None, default) == from_env
+    assert resolve_setting(spec, argument, default) == argument
+    monkeypatch.setenv(variable, bad_text)
+    with pytest.raises(InvalidSettingError) as raised:
+        resolve_setting(spec, argument, default)
+    assert (raised.value.setting, raised.value.env_var) == (name, variable)
+    assert raised.value.allowed == allowed

@@ -33,7 +33,7 @@ from dagster_dataframely._model.setting_keywords import (
     checked_settings,
     with_setting_keywords,
 )
-from dagster_dataframely._model.setting_model import EntryPoint
+from dagster_dataframely._model.setting_model import SETTINGS, EntryPoint
 from dagster_dataframely._model.settings import read_quarantine_dir
 from dagster_dataframely.errors import (
     InvalidArgumentsError,
@@ -301,12 +301,7 @@ def _member_out(
             f"member {member_name!r} is a {expected.__name__}",
             f"Write dd.AssetOut({expected.__name__}, ...) for it.",
         )
-    unset = OutputSettings()
-    changed = [
-        name
-        for name in OutputSettings.__dataclass_fields__
-        if getattr(given.settings, name) != getattr(unset, name)
-    ]
+    changed = [spec.name for spec in SETTINGS if spec.name in given.settings.keywords]
     if changed:
         raise InvalidArgumentsError(
             "dd.collection_asset",

@@ -98,7 +98,6 @@ def _multi_asset(
     split: Split = decide_each,
     prepare_input: PrepareInput | None = None,
 ) -> dg.AssetsDefinition:
-    """The `@dg.multi_asset` of a step of several outputs; the shared tail of the two builders."""
     step = Step(
         op_name=_op_name(function, op),
         outputs=tuple(d.output for d in declarations),
@@ -119,7 +118,6 @@ def _multi_asset(
 
 
 def _asset_attributes(out: dg.AssetOut) -> dict[str, Any]:
-    """`@dg.asset`'s parameters for the asset itself, read off its declared `dg.AssetOut`."""
     return {
         "key": out.key,
         "metadata": out.metadata,
@@ -136,10 +134,9 @@ def _asset_attributes(out: dg.AssetOut) -> dict[str, Any]:
 
 
 def _op_name(function: Callable[..., object], op: Mapping[str, Any]) -> str:
-    """The op's name, as Dagster gives it: `name=` or the function's; it names the step's errors."""
     return str(op.get("name") or getattr(function, "__name__", "multi_asset"))
 
 
 def _set(op: Mapping[str, Any]) -> dict[str, Any]:
-    """The parameters the user set: None leaves Dagster's own default."""
+    # NOTE: None leaves Dagster's own default.
     return {name: value for name, value in op.items() if value is not None}

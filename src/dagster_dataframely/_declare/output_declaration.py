@@ -81,7 +81,9 @@ def declare_output(
         `keys_across_partitions=True` on an unpartitioned asset or a schema without a key.
     """
     key = output_key(name, key=out.key, key_prefix=out.key_prefix, default_prefix=default_prefix)
-    if given.clear_quarantine and not given.quarantine:
+    clear_quarantine = bool(given.keywords.get("clear_quarantine"))
+    keys_across_partitions = bool(given.keywords.get("keys_across_partitions"))
+    if clear_quarantine and not given.quarantine:
         raise ClearQuarantineError(key.to_user_string())
     version = out.code_version if out.code_version is not None else code_version
     spec = out.to_spec(key, deps=[]).replace_attributes(
@@ -100,8 +102,8 @@ def declare_output(
         info=info,
         settings=settings,
         quarantine=given.quarantine,
-        clear_quarantine=bool(given.clear_quarantine),
-        keys_across_partitions=bool(given.keys_across_partitions),
+        clear_quarantine=clear_quarantine,
+        keys_across_partitions=keys_across_partitions,
     )
     resolved = dg.AssetOut.from_spec(
         spec,
@@ -111,6 +113,6 @@ def declare_output(
         backfill_policy=out.backfill_policy,
     )
     specs = declared_check_specs(info, asset=key, settings=settings, partitions_def=partitions_def)
-    if given.keys_across_partitions:
+    if keys_across_partitions:
         specs.append(keys_across_partitions_spec(info, key, partitions_def))
     return Declaration(validated, resolved, tuple(specs))

@@ -239,15 +239,6 @@ def _quarantined_schema(
     key: dg.AssetKey,
     declared: DeclaredOutput | None,
 ) -> SchemaInfo:
-    """The schema whose rows the quarantine holds: the declared one, or `schema`'s, checked.
-
-    Raises
-    ------
-    InvalidArgumentsError
-        No `schema` where nothing was declared, or a `schema` other than the declared one.
-    UnknownCollectionMemberError
-        `schema` is a Collection and `key` is none of its members' assets.
-    """
     if schema is None:
         if declared is None:
             raise InvalidArgumentsError(
@@ -268,13 +259,6 @@ def _quarantined_schema(
 def _given_schema(
     schema: type[dy.Schema] | type[dy.Collection], asset: object, key: dg.AssetKey
 ) -> SchemaInfo:
-    """The schema (or the Collection member) `schema` names for `key`, read as any schema is.
-
-    Raises
-    ------
-    UnknownCollectionMemberError
-        `schema` is a Collection and `key` is none of its members' assets.
-    """
     if not (isinstance(schema, type) and issubclass(schema, dy.Collection)):
         return read_schema(schema)
     collection = read_collection(schema)
@@ -295,13 +279,6 @@ def _require_declared_schema(
     key: dg.AssetKey,
     asset: object,
 ) -> None:
-    """Refuse a schema whose quarantine columns are not those the asset writes.
-
-    Raises
-    ------
-    InvalidArgumentsError
-        `given` is another schema than the declared one, or lacks a Collection's filters.
-    """
     expected = declared.output.info
     same_filters = [r.name for r in given.filters] == [r.name for r in expected.filters]
     if given.schema is expected.schema and same_filters:
@@ -322,7 +299,6 @@ def _require_declared_schema(
 
 
 def _call_arguments(asset: object, key: dg.AssetKey) -> str:
-    """The definition as a call names it, with `asset_key=` for one of several assets."""
     # NOTE: Dagster keeps no function name; a one-asset definition is named as its key ends
     # (the function's name unless `name=` replaced it), a multi-asset by its op (the function's).
     if not isinstance(asset, dg.AssetsDefinition) or len(asset.keys) == 1:
@@ -331,12 +307,9 @@ def _call_arguments(asset: object, key: dg.AssetKey) -> str:
 
 
 def _io_manager_metadata(metadata: Mapping[str, Any]) -> dict[str, Any]:
-    """The asset's own definition metadata, for the IO manager reading its quarantine.
-
-    The quarantine is written with the asset's definition metadata (a database manager's
-    `partition_expr` and `schema`, say), so a read must see the same; the package's and
-    Dagster's own keys describe the asset itself and stay behind.
-    """
+    # NOTE: the quarantine is written with the asset's definition metadata (a database manager's
+    # `partition_expr` and `schema`), so its read must see the same; the package's and Dagster's own
+    # keys describe the asset itself.
     return {
         name: value
         for name, value in metadata.items()

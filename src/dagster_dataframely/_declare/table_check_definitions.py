@@ -39,7 +39,7 @@ TABLE_INPUT = "table"
 
 
 def _is_frame(_: dg.TypeCheckContext, value: object) -> dg.TypeCheck:
-    """Accept only a Polars frame: a check over a pandas frame or a dict would fail obscurely."""
+    # NOTE: only a Polars frame: a check over a pandas frame or a dict would fail obscurely.
     if isinstance(value, pl.DataFrame | pl.LazyFrame):
         return dg.TypeCheck(success=True)
     return dg.TypeCheck(
@@ -53,12 +53,9 @@ def _is_frame(_: dg.TypeCheckContext, value: object) -> dg.TypeCheck:
 
 
 def _table_type(frame_type: type) -> dg.DagsterType:
-    """What the IO manager is asked for (`typing_type`), accepting either frame when loaded.
-
-    A `dagster-polars` manager reads `typing_type` and scans lazily for `pl.LazyFrame`; a
-    manager that ignores it (Dagster's own pickling ones) hands back the `pl.DataFrame` it
-    stored, which the rules check just as well.
-    """
+    # NOTE: dagster-polars reads `typing_type` and scans lazily for a `pl.LazyFrame`; a manager that
+    # ignores it (Dagster's pickling ones) hands back the `pl.DataFrame` it stored, which the rules
+    # check as well.
     return dg.DagsterType(
         type_check_fn=_is_frame,
         name=f"Stored{frame_type.__name__}",

@@ -74,8 +74,6 @@ def annotations_of(function: Callable[..., object]) -> Annotations:
 
 
 def _evaluated_in(written: object, namespace: Mapping[str, object]) -> object:
-    """One annotation as `typing.get_type_hints` evaluates it in a module's `namespace`."""
-
     def holder() -> None: ...
 
     holder.__annotations__ = {"value": written}
@@ -143,7 +141,7 @@ class _Expansion:
         return _rebuilt(hint, origin, expanded)
 
     def _alias(self, alias: typing.Any, arguments: tuple[object, ...]) -> object:
-        """The value of `alias` given `arguments`, expanded; the alias itself if recursive."""
+        # NOTE: an alias that recurs into itself stays an alias there.
         if id(alias) in self.expanding:
             return alias if not arguments else types.GenericAlias(alias, arguments)
         inner = _Expansion(
@@ -154,19 +152,17 @@ class _Expansion:
         return inner.of(alias.__value__)
 
     def _metadata(self, value: object) -> object:
-        """An `Annotated` metadata value: an alias or type parameter in it read, a string not."""
+        # NOTE: a string in `Annotated` metadata is data, not a forward reference to evaluate.
         if isinstance(value, str | typing.ForwardRef):
             return value
         return self.of(value)
 
 
 def _evaluated(value: str | typing.ForwardRef, module: str) -> object:
-    """A string in an alias's value, evaluated in the alias's module as a hint would be."""
     return _evaluated_in(value, vars(sys.modules[module]) if module in sys.modules else {})
 
 
 def _rebuilt(hint: object, origin: object, arguments: tuple[object, ...]) -> object:
-    """The generic `hint` again, with `arguments` in place of its own."""
     if origin in (typing.Union, types.UnionType):
         return typing.Union[arguments]  # noqa: UP007  # built, not written
     if origin is Annotated:

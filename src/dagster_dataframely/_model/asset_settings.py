@@ -9,39 +9,37 @@ against the schema.
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Collection, Iterable
-from dataclasses import dataclass
-from typing import Any
+from collections.abc import Collection
+from dataclasses import dataclass, field
+from typing import Any, cast
 
-from .quality_policy import QualityPolicy, resolve_policy
+from .quality_policy import resolve_policy
 from .schema import SchemaInfo
-from .settings import Granularity, SchemaRules, Settings, resolve_settings
+from .setting_model import OutputKeywords, setting
+from .settings import Settings, resolve_settings
 from .warning_rules import with_warning_rules
 
 
 @dataclass(frozen=True, slots=True)
 class OutputSettings:
-    """The `dd.asset` settings of one output, as given (None: the environment, then the default)."""
+    """The `dd.asset` settings of one output as given: one left out reads the environment."""
 
-    quarantine: bool = False
-    clear_quarantine: bool | None = None
-    warning_rules: tuple[str, ...] | None = None
-    check_granularity: Granularity | None = None
-    schema_rules: SchemaRules | None = None
-    max_failure_samples: int | None = None
-    statistics: bool | None = None
-    row_sample: int | None = None
-    quality_policy: QualityPolicy | None = None
-    streaming: bool | None = None
-    keys_across_partitions: bool | None = None
+    keywords: OutputKeywords = field(default_factory=lambda: OutputKeywords())
+    """The settings given a value other than their keyword's default."""
 
     @classmethod
-    def of(cls, *, warning_rules: Iterable[str] | None = None, **settings: Any) -> OutputSettings:
+    def of(cls, **settings: Any) -> OutputSettings:
         """The settings, `warning_rules` kept as a tuple (a single string names one rule)."""
-        rules = None
-        if warning_rules is not None:
-            rules = (warning_rules,) if isinstance(warning_rules, str) else tuple(warning_rules)
-        return cls(warning_rules=rules, **settings)
+        rules = settings.get("warning_rules")
+        if rules is not None:
+            settings["warning_rules"] = (rules,) if isinstance(rules, str) else tuple(rules)
+        given = {name: v for name, v in settings.items() if v != setting(name).keyword_default}
+        return cls(cast(OutputKeywords, given))
+
+    @property
+    def quarantine(self) -> bool:
+        """Whether the output's invalid rows go to a quarantine."""
+        return self.keywords.get("quarantine", False)
 
     def resolve(
         self,
@@ -65,23 +63,17 @@ class OutputSettings:
         UnknownPolicyRuleError, ThresholdNotApplicableError
             The quality policy names a rule the schema lacks, or sets what cannot apply here.
         """
-        settings = resolve_settings(
-            check_granularity=self.check_granularity,
-            schema_rules=self.schema_rules,
-            max_failure_samples=self.max_failure_samples,
-            statistics=self.statistics,
-            row_sample=self.row_sample,
-            streaming=self.streaming,
-        )
-        settings = with_warning_rules(settings, info, self.warning_rules)
-        if self.quality_policy is None:
+        settings = resolve_settings(**self.keywords)
+        settings = with_warning_rules(settings, info, self.keywords.get("warning_rules"))
+        policy = self.keywords.get("quality_policy")
+        if policy is None:
             return settings
-        policy = resolve_policy(
+        resolved = resolve_policy(
             info,
-            self.quality_policy,
+            policy,
             quarantine=self.quarantine,
             warning_rules=settings.warning_rules,
             known_rules=known_rules,
             writes=writes,
         )
-        return dataclasses.replace(settings, policy=policy)
+        return dataclasses.replace(settings, policy=resolved)

@@ -80,7 +80,6 @@ def check_groups(
 def _rule_groups(
     rules: tuple[RuleInfo, ...], granularity: Granularity, schema_rules: SchemaRules
 ) -> tuple[CheckGroup, ...]:
-    """The checks of a schema's own rules at `granularity`, in the order of its rules."""
     if granularity == "rule":
         return tuple(_single(rule) for rule in rules)
     if granularity == "schema":
@@ -102,18 +101,14 @@ def _rule_groups(
 
 
 def _single(rule: RuleInfo) -> CheckGroup:
-    """A check of one rule: named and described by the rule itself."""
     return CheckGroup(rule.check_name, (rule,), collapsed=False, description=rule.description)
 
 
 def _collapsed(name: str, rules: tuple[RuleInfo, ...]) -> CheckGroup:
-    # A collapsed check lists what each rule checks; a docstring would be too long for that.
-    """A check of several rules; its description lists what each checks."""
     return CheckGroup(name, rules, collapsed=True, description="; ".join(r.label for r in rules))
 
 
 def _with_warnings(group: CheckGroup, warning_rules: frozenset[str]) -> CheckGroup:
-    """The same check, its warning rules marked in its description."""
     own = warning_rules.intersection(r.name for r in group.rules)
     if not own:
         return group

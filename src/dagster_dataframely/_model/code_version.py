@@ -66,9 +66,9 @@ def info_version(info: SchemaInfo) -> str:
     return _version(info)
 
 
+# NOTE: cached per schema: a code location declares many assets on one.
 @functools.lru_cache(maxsize=1024)
 def _version(info: SchemaInfo) -> str:
-    """The digest itself, cached per schema: a code location declares many assets on one."""
     content = {
         "format": _FORMAT,
         "columns": [_column(name, column) for name, column in info.columns.items()],
@@ -79,8 +79,7 @@ def _version(info: SchemaInfo) -> str:
 
 
 def _column(name: str, column: dy.Column) -> dict[str, Any]:
-    # Bounds, patterns and checks are rules and are digested with them; these are not.
-    """What of a column decides which rows are valid, besides its rules."""
+    # NOTE: bounds, patterns and checks are rules, digested with them; these are not.
     return {
         "name": name,
         "type": type(column).__name__,
@@ -92,12 +91,8 @@ def _column(name: str, column: dy.Column) -> dict[str, Any]:
 
 
 def _rule_text(rule: RuleInfo) -> str:
-    """The rule's expression as Polars serializes it, else its `str()`.
-
-    A `@dy.rule` that raises when it builds its expression fails at run time, not at
-    declaration; until it is fixed, its version stands for "this rule cannot be built", and
-    fixing it changes the version.
-    """
+    # NOTE: a `@dy.rule` that raises when it builds its expression fails at run time, not at
+    # declaration: until it is fixed, its version says so, and fixing it changes the version.
     if rule.is_filter:  # a Collection's filter: its query over empty members
         try:
             return _query_text(rule.query) if rule.query is not None else rule.expression()
@@ -114,13 +109,10 @@ def _rule_text(rule: RuleInfo) -> str:
 
 
 def _query_text(build: Callable[[], pl.LazyFrame]) -> str:
-    """A filter's query as Polars serializes the plan, digested; else its plan as printed.
-
-    The plan is built twice and used only when both serialize alike: one that holds an id drawn
-    per build (a `.cache()` node) would give a new version in every process, so it is digested
-    as printed, ids blanked, as is one Polars cannot serialize (a Python function, without
-    cloudpickle). Printed, a long literal is shortened, so its change may not show.
-    """
+    # NOTE: built twice and digested only when both serialize alike: a plan holding an id drawn per
+    # build (a `.cache()` node) would give a new version in every process. Such a plan, or one
+    # Polars cannot serialize, is digested as printed, ids blanked; printed, a long literal is
+    # shortened, so its change may not show.
     try:
         serialized = build().serialize()
         if serialized == build().serialize():

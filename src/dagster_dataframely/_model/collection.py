@@ -107,7 +107,6 @@ def read_collection(collection: object) -> CollectionInfo:
 
 
 def _read(collection: type[dy.Collection]) -> CollectionInfo:
-    """Read a Collection once: its members' schemas, with the filters that constrain each."""
     name = collection.__name__
     declared = collection.members()
     if not declared:
@@ -133,7 +132,6 @@ def _read(collection: type[dy.Collection]) -> CollectionInfo:
 
 
 def _filter_rules(collection: type[dy.Collection], key: tuple[str, ...]) -> tuple[RuleInfo, ...]:
-    """One rule per `@dy.filter`, then per propagating member, each with its check name."""
     name = collection.__name__
     keys = ", ".join(key)
     rules = []
@@ -166,7 +164,6 @@ def _filter_rule(
     plan: Callable[[], str],
     query: Callable[[], pl.LazyFrame] | None = None,
 ) -> RuleInfo:
-    """A rule of the Collection's: no column or schema of its own, a `dy_filter__` check."""
     return RuleInfo(
         name=rule_name,
         column=None,
@@ -184,21 +181,16 @@ def _query(
     logic: Callable[[Any], pl.LazyFrame],
     key: tuple[str, ...],
 ) -> Callable[[], pl.LazyFrame]:
-    """The filter's query over empty members: what the filter does, whatever the data.
-
-    Built when read (a check's metadata, the code version), not when declared: the filter is
-    the user's code, and may raise.
-    """
+    # NOTE: built when read (a check's metadata, the code version), not when declared: the filter is
+    # the user's code, and may raise.
     return lambda: logic(collection.create_empty()).lazy().select(key)
 
 
 def _plan(query: Callable[[], pl.LazyFrame]) -> Callable[[], str]:
-    """The query as Polars explains it: the text a filter's check shows as its expression."""
     return lambda: query().explain(optimized=False)
 
 
 def _with_filters(base: SchemaInfo, filters: tuple[RuleInfo, ...]) -> SchemaInfo:
-    """A member's schema with the Collection's filters as more rules, after its own."""
     return dataclasses.replace(base, rules=base.rules + filters)
 
 

@@ -73,7 +73,6 @@ def columns_tab(info: SchemaInfo, warnings: frozenset[str] = frozenset()) -> dg.
 def _column_constraints(
     info: SchemaInfo, name: str, column: dy.Column, warnings: frozenset[str]
 ) -> list[str]:
-    """The column's constraints as text, a warning rule's marked as one."""
     kinds = info.column_kinds(name)
     if not warnings:
         return render.columns_tab_constraints(column, kinds)
@@ -85,14 +84,10 @@ def _column_constraints(
 
 
 def _table_constraints(info: SchemaInfo, warnings: frozenset[str]) -> dg.TableConstraints:
-    """The primary key, then every `@dy.rule` by its name, in the order the schema declares them.
-
-    A rule that spans columns or groups of rows has no column to sit beside, and its name is
-    what its check and its quarantine column are called; its docstring is the check's
-    description, too long for a constraint. A Collection member's filters follow, each as its
-    label, which names the Collection it belongs to.
-    """
-
+    # NOTE: a rule over several columns or groups of rows has no column to sit beside: it is
+    # listed by its name, what its check and quarantine column are called (its docstring, the
+    # check's description, is too long for a constraint). A Collection member's filters follow,
+    # each by its label, which names the Collection.
     def marked(text: str, rule: str) -> str:
         return text + WARNING_SUFFIX if rule in warnings else text
 
@@ -187,7 +182,7 @@ def quarantine_table_schema(info: SchemaInfo) -> dg.TableSchema:
 
 
 def _tags(column: dy.Column) -> dict[str, str] | None:
-    """`dg.TableColumn.tags` only takes strings, so every metadata value becomes its `str`."""
+    # NOTE: `dg.TableColumn.tags` takes strings only.
     if not column.metadata:
         return None
     return {str(key): str(value) for key, value in column.metadata.items()}

@@ -151,7 +151,6 @@ class QualityPolicy:
 
 
 def _checked_rules(rules: object) -> Mapping[str, Threshold]:
-    """`rules=`, each rule name a `str` mapped to a `dd.Threshold`, as a read-only mapping."""
     if not isinstance(rules, Mapping):
         raise InvalidArgumentsError(
             "QualityPolicy",
@@ -185,7 +184,6 @@ def _checked_rules(rules: object) -> Mapping[str, Threshold]:
 
 
 def _checked_severity(severity: object) -> SeverityChoice | None:
-    """`severity=`: None, one severity, or a read-only mapping of rule name to one."""
     if severity is None or severity in SEVERITIES:
         return severity
     if not isinstance(severity, Mapping):
@@ -220,7 +218,6 @@ def _checked_severity(severity: object) -> SeverityChoice | None:
 
 
 def _checked_blocking(blocking: object) -> bool | tuple[str, ...]:
-    """`blocking=`: a bool, or the rule names as a tuple (one string names one rule)."""
     expected = "True, False, or the names of the rules whose checks block"
     fix = "Pass True for every check, False for none, or a list such as ['amount|min']."
     if isinstance(blocking, bool):
@@ -381,13 +378,8 @@ def _refuse_thresholds_without_quarantine(
     thresholds: Mapping[str, Threshold | None],
     warning_rules: frozenset[str],
 ) -> None:
-    """Without a quarantine a blocking rule's failing row fails the run: no bound can tolerate it.
-
-    Raises
-    ------
-    ThresholdNotApplicableError
-        The policy's `threshold`, or a threshold of a rule that is not a warning rule.
-    """
+    # NOTE: without a quarantine, a failing row of a rule that is not a warning rule fails the run:
+    # no bound can tolerate it.
     if policy.threshold is not None:
         raise ThresholdNotApplicableError(
             schema_name,

@@ -81,7 +81,6 @@ def primary_key_text(columns: Iterable[str]) -> str:
 
 
 def _render(column: dy.Column, kind: str, *, omit: frozenset[str]) -> str | None:
-    """Render `kind` on `column`; an omitted nested rule renders as the empty string."""
     nested = _render_nested(column, kind, omit=omit)
     if nested is not None:
         return nested
@@ -106,7 +105,6 @@ def _render(column: dy.Column, kind: str, *, omit: frozenset[str]) -> str | None
 
 
 def _render_nested(column: dy.Column, kind: str, *, omit: frozenset[str]) -> str | None:
-    """A `List`, `Array` or `Struct` rule as text, by the inner column it is about."""
     if not kind.startswith("inner_"):
         return None
     rest = kind.removeprefix("inner_")
@@ -130,16 +128,12 @@ def _render_nested(column: dy.Column, kind: str, *, omit: frozenset[str]) -> str
 
 
 def _check_label(column: dy.Column, kind: str) -> str:
-    """A `check=` rule by its dict key or function name; an unnamed lambda is `custom check`."""
     return _check_name_part(column, kind) or CUSTOM_CHECK
 
 
 def _check_name_part(column: dy.Column, kind: str) -> str:
-    """The user's name inside a `check=` rule name: `check__lowercase__1` holds `lowercase`.
-
-    Dataframely names a dict entry `check__<key>`, a function `check__<name>` and a lambda
-    `check`, adding `__<i>` when names repeat; the empty string means an unnamed lambda.
-    """
+    # NOTE: Dataframely names a dict entry `check__<key>`, a function `check__<name>` and a lambda
+    # `check`, adding `__<i>` where names repeat; the empty string is an unnamed lambda.
     name = kind.removeprefix("check").removeprefix("__")
     if isinstance(column.check, Mapping):
         return name

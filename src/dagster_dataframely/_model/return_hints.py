@@ -46,11 +46,6 @@ _NO_HINT = object()
 
 
 def _return_hint(function: Callable[..., object], *, must_resolve: bool) -> object:
-    """`function`'s return hint resolved as Dagster resolves it, or `_NO_HINT`.
-
-    A name that does not resolve raises `UnreadableReturnHintError` when `must_resolve`;
-    without it, such a hint is left unread (a decorator given its schema never needed it).
-    """
     annotations = annotations_of(function)
     try:
         if "return" in annotations.unresolved:
@@ -61,6 +56,7 @@ def _return_hint(function: Callable[..., object], *, must_resolve: bool) -> obje
             else _NO_HINT
         )
     except UNREADABLE as error:
+        # NOTE: left unread where it need not resolve: a decorator given its schema never needed it.
         if not must_resolve:
             return _NO_HINT
         raise UnreadableReturnHintError(
@@ -207,7 +203,6 @@ def _schemas_by_output(
 
 
 def _resolved(function: Callable[..., object], *, fix: str) -> object:
-    """`_return_hint`, a name that does not resolve refused with the decorator's own `fix`."""
     try:
         return _return_hint(function, must_resolve=True)
     except UnreadableReturnHintError as error:
@@ -215,7 +210,6 @@ def _resolved(function: Callable[..., object], *, fix: str) -> object:
 
 
 def _entries_by_output(hint: object, function: str, outputs: Sequence[str]) -> dict[str, object]:
-    """The part of a multi-asset's hint for each output: a tuple's entry, a TypedDict's field."""
     listed = ", ".join(repr(output) for output in outputs)
     if typing.get_origin(hint) is tuple:
         entries = typing.get_args(hint)
@@ -253,7 +247,7 @@ def _entries(count: int) -> str:
 
 
 def _field_type(field: object) -> object:
-    """A field's type without `Required[...]` or `NotRequired[...]`: any output may be skipped."""
+    # NOTE: `Required[...]` and `NotRequired[...]` say nothing here: any output may be skipped.
     if typing.get_origin(field) in (typing.Required, typing.NotRequired):
         return typing.get_args(field)[0]
     return field
@@ -304,7 +298,6 @@ def _collection(function: Callable[..., object]) -> type[dy.Collection] | None:
 
 
 def _schemas(hint: object, function: str) -> set[type[dy.Schema]]:
-    """The schemas `hint` names in an accepted form; a schema named any other way is refused."""
     origin = typing.get_origin(hint)
     arguments = typing.get_args(hint)
     if origin in (typing.Union, types.UnionType):
@@ -325,15 +318,11 @@ def _schemas(hint: object, function: str) -> set[type[dy.Schema]]:
 
 
 def _frame(hint: object) -> tuple[list[type[dy.Schema]], type[pl.DataFrame | pl.LazyFrame]] | None:
-    """The schemas a frame hint names and its Polars type; None if `hint` is no frame hint.
-
-    The frame hints are `dy.DataFrame[S]`, `dy.LazyFrame[S]` and `Annotated[pl.DataFrame, S]`
-    (or of `pl.LazyFrame`), whose other metadata may name no schema in another way.
-    """
     origin = typing.get_origin(hint)
     arguments = typing.get_args(hint)
     if origin in _TYPED_FRAMES and len(arguments) == 1 and _is_schema(arguments[0]):
         return [arguments[0]], pl.DataFrame if origin is dy.DataFrame else pl.LazyFrame
+    # NOTE: an `Annotated` frame's other metadata may be anything but a schema named otherwise.
     if origin is Annotated and arguments[0] in _FRAMES:
         named = [meta for meta in arguments[1:] if _is_schema(meta)]
         if len(named) == len([meta for meta in arguments[1:] if _names_schema(meta)]):
@@ -377,7 +366,6 @@ def polars_input_hint(hint: object, function: str, parameter: str) -> object:
 
 
 def _polars(hint: object) -> object | None:
-    """`hint` with its one-schema frame hint replaced by the Polars type; None if unreadable."""
     origin = typing.get_origin(hint)
     arguments = typing.get_args(hint)
     frame = _frame(hint)
@@ -394,25 +382,21 @@ def _polars(hint: object) -> object | None:
 
 
 def _named_schemas(hint: object) -> set[type[dy.Schema]]:
-    """Every schema named anywhere in `hint`."""
     found = {typing.cast("type[dy.Schema]", hint)} if _is_schema(hint) else set()
     return found.union(*(_named_schemas(argument) for argument in typing.get_args(hint)))
 
 
 def _is_schema(value: object) -> bool:
-    """Whether `value` is a schema the package reads: a subclass of `dy.Schema`, not itself."""
     return isinstance(value, type) and issubclass(value, dy.Schema) and value is not dy.Schema
 
 
 def _is_collection(value: object) -> bool:
-    """Whether `value` is a Collection: a subclass of `dy.Collection`, not itself."""
     return (
         isinstance(value, type) and issubclass(value, dy.Collection) and value is not dy.Collection
     )
 
 
 def _names_schema(hint: object, seen: frozenset[int] = frozenset()) -> bool:
-    """Whether a schema or Collection, or the base class of either, appears anywhere in `hint`."""
     if _is_schema(hint) or _is_collection(hint) or base_class(hint) is not None:
         return True
     if isinstance(hint, ALIAS_TYPES):
@@ -423,14 +407,12 @@ def _names_schema(hint: object, seen: frozenset[int] = frozenset()) -> bool:
 
 
 def _base_classes(hint: object) -> set[BaseClass]:
-    """`dy.Schema` or `dy.Collection` itself, wherever `hint` names either."""
     named = base_class(hint)
     found = set() if named is None else {named}
     return found.union(*(_base_classes(argument) for argument in typing.get_args(hint)))
 
 
 def _base_class_problem(hint: object, expected: BaseClass) -> str | None:
-    """Why `hint` is refused when it names a base class itself, where `expected`'s subclass goes."""
     named = sorted(_base_classes(hint), key=lambda base: base.name)
     return named[-1].named_in_hint(expected) if named else None
 

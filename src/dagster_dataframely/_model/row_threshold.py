@@ -21,7 +21,6 @@ Bound: TypeAlias = int | float
 
 
 def _checked_bound(parameter: str, value: object) -> Bound:
-    """A row count (an int, at least 0) or a fraction of the rows (a float in [0, 1])."""
     if isinstance(value, bool) or not isinstance(value, int | float):
         raise InvalidThresholdError(
             parameter,
@@ -54,7 +53,6 @@ def describe_bound(bound: Bound) -> str:
 
 
 def _beyond(bound: Bound) -> str:
-    """`on any failing row` for a zero bound, else `above <bound>`."""
     return "on any failing row" if not bound else f"above {describe_bound(bound)}"
 
 

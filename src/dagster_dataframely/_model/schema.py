@@ -215,7 +215,6 @@ SCHEMA_CLASS = "a dataframely Schema class (a subclass of dy.Schema)"
 
 
 def _as_schema_class(schema: object) -> type[dy.Schema]:
-    """`schema` as a `dy.Schema` class, or the error that says what was passed instead."""
     given = base_class(schema)
     if given is not None:
         raise base_class_refused(given, SCHEMA_BASE, SCHEMA_CLASS)
@@ -240,7 +239,6 @@ def _as_schema_class(schema: object) -> type[dy.Schema]:
 
 
 def _read(schema: type[dy.Schema]) -> SchemaInfo:
-    """Read a schema once: its columns, its rules with their names and texts, checked for use."""
     name = schema.__name__
     columns = schema.columns()
     _validate_column_names(name, columns)
@@ -288,7 +286,6 @@ def sensitive_columns(schema_name: str, columns: Mapping[str, dy.Column]) -> fro
 
 
 def _validate_column_names(schema_name: str, columns: Mapping[str, dy.Column]) -> None:
-    """Refuse a column in the `dy_` namespace, or with letters no check name can hold."""
     reserved = [c for c in columns if c.startswith(names.RESERVED_PREFIX)]
     if reserved:
         raise ReservedColumnError(schema_name, reserved)
@@ -298,14 +295,10 @@ def _validate_column_names(schema_name: str, columns: Mapping[str, dy.Column]) -
 
 
 def _validate_column_dtypes(schema_name: str, columns: Mapping[str, dy.Column]) -> None:
-    """Refuse a dtype Polars cannot build, such as a `Decimal` wider than 38 digits.
-
-    Dataframely declares it without complaint, so the first sign would otherwise be a
-    column-schema failure on every run. Building an empty Series asks Polars itself, so every
-    limit it has (nested dtypes included) is checked, not only the ones known here. The dtypes
-    that take no parameter Polars could refuse are not asked: a code location declaring
-    hundreds of wide schemas would pay for a Series per column.
-    """
+    # NOTE: Dataframely declares a dtype Polars cannot build (a `Decimal` wider than 38 digits)
+    # without complaint, which would fail every run's column check; an empty Series asks Polars
+    # itself, for every limit it has. A dtype with no parameter Polars could refuse is not asked:
+    # wide schemas would pay a Series per column.
     problems = []
     for column_name, column in columns.items():
         if _always_buildable(column.dtype):
@@ -344,12 +337,9 @@ _PARAMETERLESS_DTYPES: frozenset[type[pl.DataType]] = frozenset(
 
 
 def _always_buildable(dtype: pl.DataType) -> bool:
-    """True for a dtype no Polars release refuses; anything else is asked (Decimal, nested).
-
-    A `Datetime` is one only without a time zone: Polars refuses a time zone it does not know.
-    """
     if type(dtype) in _PARAMETERLESS_DTYPES:
         return True
+    # NOTE: a `Datetime` only without a time zone: Polars refuses a zone it does not know.
     return isinstance(dtype, pl.Datetime) and dtype.time_zone is None
 
 
@@ -375,7 +365,6 @@ def _rule_info(
     primary_key: tuple[str, ...],
     name: str,
 ) -> RuleInfo:
-    """One rule with every name and text the package shows for it, from the column it is on."""
     column_name, separator, kind = name.partition(names.COLUMN_RULE_SEPARATOR)
     column: str | None = None
     if separator and column_name in columns:

@@ -1,11 +1,10 @@
-"""The settings as keyword arguments, typed for a type checker and checked at run time.
+"""The settings as keyword arguments: written out in signatures and docs, checked at run time.
 
-An entry point takes its settings as `**settings: Unpack[...]` of one of the TypedDicts here,
-each composed from one single-field TypedDict per setting, so mypy refuses a misspelt setting
-or a value of the wrong type. `with_setting_keywords` gives the function the signature it had
-when every setting was written out (the model's names, order and defaults), which `help()`,
-`inspect.signature` and the API docs read; `checked_settings` refuses at run time what mypy
-would have.
+An entry point takes its settings as `**settings: Unpack[...]` of its TypedDict, the one that
+declares them (`setting_model`), so mypy refuses a misspelt setting or a value of the wrong
+type. `with_setting_keywords` gives the function the signature it had when every setting was
+written out (the model's names, order and defaults), which `help()`, `inspect.signature` and
+the API docs read; `checked_settings` refuses at run time what mypy would have.
 """
 
 from __future__ import annotations
@@ -13,77 +12,42 @@ from __future__ import annotations
 import inspect
 import re
 import textwrap
-from collections.abc import Callable, Iterable, Mapping, Sequence
-from typing import Any, TypedDict, TypeVar
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any, TypeVar
 
-from dagster_dataframely._model.quality_policy import QualityPolicy, checked_policy
-from dagster_dataframely._model.setting_model import EntryPoint, SettingSpec, refusals, settings_of
-from dagster_dataframely._model.settings import Granularity, SchemaRules
 from dagster_dataframely.errors import InvalidArgumentsError, UnexpectedArgumentError
+
+from .quality_policy import checked_policy
+from .setting_model import (
+    KEYWORDS,
+    CheckKeywords,
+    CheckSpecKeywords,
+    CollectionKeywords,
+    EntryPoint,
+    OutputKeywords,
+    SettingSpec,
+    ValidationKeywords,
+    refusals,
+    settings_of,
+)
+
+__all__ = [
+    "KEYWORDS",
+    "RAISES",
+    "WIRING_RAISES",
+    "CheckKeywords",
+    "CheckSpecKeywords",
+    "CollectionKeywords",
+    "OutputKeywords",
+    "ValidationKeywords",
+    "checked_settings",
+    "inserted_paragraph",
+    "with_raises",
+    "with_setting_keywords",
+]
 
 T = TypeVar("T", bound=Callable[..., object])
 
-
-# Each entry point's TypedDict is built from the groups of settings entry points share, so a
-# setting is typed once; `test_setting_keywords` holds each to the model's settings_of.
-class CheckSpecKeywords(TypedDict, total=False):
-    """`dd.wiring.check_specs`' settings: what names and describes the checks."""
-
-    warning_rules: Iterable[str] | None
-    quality_policy: QualityPolicy | None
-    check_granularity: Granularity | None
-    schema_rules: SchemaRules | None
-
-
-class CheckKeywords(CheckSpecKeywords, total=False):
-    """The settings of checks on a stored table: `dd.table_checks`, `dd.wiring.check_results`."""
-
-    max_failure_samples: int | None
-
-
-class _Materialized(TypedDict, total=False):
-    """The settings of what a run that writes the table records."""
-
-    clear_quarantine: bool | None
-    statistics: bool | None
-    row_sample: int | None
-
-
-class ValidationKeywords(CheckKeywords, _Materialized, total=False):
-    """`dd.wiring.validation_results`' settings; its quarantine is on with a writer."""
-
-
-class OutputKeywords(ValidationKeywords, total=False):
-    """The settings of one output: `dd.asset`'s, `dd.AssetOut`'s and `AssetOut.from_spec`'s."""
-
-    quarantine: bool
-    streaming: bool | None
-    keys_across_partitions: bool | None
-
-
-class CollectionKeywords(_Materialized, total=False):
-    """`dd.collection_asset`'s: no warning rules or streaming (one filter, in memory)."""
-
-    quarantine: bool
-    quality_policy: QualityPolicy | None
-    check_granularity: Granularity | None
-    schema_rules: SchemaRules | None
-    max_failure_samples: int | None
-
-
-KEYWORDS: Mapping[EntryPoint, type] = {
-    EntryPoint.ASSET: OutputKeywords,
-    EntryPoint.ASSET_OUT: OutputKeywords,
-    EntryPoint.ASSET_OUT_FROM_SPEC: OutputKeywords,
-    EntryPoint.COLLECTION_ASSET: CollectionKeywords,
-    EntryPoint.TABLE_CHECKS: CheckKeywords,
-    EntryPoint.WIRING_CHECK_SPECS: CheckSpecKeywords,
-    EntryPoint.WIRING_CHECK_RESULTS: CheckKeywords,
-    EntryPoint.WIRING_VALIDATION_RESULTS: ValidationKeywords,
-}
-"""The TypedDict of each entry point whose settings are `**settings`."""
-
-_FLAG_OR_NONE = (bool, type(None))
 _POLICY_NAMES = {
     EntryPoint.ASSET_OUT_FROM_SPEC: "dd.AssetOut",
     EntryPoint.TABLE_CHECKS: "table_checks",
@@ -162,7 +126,6 @@ def _placed(
     settings: list[inspect.Parameter],
     order: Sequence[str] | None,
 ) -> list[inspect.Parameter]:
-    """The parameters with the settings among the keyword-only ones, first or in `order`."""
     keyword_only = [p for p in parameters if p.kind is inspect.Parameter.KEYWORD_ONLY]
     others = [p for p in parameters if p.kind is not inspect.Parameter.KEYWORD_ONLY]
     if order is None:
@@ -178,7 +141,6 @@ def _described(
     parameters: list[inspect.Parameter],
     notes: dict[str, str],
 ) -> str:
-    """`docstring` with each setting's paragraph before the next other parameter's."""
     specs = {spec.name: spec for spec in settings_of(entry_point)}
     for index, parameter in enumerate(parameters):
         if parameter.name not in specs:
@@ -203,7 +165,6 @@ def with_raises(*raises: str) -> Callable[[T], T]:
 
 
 def _with_raises(docstring: str, raises: Sequence[str]) -> str:
-    """`docstring` with the `RAISES` paragraphs named in `raises` first in its Raises section."""
     if not raises:
         return docstring
     section = _RAISES.search(docstring)
@@ -216,7 +177,6 @@ def _with_raises(docstring: str, raises: Sequence[str]) -> str:
 
 
 def _paragraph(entry_point: EntryPoint, spec: SettingSpec, note: str) -> str:
-    """A setting's description: its docs line, its detail, the variable `None` reads."""
     sentences = [spec.doc[0].upper() + spec.doc[1:] + ".", spec.detail, note]
     if spec.env_var is not None and spec.default_for(entry_point) is None:
         sentences.append(f"`None` uses `{spec.env_var}` if set, else `{spec.package_default}`.")
@@ -271,14 +231,16 @@ def checked_settings(entry_point: EntryPoint, settings: Mapping[str, object]) ->
             f"{', '.join(f'`{name}=`' for name in unknown)} is not one of its settings",
             f"Its settings are {', '.join(sorted(taken))}.",
         )
-    flags = (("quarantine", (bool,)), ("clear_quarantine", _FLAG_OR_NONE))
-    for name, allowed in (*flags, ("keys_across_partitions", _FLAG_OR_NONE)):
-        value = settings.get(name)
-        if name in settings and not isinstance(value, allowed):
+    # NOTE: a flag no variable sets is read nowhere else; one a variable sets is checked where
+    # it is resolved, with the other sources (`InvalidSettingError`).
+    for spec in settings_of(entry_point):
+        value = settings.get(spec.name)
+        flag = not spec.env and spec.value_type is bool
+        if flag and spec.name in settings and not isinstance(value, spec.annotation):
             raise InvalidArgumentsError(
                 entry_point.value,
-                f"`{name}=` is a {type(value).__name__}, not a bool",
-                f"Pass {name}=True or {name}=False.",
+                f"`{spec.name}=` is a {type(value).__name__}, not a bool",
+                f"Pass {spec.name}=True or {spec.name}=False.",
             )
     checked = dict(settings)
     if "quality_policy" in settings:

@@ -1,29 +1,25 @@
-"""Every setting of the package declared once: its type, defaults, variable and entry points.
+"""Every setting declared once: a key of the TypedDicts that type an entry point's `**settings`.
 
-Each entry point either honours a setting (it is one of its keywords) or refuses it with a
-reason; a test compares each entry point's real signature with this table, so a setting added
-to one entry point and not decided for the others fails there. The resolver in `settings.py`
-reads its package defaults and variable names from here.
+A setting is one key, annotated with its type and a `SettingSpec` of the rest (defaults, docs
+line, the reason each entry point that does not take it refuses it). From that one place come
+its variable (`DAGSTER_DATAFRAMELY_<NAME>`, from the name), its parser (`settings.py`, from the
+type), its signature and Parameters paragraph (`setting_keywords.py`), and the entry points that
+honour it: those whose TypedDict includes its key. Dataframely derives its options from one
+`Options` TypedDict the same way.
 """
 
-from __future__ import annotations
-
+import dataclasses
 import enum
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping, Set
 from dataclasses import dataclass, field
-from types import MappingProxyType
+from types import MappingProxyType, NoneType, UnionType
+from typing import Annotated, Any, Literal, TypedDict, Union, get_args, get_origin, get_type_hints
 
-__all__ = [
-    "ENV_PREFIX",
-    "REPOSITORY_VARIABLES",
-    "RESERVED_PREFIXES",
-    "SETTINGS",
-    "EntryPoint",
-    "SettingSpec",
-    "refusals",
-    "setting",
-    "settings_of",
-]
+from typing_extensions import TypeAliasType
+
+from dagster_dataframely._upstream import document_type_alias
+
+from .quality_policy import QualityPolicy
 
 ENV_PREFIX = "DAGSTER_DATAFRAMELY_"
 
@@ -34,12 +30,39 @@ REPOSITORY_VARIABLES: Mapping[str, str] = MappingProxyType(
         "DAGSTER_DATAFRAMELY_RANGE_EXAMPLES": "how many runs the partition-range property draws",
     }
 )
-"""The variables the repository's demo and tests read, which are no setting of the package.
-
-The package knows them so that it does not warn of them as misspelt settings."""
+"""The variables the repository's demo and tests read, which are no setting: never warned of."""
 
 RESERVED_PREFIXES = ("DAGSTER_DATAFRAMELY_TEST_", "DAGSTER_DATAFRAMELY_BENCH_")
 """Prefixes of the repository's test and benchmark variables: never a setting, never warned of."""
+
+Granularity = TypeAliasType("Granularity", Literal["rule", "column", "schema"])
+document_type_alias(
+    Granularity,
+    """How many asset checks report a schema's rules: `"rule"`, `"column"` or `"schema"`.
+
+- `"rule"` (the default): one check per rule, `dy_rule__<rule>`.
+- `"column"`: one check per column with rules, `dy_col__<column>`, and the schema-level rules
+  as `schema_rules` says.
+- `"schema"`: one check for every rule, `dy_schema__rules`.
+
+The value of `check_granularity=` and of `DAGSTER_DATAFRAMELY_CHECK_GRANULARITY`. Changing it
+renames the checks, so their history starts over.
+""",
+)
+SchemaRules = TypeAliasType("SchemaRules", Literal["collapsed", "per_rule"])
+document_type_alias(
+    SchemaRules,
+    """Which checks report the schema-level rules at `column` granularity.
+
+- `"collapsed"` (the default): one check, `dy_schema__rules`, for the primary key and every
+  `@dy.rule()`.
+- `"per_rule"`: one check per schema-level rule, `dy_rule__<rule>`.
+
+The value of `schema_rules=` and of `DAGSTER_DATAFRAMELY_SCHEMA_RULES`.
+""",
+)
+GRANULARITIES: tuple[str, ...] = get_args(Granularity.__value__)
+SCHEMA_RULES: tuple[str, ...] = get_args(SchemaRules.__value__)
 
 
 class EntryPoint(enum.Enum):
@@ -57,276 +80,315 @@ class EntryPoint(enum.Enum):
     WIRING_VALIDATION_RESULTS = "dd.wiring.validation_results"
 
 
-_E = EntryPoint
-_DECLARES_OUTPUT = frozenset({_E.ASSET, _E.ASSET_OUT, _E.ASSET_OUT_FROM_SPEC})
-_READS_ONLY = frozenset({_E.TABLE_CHECKS, _E.COMPONENT, _E.WIRING_CHECK_RESULTS})
-
-_PER_OUTPUT = "each output's settings are its dd.AssetOut's"
-_WRITES_NOTHING = "it checks a table or frame and writes no rows, so there is no quarantine"
-_NO_MATERIALIZATION = "it reports checks only, with no materialization metadata"
-_SPECS_ONLY = "it declares the check specs only; no check result is reported"
-_STREAM_IN_STEP = "streamed validation stages the frame of a decorated asset's step alone"
-_COLLECTION_FILTER = (
-    "one Collection.filter decides every member's rows together in memory: a warning-only "
-    "rule cannot keep a row its filters drop in another member"
-)
-_COLLECTION_STREAM = (
-    "one Collection.filter decides every member's rows together in memory, and streaming "
-    "needs each frame staged alone"
-)
-
-
 @dataclass(frozen=True, slots=True)
 class SettingSpec:
-    """One setting: how it is written, what it defaults to, and which entry points take it.
+    """One setting: what its key's annotation declares beside the type, and what follows from it.
 
     `keyword_default` is the keyword's default in a signature (`None`: the environment, then
     `package_default`); `keyword_defaults` the entry points whose keyword defaults otherwise.
-    `refused` gives, for each entry point that does not honour the setting, the reason.
+    `refusing` gives each reason and the entry points that refuse the setting for it (a
+    multi-asset refuses every setting). `name`,
+    `annotation` and `honoured_by` come from the key (`declared_settings`).
     """
 
-    name: str
-    type_text: str
-    """The keyword's annotation as the signatures write it."""
     package_default: object
-    keyword_default: object
-    env: bool
-    """Whether `DAGSTER_DATAFRAMELY_<NAME>` sets it."""
-    honoured_by: frozenset[EntryPoint]
-    refused: Mapping[EntryPoint, str]
     doc: str
-    """The line the settings table of the documentation's "Settings" page gives it."""
+    """The setting's line in the documentation's settings table, which opens its paragraph."""
+    refusing: Mapping[str, Set[EntryPoint]]
     detail: str = ""
     """What every entry point's Parameters paragraph adds to `doc`: how the value is read."""
-    keyword_defaults: Mapping[EntryPoint, object] = field(
-        default_factory=lambda: MappingProxyType({})
-    )
+    env: bool = True
+    """Whether `DAGSTER_DATAFRAMELY_<NAME>` sets it."""
+    keyword_default: object = None
+    keyword_defaults: Mapping[EntryPoint, object] = field(default_factory=dict)
+    name: str = ""
+    annotation: Any = None
+    honoured_by: frozenset[EntryPoint] = frozenset()
+
+    @property
+    def refused(self) -> Mapping[EntryPoint, str]:
+        """The reason each entry point that does not honour the setting refuses it."""
+        # NOTE: a multi-asset takes no setting of its own: each output's are its dd.AssetOut's.
+        return {EntryPoint.MULTI_ASSET: "each output's settings are its dd.AssetOut's"} | {
+            point: reason for reason, points in self.refusing.items() for point in points
+        }
 
     @property
     def env_var(self) -> str | None:
         """The environment variable, derived from the name, or None without one."""
         return ENV_PREFIX + self.name.upper() if self.env else None
 
+    @property
+    def value_type(self) -> Any:
+        """The type of the setting's value: its annotation without `None`."""
+        (value,) = (kind for kind in _union(self.annotation) if kind is not NoneType)
+        return value
+
+    @property
+    def type_text(self) -> str:
+        """The keyword's annotation as the signatures write it: `int | None`."""
+        return _type_text(self.annotation)
+
     def default_for(self, entry_point: EntryPoint) -> object:
         """The keyword's default in `entry_point`'s signature."""
         return self.keyword_defaults.get(entry_point, self.keyword_default)
 
 
-def _refusing(
-    honoured: frozenset[EntryPoint], reasons: Mapping[str, frozenset[EntryPoint]]
-) -> Mapping[EntryPoint, str]:
-    """The reason for each entry point not in `honoured`, from groups of entry points."""
-    refused = {
-        entry_point: reason
-        for reason, entry_points in reasons.items()
-        for entry_point in entry_points
-        if entry_point not in honoured
-    }
-    return MappingProxyType(refused)
+def _union(annotation: Any) -> tuple[Any, ...]:
+    return get_args(annotation) if get_origin(annotation) in (Union, UnionType) else (annotation,)
 
 
-def _spec(
-    name: str,
-    type_text: str,
-    package_default: object,
-    *,
-    honoured_by: frozenset[EntryPoint],
-    reasons: Mapping[str, frozenset[EntryPoint]],
-    doc: str,
-    keyword_default: object = None,
-    env: bool = True,
-    keyword_defaults: Mapping[EntryPoint, object] | None = None,
-    detail: str = "",
-) -> SettingSpec:
-    return SettingSpec(
-        name=name,
-        type_text=type_text,
-        package_default=package_default,
-        keyword_default=keyword_default,
-        env=env,
-        honoured_by=honoured_by,
-        refused=_refusing(honoured_by, reasons),
-        doc=doc,
-        detail=detail,
-        keyword_defaults=MappingProxyType(dict(keyword_defaults or {})),
+def _type_text(annotation: Any) -> str:
+    if len(kinds := _union(annotation)) > 1:
+        return " | ".join(_type_text(kind) for kind in kinds)
+    origin: Any = get_origin(annotation)
+    if arguments := get_args(annotation):
+        return f"{origin.__name__}[{', '.join(map(_type_text, arguments))}]"
+    return "None" if annotation is NoneType else str(annotation.__name__)
+
+
+_E = EntryPoint
+_CHECKING = frozenset(
+    {_E.TABLE_CHECKS, _E.COMPONENT, _E.WIRING_CHECK_SPECS, _E.WIRING_CHECK_RESULTS}
+)
+_WRITES_NOTHING = "it checks a table or frame and writes no rows, so there is no quarantine"
+_NO_MATERIALIZATION = "it reports checks only, with no materialization metadata"
+_PII = (
+    '**The rows go to the Dagster event log**, with only a column marked `metadata={"pii": True}`'
+    " masked and every cell cut to 256 characters."
+)
+
+
+# NOTE: a group holds the settings the same entry points take, so that each entry point's
+# TypedDict below composes groups and no key is written twice; the order in which `_Every`
+# composes them is the order of the settings in every signature.
+class _Quarantined(TypedDict, total=False):
+    quarantine: Annotated[
+        bool,
+        SettingSpec(
+            False,
+            "write valid rows and quarantine the invalid ones instead of failing the run",
+            {
+                _WRITES_NOTHING: _CHECKING,
+                "the quarantine is on when a quarantine_writer is given": {
+                    _E.WIRING_VALIDATION_RESULTS
+                },
+            },
+            detail="With `True` the invalid rows go to `<asset name>_quarantine`, through the "
+            "same IO manager, and the valid rows are written; with `False` any invalid row fails "
+            "the run with `ValidationAbortError` and nothing is written.",
+            env=False,
+            keyword_default=False,
+        ),
+    ]
+
+
+class _Cleared(TypedDict, total=False):
+    clear_quarantine: Annotated[
+        bool | None,
+        SettingSpec(
+            False,
+            "a clean run writes an empty quarantine, so no stale invalid rows stay",
+            {_WRITES_NOTHING: _CHECKING},
+            detail="With `True` (and a quarantine), a run whose rows are all valid writes an "
+            "empty quarantine, so no stale invalid rows of an earlier run (of the same "
+            "partition) stay beside a clean table. `None` or `False` leaves it as it was.",
+            env=False,
+            keyword_defaults={_E.WIRING_VALIDATION_RESULTS: False},
+        ),
+    ]
+
+
+class _Warned(TypedDict, total=False):
+    warning_rules: Annotated[
+        Iterable[str] | None,
+        SettingSpec(
+            (),
+            "rules whose failures only warn and never keep a row out of the table",
+            {
+                "one Collection.filter decides every member's rows together in memory: a "
+                "warning-only rule cannot keep a row its filters drop in another member": (
+                    {_E.COLLECTION_ASSET}
+                ),
+            },
+            detail="Named as Dataframely names them (`amount|max`, a `@dy.rule` method, "
+            "`primary_key`); a single string names one rule. Their checks fail at `WARN`. See "
+            'the documentation\'s "Warning rules" page.',
+            env=False,
+        ),
+    ]
+
+
+class _Named(TypedDict, total=False):
+    quality_policy: Annotated[
+        QualityPolicy | None,
+        SettingSpec(
+            None,
+            "failing rows each rule tolerates, severities, blocking, volume checks",
+            {},
+            detail="A `dd.QualityPolicy`, its rule names checked against the schema's rules. "
+            "`None`: the failure policy alone decides. See the documentation's \"Quality "
+            'policy" page.',
+            env=False,
+        ),
+    ]
+    check_granularity: Annotated[
+        Granularity | None,
+        SettingSpec(
+            "rule",
+            "how many checks report the rules: rule, column or schema",
+            {},
+            detail="One check per rule, per column with rules, or one for the schema. Changing "
+            "it on an asset that has already run starts a new check history.",
+        ),
+    ]
+    schema_rules: Annotated[
+        SchemaRules | None,
+        SettingSpec(
+            "collapsed",
+            "at column granularity, the schema-level rules collapsed or per_rule",
+            {},
+            detail="`collapsed` into one check, `dy_schema__rules`, or `per_rule`, one check each.",
+        ),
+    ]
+
+
+class CheckSpecKeywords(_Warned, _Named, total=False):
+    """`dd.wiring.check_specs`' settings: what names and describes the checks."""
+
+
+class _Sampled(TypedDict, total=False):
+    max_failure_samples: Annotated[
+        int | None,
+        SettingSpec(
+            5,
+            "rows per rule in check metadata; 0 turns it off",
+            {
+                "it declares the check specs only; no check result is reported": {
+                    _E.WIRING_CHECK_SPECS
+                },
+            },
+            detail=f"Under `dy_failed_sample`. {_PII}",
+        ),
+    ]
+
+
+class CheckKeywords(CheckSpecKeywords, _Sampled, total=False):
+    """The settings of checks on a stored table: `dd.table_checks`, `dd.wiring.check_results`."""
+
+
+class _Reported(TypedDict, total=False):
+    statistics: Annotated[
+        bool | None,
+        SettingSpec(
+            True,
+            "statistics of the written rows in the materialization metadata",
+            {_NO_MATERIALIZATION: _CHECKING},
+            detail="One table per dtype group; the main cost a run adds to the filter.",
+        ),
+    ]
+    row_sample: Annotated[
+        int | None,
+        SettingSpec(
+            5,
+            "valid and invalid rows in the materialization; 0 turns it off",
+            {_NO_MATERIALIZATION: _CHECKING},
+            detail="At most this many valid and this many invalid rows; `0` also keeps the rows "
+            f"out of what the IO manager records. {_PII}",
+        ),
+    ]
+
+
+class ValidationKeywords(_Cleared, CheckKeywords, _Reported, total=False):
+    """`dd.wiring.validation_results`' settings; its quarantine is on with a writer."""
+
+
+class OutputKeywords(_Quarantined, ValidationKeywords, total=False):
+    """The settings of one output: `dd.asset`'s, `dd.AssetOut`'s and `AssetOut.from_spec`'s."""
+
+    streaming: Annotated[
+        bool | None,
+        SettingSpec(
+            False,
+            "validate a returned LazyFrame without collecting it",
+            {
+                "one Collection.filter decides every member's rows together in memory, and "
+                "streaming needs each frame staged alone": {_E.COLLECTION_ASSET},
+                "streamed validation stages the frame of a decorated asset's step alone": (
+                    _CHECKING | {_E.WIRING_VALIDATION_RESULTS}
+                ),
+            },
+            detail="Its plan runs once into a local staging file, the rules run in streaming "
+            "passes over it, and the IO manager (one that writes a `LazyFrame`, as "
+            "dagster-polars' do) sinks the valid rows. Same rows, checks and metadata. See the "
+            'documentation\'s "Performance" page.',
+        ),
+    ]
+    keys_across_partitions: Annotated[
+        bool | None,
+        SettingSpec(
+            False,
+            "check the primary key and unique columns over every stored partition",
+            {
+                "one Collection.filter decides its members' rows together; their keys are not "
+                "checked across partitions": {_E.COLLECTION_ASSET},
+                "it runs after a materialization, which only a decorated asset's step writes": (
+                    _CHECKING | {_E.WIRING_VALIDATION_RESULTS}
+                ),
+            },
+            detail="A partitioned asset only: one check, `dy_keys_across_partitions`, reads the "
+            "key columns of every stored partition after each materialization and fails on a "
+            'key stored in two partitions. See the documentation\'s "Partitioned checks" page.',
+            env=False,
+        ),
+    ]
+
+
+class CollectionKeywords(_Quarantined, _Cleared, _Named, _Sampled, _Reported, total=False):
+    """`dd.collection_asset`'s: no warning rules or streaming (one filter, in memory)."""
+
+
+class _Every(OutputKeywords, total=False):
+    quarantine_dir: Annotated[
+        str,
+        SettingSpec(
+            None,
+            "where direct calls write invalid rows",
+            {"it is read from the environment only": frozenset(EntryPoint)},
+        ),
+    ]
+
+
+KEYWORDS: Mapping[EntryPoint, type] = {
+    _E.ASSET: OutputKeywords,
+    _E.ASSET_OUT: OutputKeywords,
+    _E.ASSET_OUT_FROM_SPEC: OutputKeywords,
+    _E.COLLECTION_ASSET: CollectionKeywords,
+    _E.TABLE_CHECKS: CheckKeywords,
+    _E.WIRING_CHECK_SPECS: CheckSpecKeywords,
+    _E.WIRING_CHECK_RESULTS: CheckKeywords,
+    _E.WIRING_VALIDATION_RESULTS: ValidationKeywords,
+}
+"""The TypedDict of each entry point whose settings are `**settings`."""
+# NOTE: the Component's YAML fields are `dd.table_checks`' settings; a multi-asset takes none.
+_TAKES = {**KEYWORDS, _E.COMPONENT: CheckKeywords}
+
+
+def declared_settings(keywords: type) -> tuple[SettingSpec, ...]:
+    """The settings the keys of the TypedDict `keywords` declare, in its order."""
+    return tuple(
+        dataclasses.replace(
+            spec,
+            name=name,
+            annotation=get_args(hint)[0],
+            honoured_by=frozenset(p for p, kind in _TAKES.items() if name in kind.__annotations__),
+        )
+        for name, hint in get_type_hints(keywords, include_extras=True).items()
+        for spec in hint.__metadata__
     )
 
 
-_ALL_BUT_MULTI = frozenset(EntryPoint) - {_E.MULTI_ASSET}
-_QUARANTINING = _DECLARES_OUTPUT | {_E.COLLECTION_ASSET}
-_MULTI = frozenset({_E.MULTI_ASSET})
-_CHECKING = _READS_ONLY | {_E.WIRING_CHECK_SPECS}
-_REPORTING = _DECLARES_OUTPUT | {_E.COLLECTION_ASSET, _E.WIRING_VALIDATION_RESULTS}
-
-SETTINGS: tuple[SettingSpec, ...] = (
-    _spec(
-        "quarantine",
-        "bool",
-        False,
-        keyword_default=False,
-        env=False,
-        honoured_by=_QUARANTINING,
-        reasons={
-            _PER_OUTPUT: _MULTI,
-            _WRITES_NOTHING: _CHECKING,
-            "the quarantine is on when a quarantine_writer is given": frozenset(
-                {_E.WIRING_VALIDATION_RESULTS}
-            ),
-        },
-        doc="write valid rows and quarantine the invalid ones instead of failing the run",
-        detail=(
-            "With `True` the invalid rows go to `<asset name>_quarantine`, through the same "
-            "IO manager, and the valid rows are written; with `False` any invalid row fails "
-            "the run with `ValidationAbortError` and nothing is written."
-        ),
-    ),
-    _spec(
-        "clear_quarantine",
-        "bool | None",
-        False,
-        env=False,
-        honoured_by=_QUARANTINING | {_E.WIRING_VALIDATION_RESULTS},
-        reasons={_PER_OUTPUT: _MULTI, _WRITES_NOTHING: _CHECKING},
-        doc="a clean run writes an empty quarantine, so no stale invalid rows stay",
-        detail=(
-            "With `True` (and a quarantine), a run whose rows are all valid writes an empty "
-            "quarantine, so no stale invalid rows of an earlier run (of the same partition) "
-            "stay beside a clean table. `None` or `False` leaves it as it was."
-        ),
-        keyword_defaults={_E.WIRING_VALIDATION_RESULTS: False},
-    ),
-    _spec(
-        "warning_rules",
-        "Iterable[str] | None",
-        (),
-        env=False,
-        honoured_by=_ALL_BUT_MULTI - {_E.COLLECTION_ASSET},
-        reasons={_PER_OUTPUT: _MULTI, _COLLECTION_FILTER: frozenset({_E.COLLECTION_ASSET})},
-        doc="rules whose failures only warn and never keep a row out of the table",
-        detail=(
-            "Named as Dataframely names them (`amount|max`, a `@dy.rule` method, "
-            "`primary_key`); a single string names one rule. Their checks fail at `WARN`. See"
-            ' the documentation\'s "Warning rules" page.'
-        ),
-    ),
-    _spec(
-        "quality_policy",
-        "QualityPolicy | None",
-        None,
-        env=False,
-        honoured_by=_ALL_BUT_MULTI,
-        reasons={_PER_OUTPUT: _MULTI},
-        doc="failing rows each rule tolerates, severities, blocking, volume checks",
-        detail=(
-            "A `dd.QualityPolicy`, its rule names checked against the schema's rules. `None`:"
-            ' the failure policy alone decides. See the documentation\'s "Quality policy" page.'
-        ),
-    ),
-    _spec(
-        "check_granularity",
-        "Granularity | None",
-        "rule",
-        honoured_by=_ALL_BUT_MULTI,
-        reasons={_PER_OUTPUT: _MULTI},
-        doc="how many checks report the rules: rule, column or schema",
-        detail=(
-            "One check per rule, per column with rules, or one for the schema. Changing it on"
-            " an asset that has already run starts a new check history."
-        ),
-    ),
-    _spec(
-        "schema_rules",
-        "SchemaRules | None",
-        "collapsed",
-        honoured_by=_ALL_BUT_MULTI,
-        reasons={_PER_OUTPUT: _MULTI},
-        doc="at column granularity, the schema-level rules collapsed or per_rule",
-        detail=("`collapsed` into one check, `dy_schema__rules`, or `per_rule`, one check each."),
-    ),
-    _spec(
-        "max_failure_samples",
-        "int | None",
-        5,
-        honoured_by=_ALL_BUT_MULTI - {_E.WIRING_CHECK_SPECS},
-        reasons={_PER_OUTPUT: _MULTI, _SPECS_ONLY: frozenset({_E.WIRING_CHECK_SPECS})},
-        doc="rows per rule in check metadata; 0 turns it off",
-        detail=(
-            "Under `dy_failed_sample`. **The rows go to the Dagster event log**, with only a "
-            'column marked `metadata={"pii": True}` masked and every cell cut to 256 '
-            "characters."
-        ),
-    ),
-    _spec(
-        "statistics",
-        "bool | None",
-        True,
-        honoured_by=_REPORTING,
-        reasons={_PER_OUTPUT: _MULTI, _NO_MATERIALIZATION: _CHECKING},
-        doc="statistics of the written rows in the materialization metadata",
-        detail=("One table per dtype group; the main cost a run adds to the filter."),
-    ),
-    _spec(
-        "row_sample",
-        "int | None",
-        5,
-        honoured_by=_REPORTING,
-        reasons={_PER_OUTPUT: _MULTI, _NO_MATERIALIZATION: _CHECKING},
-        doc="valid and invalid rows in the materialization; 0 turns it off",
-        detail=(
-            "At most this many valid and this many invalid rows; `0` also keeps the rows out "
-            "of what the IO manager records. **The rows go to the Dagster event log**, with "
-            'only a column marked `metadata={"pii": True}` masked and every cell cut to 256 '
-            "characters."
-        ),
-    ),
-    _spec(
-        "streaming",
-        "bool | None",
-        False,
-        honoured_by=_DECLARES_OUTPUT,
-        reasons={
-            _PER_OUTPUT: _MULTI,
-            _COLLECTION_STREAM: frozenset({_E.COLLECTION_ASSET}),
-            _STREAM_IN_STEP: _CHECKING | {_E.WIRING_VALIDATION_RESULTS},
-        },
-        doc="validate a returned LazyFrame without collecting it",
-        detail=(
-            "Its plan runs once into a local staging file, the rules run in streaming passes "
-            "over it, and the IO manager (one that writes a `LazyFrame`, as dagster-polars' "
-            "do) sinks the valid rows. Same rows, checks and metadata. See "
-            'the documentation\'s "Performance" page.'
-        ),
-    ),
-    _spec(
-        "keys_across_partitions",
-        "bool | None",
-        False,
-        env=False,
-        honoured_by=_DECLARES_OUTPUT,
-        reasons={
-            _PER_OUTPUT: _MULTI,
-            "one Collection.filter decides its members' rows together; their keys are not "
-            "checked across partitions": frozenset({_E.COLLECTION_ASSET}),
-            "it runs after a materialization, which only a decorated asset's step writes": (
-                _CHECKING | {_E.WIRING_VALIDATION_RESULTS}
-            ),
-        },
-        doc="check the primary key and unique columns over every stored partition",
-        detail=(
-            "A partitioned asset only: one check, `dy_keys_across_partitions`, reads the key "
-            "columns of every stored partition after each materialization and fails on a key "
-            'stored in two partitions. See the documentation\'s "Partitioned checks" page.'
-        ),
-    ),
-    _spec(
-        "quarantine_dir",
-        "str",
-        None,
-        honoured_by=frozenset(),
-        reasons={"it is read from the environment only": frozenset(EntryPoint)},
-        doc="where direct calls write invalid rows",
-    ),
-)
+SETTINGS = declared_settings(_Every)
 """Every setting, in the order the signatures list them."""
 
 _BY_NAME: Mapping[str, SettingSpec] = MappingProxyType({spec.name: spec for spec in SETTINGS})

@@ -103,7 +103,6 @@ _MASKED_ENUM = _EMPTY_ENUM.replace("[]", MASK)
 
 
 def _without_categories(dtype: pl.DataType) -> pl.DataType:
-    """`dtype` with every `Enum` empty and every `Categorical` on the global categories."""
     if isinstance(dtype, pl.Enum):
         return pl.Enum([])
     if isinstance(dtype, pl.Categorical):
@@ -120,7 +119,7 @@ def _without_categories(dtype: pl.DataType) -> pl.DataType:
 
 
 def _instance(dtype: Any) -> pl.DataType:
-    """A nested dtype's inner dtype as an instance (Polars may hold a bare class, `pl.Int64`)."""
+    # NOTE: Polars may hold a nested dtype's inner dtype as a bare class, `pl.Int64`.
     instance: pl.DataType = dtype() if isinstance(dtype, type) else dtype
     return instance
 

@@ -178,12 +178,11 @@ def _is_count(value: object) -> bool:
 
 
 def _is_fraction(value: object, most: float) -> bool:
-    """A float in [0, `most`]: an int here would read as a count, as it does in a threshold."""
+    # NOTE: an int here would read as a count, as it does in a threshold.
     return isinstance(value, float) and math.isfinite(value) and 0.0 <= value <= most
 
 
 def _fraction_problem(value: object, most: float) -> str:
-    """Why `value` is not a fraction in [0, `most`], and what to write."""
     kind = "a float between 0.0 and 1.0" if most == 1.0 else "a float of at least 0.0"
     if isinstance(value, int) and not isinstance(value, bool):
         return (

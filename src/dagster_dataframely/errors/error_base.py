@@ -11,22 +11,18 @@ _CHECK_NAME_CHARACTERS = "letters, digits and underscores (A-Za-z0-9_)"
 
 
 def _quoted(items: Iterable[object]) -> str:
-    """Render items as a comma-separated list of their reprs."""
     return ", ".join(repr(item) for item in items)
 
 
 def _bulleted(lines: Iterable[str]) -> str:
-    """Render lines as an indented bullet list that starts on a new line."""
     return "".join(f"\n  - {line}" for line in lines)
 
 
 def _rows(count: int) -> str:
-    """`1 row`, `2 rows`: the count with its noun."""
     return f"{count} row" if count == 1 else f"{count} rows"
 
 
 def _rule_counts(counts: Mapping[str, int], invalid_count: int) -> str:
-    """Describe how many rows failed each rule, with the caveat about overlapping rules."""
     listing = _bulleted(f"{rule}: {_rows(count)}" for rule, count in counts.items())
     return (
         f"Rows that failed each rule:{listing}\n"
@@ -36,7 +32,6 @@ def _rule_counts(counts: Mapping[str, int], invalid_count: int) -> str:
 
 
 def _unknown_rules(rules: list[str], valid_rules: list[str], *, filters: bool = False) -> str:
-    """The unknown names, the schema's rules, and how Dataframely names a rule."""
     listing = _quoted(valid_rules) if valid_rules else "none"
     kinds = "'primary_key', or a Collection filter's name" if filters else "or 'primary_key'"
     return (
@@ -47,12 +42,10 @@ def _unknown_rules(rules: list[str], valid_rules: list[str], *, filters: bool = 
 
 
 def _quarantined_at(address: str | None) -> str:
-    """Where the invalid rows of a failed run went, as a sentence; nothing without an address."""
     return "" if address is None else f" The invalid rows are in the quarantine at {address!r}."
 
 
 def _copied(value: object) -> object:
-    """A mapping as a dict, a sequence as a list (its mappings as dicts): copies to keep."""
     if isinstance(value, Mapping):
         return dict(value)
     if isinstance(value, Sequence) and not isinstance(value, str):
@@ -63,7 +56,6 @@ def _copied(value: object) -> object:
 def _rebuild(
     cls: type["DagsterDataframelyError"], args: tuple[Any, ...], kwargs: dict[str, Any]
 ) -> "DagsterDataframelyError":
-    """Call an error's constructor again; the target of `DagsterDataframelyError.__reduce__`."""
     return cls(*args, **kwargs)
 
 
@@ -107,7 +99,7 @@ class DagsterDataframelyError(Exception):
         DagsterDataframelyError.__init__(self, self._message())
 
     def _message(self) -> str:
-        """The whole message, from the fields; a subclass that declares fields says it here."""
+        # NOTE: every subclass that declares fields builds its whole message from them here.
         raise NotImplementedError
 
     def __reduce__(self) -> tuple[Any, ...]:
