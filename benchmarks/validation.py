@@ -290,10 +290,10 @@ def breakdown(frame: pl.DataFrame, repeat: int) -> list[tuple[str, float]]:
     from dagster_dataframely._model.schema import read_schema
     from dagster_dataframely._run.policy.thresholds import rule_verdicts
     from dagster_dataframely._run.report.check_results import check_results_for
-    from dagster_dataframely._run.report.failures import Failures, rule_outcomes
     from dagster_dataframely._run.report.report import fractions, invalid_rows_metadata
     from dagster_dataframely._run.report.statistics import statistics_tables
     from dagster_dataframely._run.report.tables import table_value
+    from dagster_dataframely._run.split.failures import Failures, rule_outcomes
     from dagster_dataframely._run.split.split import column_problems, keep_warning_only_rows
 
     info = read_schema(Orders)

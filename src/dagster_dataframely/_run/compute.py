@@ -31,10 +31,9 @@ from .emit import emit_as
 from .keys_across_partitions import keys_check_result
 from .policy.outcome import Split, decide_each
 from .report.materialization_columns import ColumnsTabs
-from .returned import Unpack, unwrap
+from .returned import Frame, Unpack, unwrap
 from .scope import Scope, ScopeOf, StepEvent
 from .signature import ComputeSignature
-from .split.split import Frame
 from .split.staging import Staging
 from .split.streaming import validated_in_memory
 from .validated_output import OutputRun, ValidatedOutput

@@ -54,11 +54,11 @@ from .report.check_results import (
     failure_samples,
     partition_metadata,
 )
-from .report.failures import Failures, Samples
 from .report.quarantine_notice import passing_quarantine_line, warn_of_passing_quarantines
 from .report.report import materialization_metadata, quarantined_first
-from .report.statistics import statistics_tables
-from .split.valid_rows import ValidRows, staged_statistics
+from .report.statistics import staged_statistics, statistics_tables
+from .split.failures import Failures, Samples
+from .split.valid_rows import ValidRows
 from .validated_output import OutputRun
 
 AssetYield = TypeAliasType(

@@ -38,8 +38,8 @@ from dagster_dataframely._upstream import (
 from .policy.history import read_range_history
 from .policy.outcome import Classified, Clean, Outcome, Partial, Split
 from .range_emit import RangeLayout
+from .returned import Frame
 from .row_partitions import RowPartitions
-from .split.split import Frame
 from .split.valid_rows import row_count
 from .validated_output import OutputRun, ValidatedOutput
 

@@ -22,7 +22,8 @@ import polars as pl
 from dagster_dataframely._store.storage_slots import PARTITION_EXPR, partition_expr_gaps
 from dagster_dataframely.errors import PartitionRangeError
 
-from .split.split import Frame, collect_once, column_problems
+from .returned import Frame
+from .split.split import collect_once, column_problems
 from .split.staging import scan_staged
 from .validated_output import OutputRun, ValidatedOutput
 

@@ -27,8 +27,8 @@ from .emit import EACH_OUTCOME, Layout
 from .partition_range import PartitionRange
 from .policy.history import read_history
 from .policy.outcome import Outcome, Split
+from .returned import Frame
 from .row_partitions import RowPartitions
-from .split.split import Frame
 from .split.valid_rows import ValidRows
 from .validated_output import OutputRun, ValidatedOutput
 

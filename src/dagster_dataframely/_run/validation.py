@@ -36,8 +36,7 @@ from .emit import AssetYield, emit
 from .policy.history import read_history
 from .policy.outcome import decide
 from .report.check_results import stored_table_results
-from .returned import type_name
-from .split.split import Frame
+from .returned import Frame, type_name
 from .validated_output import OutputRun, ValidatedOutput
 
 __all__ = ["AssetYield", "check_results", "validation_results"]

@@ -16,13 +16,9 @@ from typing import ClassVar, TypeAlias
 import polars as pl
 
 from dagster_dataframely._model.rule_outcome import kept_in_table, rule_outcomes
-from dagster_dataframely._run.report.failures import Failures
-from dagster_dataframely._run.split.split import (
-    Frame,
-    column_problems,
-    keep_warning_only_rows,
-    split_rows,
-)
+from dagster_dataframely._run.returned import Frame
+from dagster_dataframely._run.split.failures import Failures
+from dagster_dataframely._run.split.split import column_problems, keep_warning_only_rows, split_rows
 from dagster_dataframely._run.split.streaming import streamed_split
 from dagster_dataframely._run.split.valid_rows import ValidRows, row_count
 from dagster_dataframely._run.validated_output import OutputRun

@@ -17,7 +17,7 @@ import polars as pl
 
 from dagster_dataframely._model import names
 from dagster_dataframely._model.schema import SchemaInfo
-from dagster_dataframely._run.split.split import Frame
+from dagster_dataframely._run.returned import Frame
 
 from .history import History
 

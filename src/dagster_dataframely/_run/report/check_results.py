@@ -24,13 +24,13 @@ from dagster_dataframely._run.policy.outcome import (
 )
 from dagster_dataframely._run.policy.policy import policy_check_results
 from dagster_dataframely._run.policy.thresholds import RuleVerdict
+from dagster_dataframely._run.returned import Frame
 from dagster_dataframely._run.split.collection_split import decide_members
-from dagster_dataframely._run.split.split import Frame
+from dagster_dataframely._run.split.failures import Failures, Samples
 from dagster_dataframely._run.validated_output import OutputRun, ValidatedOutput
 from dagster_dataframely._upstream import table_of_records
 from dagster_dataframely.errors import ColumnSchemaError
 
-from .failures import Failures, Samples
 from .tables import records_value, table_records, table_value
 
 

@@ -323,3 +323,28 @@ _STATISTICS: dict[str, _Statistics] = {
     "string": _string,
     "boolean": _boolean,
 }
+
+
+def staged_statistics(
+    valid: pl.LazyFrame, distinct: Collection[str] = (), masked: Collection[str] = ()
+) -> dict[str, dg.TableMetadataValue]:
+    """`statistics_tables` of staged rows, one column at a time, in the same tables.
+
+    A column's statistics read that column alone, so computing them column by column gives the
+    same values as one query over the frame; only the tables' rows are put back together, in
+    the frame's column order within each table. A text column is never held at all: its
+    statistics stream (`streams_exactly`); any other is read into memory alone.
+    """
+    # Zero rows give every table of the frame, in the tables' order, with their schemas.
+    tables = statistics_tables(valid.clear().collect(), distinct, masked)
+    records: dict[str, list[dg.TableRecord]] = {group: [] for group in tables}
+    for position, dtype in enumerate(valid.collect_schema().dtypes()):
+        # `pl.nth`: a column named `*` or `^a.*$` would select other columns by name.
+        column = valid.select(pl.nth(position))
+        rows = column if streams_exactly(dtype) else column.collect(engine="streaming")
+        for group, table in statistics_tables(rows, distinct, masked).items():
+            records[group].extend(table.records)
+    return {
+        group: dg.MetadataValue.table(records[group], table.schema)
+        for group, table in tables.items()
+    }

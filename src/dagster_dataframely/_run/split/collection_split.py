@@ -25,12 +25,13 @@ from dagster_dataframely._run.policy.outcome import (
     classify,
     undeclared_for,
 )
-from dagster_dataframely._run.report.failures import Failures
+from dagster_dataframely._run.returned import Frame
 from dagster_dataframely._run.validated_output import OutputRun
 from dagster_dataframely._upstream import collection_filters
 from dagster_dataframely.errors import CollectionFilterDuplicatesError, CollectionMemberMissingError
 
-from .split import Frame, collect_once, column_problems, split_rows
+from .failures import Failures
+from .split import collect_once, column_problems, split_rows
 
 
 @dataclass(frozen=True, eq=False)

@@ -17,12 +17,11 @@ from dataframely.filter_result import FilterResult
 
 from dagster_dataframely._model.schema import SchemaInfo, dataframely_rules
 from dagster_dataframely._model.shown_values import dtype_text
-from dagster_dataframely._run.report.failures import Failures
+from dagster_dataframely._run.returned import Frame
 from dagster_dataframely._upstream import evaluated_rules
 
+from .failures import Failures
 from .valid_rows import ValidRows
-
-Frame = pl.DataFrame | pl.LazyFrame
 
 
 def column_problems(info: SchemaInfo, frame: Frame) -> list[dict[str, str]]:

@@ -44,8 +44,8 @@ from pathlib import Path
 import polars as pl
 
 from dagster_dataframely._model.schema import PRIMARY_KEY_RULE, SchemaInfo, dataframely_rules
-from dagster_dataframely._run.report.failures import Failures
 
+from .failures import Failures
 from .rule_shape import is_elementwise, window_keys
 from .split import contiguous, split_rows
 from .staging import Staging, scan_staged
