@@ -26,7 +26,7 @@ import dataframely as dy
 import dagster_dataframely as dd
 from dagster_dataframely._model.quality_policy import resolve_policy
 from dagster_dataframely._model.schema import read_schema
-from dagster_dataframely._run.policy.history import History, read_range_history
+from dagster_dataframely._run.checks.history import History, read_range_history
 
 KEY = dg.AssetKey("orders")
 

@@ -18,7 +18,7 @@ import dagster_dataframely as dd
 from dagster_dataframely import errors
 from dagster_dataframely._model.quality_policy import resolve_policy
 from dagster_dataframely._model.schema import read_schema
-from dagster_dataframely._run.policy.history import History, read_history, read_range_history
+from dagster_dataframely._run.checks.history import History, read_history, read_range_history
 from tests.asset_support import (
     QUIET,
     AssetContext,

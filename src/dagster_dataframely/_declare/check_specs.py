@@ -35,7 +35,7 @@ from dagster_dataframely._model.settings import (
     resolve_check_naming,
 )
 from dagster_dataframely._model.warning_rules import resolve_warning_rules
-from dagster_dataframely._run.keys_across_partitions import key_sets
+from dagster_dataframely._run.checks.keys_across_partitions import key_sets
 from dagster_dataframely._upstream import sibling_check_spec
 from dagster_dataframely.errors import InvalidArgumentsError
 

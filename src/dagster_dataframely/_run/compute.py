@@ -18,6 +18,9 @@ from typing import Any
 import dagster as dg
 import polars as pl
 
+from dagster_dataframely._run.checks.keys_across_partitions import keys_check_result
+from dagster_dataframely._run.decide.outcome import Split, decide_each
+from dagster_dataframely._run.decide.output_run import OutputRun
 from dagster_dataframely._store.bare_managers import warn_of_unfiltered
 from dagster_dataframely._store.delegating import validate_quarantine_key
 from dagster_dataframely._store.lazy_tables import sinks_lazy_table
@@ -28,15 +31,13 @@ from dagster_dataframely._upstream import current_asset_context
 
 from .context import call_context, check_call_partition, partition_key, selected_outputs
 from .emit import emit_as
-from .keys_across_partitions import keys_check_result
-from .policy.outcome import Split, decide_each
 from .report.materialization_columns import ColumnsTabs
 from .returned import Frame, Unpack, unwrap
 from .scope import Scope, ScopeOf, StepEvent
 from .signature import ComputeSignature
 from .split.staging import Staging
 from .split.streaming import validated_in_memory
-from .validated_output import OutputRun, ValidatedOutput
+from .validated_output import ValidatedOutput
 
 PrepareInput = Callable[[object], object]
 """What one of the user's inputs becomes before the function receives it."""

@@ -26,16 +26,14 @@ from typing_extensions import TypeAliasType
 
 from dagster_dataframely._model import names
 from dagster_dataframely._model.check_groups import CheckGroup, check_groups
-from dagster_dataframely._store.quarantine_writer import QuarantineWriter
-from dagster_dataframely._upstream import document_type_alias
-from dagster_dataframely.errors import (
-    ColumnSchemaError,
-    NoValidRowsError,
-    ValidationAbortError,
-    ValidationFailedError,
+from dagster_dataframely._run.checks.rule_checks import (
+    check_results_for,
+    column_schema_result,
+    failure_samples,
+    partition_metadata,
 )
-
-from .policy.outcome import (
+from dagster_dataframely._run.decide.evaluation import Evaluation, policy_check_results
+from dagster_dataframely._run.decide.outcome import (
     Aborted,
     AllInvalid,
     Clean,
@@ -47,19 +45,21 @@ from .policy.outcome import (
     Skipped,
     Unchecked,
 )
-from .policy.policy import Evaluation, policy_check_results
-from .report.check_results import (
-    check_results_for,
-    column_schema_result,
-    failure_samples,
-    partition_metadata,
+from dagster_dataframely._run.decide.output_run import OutputRun
+from dagster_dataframely._store.quarantine_writer import QuarantineWriter
+from dagster_dataframely._upstream import document_type_alias
+from dagster_dataframely.errors import (
+    ColumnSchemaError,
+    NoValidRowsError,
+    ValidationAbortError,
+    ValidationFailedError,
 )
+
 from .report.quarantine_notice import passing_quarantine_line, warn_of_passing_quarantines
 from .report.report import materialization_metadata, quarantined_first
 from .report.statistics import staged_statistics, statistics_tables
 from .split.failures import Failures, Samples
 from .split.valid_rows import ValidRows
-from .validated_output import OutputRun
 
 AssetYield = TypeAliasType(
     "AssetYield", Iterator[dg.MaterializeResult[pl.DataFrame] | dg.AssetCheckResult]

@@ -25,6 +25,9 @@ import dagster as dg
 import polars as pl
 
 from dagster_dataframely._model.keys import quarantine_key
+from dagster_dataframely._run.checks.history import read_range_history
+from dagster_dataframely._run.decide.outcome import Classified, Clean, Outcome, Partial, Split
+from dagster_dataframely._run.decide.output_run import OutputRun
 from dagster_dataframely._store.quarantine_writer import QuarantineWriter
 from dagster_dataframely._store.storage_slots import check_range_storage
 from dagster_dataframely._upstream import (
@@ -35,13 +38,11 @@ from dagster_dataframely._upstream import (
     step_output,
 )
 
-from .policy.history import read_range_history
-from .policy.outcome import Classified, Clean, Outcome, Partial, Split
 from .range_emit import RangeLayout
 from .returned import Frame
 from .row_partitions import RowPartitions
 from .split.valid_rows import row_count
-from .validated_output import OutputRun, ValidatedOutput
+from .validated_output import ValidatedOutput
 
 
 @dataclass(frozen=True, eq=False)

@@ -19,13 +19,14 @@ from typing import Any
 import dagster as dg
 import polars as pl
 
+from dagster_dataframely._run.decide.output_run import OutputRun
 from dagster_dataframely._store.storage_slots import PARTITION_EXPR, partition_expr_gaps
 from dagster_dataframely.errors import PartitionRangeError
 
 from .returned import Frame
 from .split.split import collect_once, column_problems
 from .split.staging import scan_staged
-from .validated_output import OutputRun, ValidatedOutput
+from .validated_output import ValidatedOutput
 
 _EPOCH = dt.datetime(1970, 1, 1)
 _MICROSECOND = dt.timedelta(microseconds=1)

@@ -17,6 +17,9 @@ from typing import Any, Protocol
 
 import dagster as dg
 
+from dagster_dataframely._run.checks.history import read_history
+from dagster_dataframely._run.decide.outcome import Outcome, Split
+from dagster_dataframely._run.decide.output_run import OutputRun
 from dagster_dataframely._store.step_storage import (
     check_partition_storage,
     stores_partitions_in_database,
@@ -25,12 +28,10 @@ from dagster_dataframely._upstream import current_asset_context
 
 from .emit import EACH_OUTCOME, Layout
 from .partition_range import PartitionRange
-from .policy.history import read_history
-from .policy.outcome import Outcome, Split
 from .returned import Frame
 from .row_partitions import RowPartitions
 from .split.valid_rows import ValidRows
-from .validated_output import OutputRun, ValidatedOutput
+from .validated_output import ValidatedOutput
 
 StepEvent = (
     dg.MaterializeResult[ValidRows]

@@ -28,16 +28,17 @@ from dagster_dataframely._model.setting_keywords import (
     with_setting_keywords,
 )
 from dagster_dataframely._model.setting_model import EntryPoint
+from dagster_dataframely._run.checks.history import read_history
+from dagster_dataframely._run.decide.outcome import decide
+from dagster_dataframely._run.decide.output_run import OutputRun
 from dagster_dataframely._store.quarantine_writer import QuarantineWriter
 from dagster_dataframely._upstream import current_asset_context
 from dagster_dataframely.errors import ClearQuarantineError, InvalidArgumentsError
 
 from .emit import AssetYield, emit
-from .policy.history import read_history
-from .policy.outcome import decide
-from .report.check_results import stored_table_results
 from .returned import Frame, type_name
-from .validated_output import OutputRun, ValidatedOutput
+from .stored_tables import stored_table_results
+from .validated_output import ValidatedOutput
 
 __all__ = ["AssetYield", "check_results", "validation_results"]
 

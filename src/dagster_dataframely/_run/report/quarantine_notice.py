@@ -13,7 +13,7 @@ from typing import Any
 
 import dagster as dg
 
-from dagster_dataframely._run.policy.outcome import Outcome, Partial
+from dagster_dataframely._run.decide.outcome import Outcome, Partial
 
 
 def passing_quarantine_line(

@@ -18,10 +18,9 @@ import dagster as dg
 
 from dagster_dataframely._model import names
 from dagster_dataframely._model.settings import Settings
+from dagster_dataframely._run.checks.tables import records_value, table_value
 from dagster_dataframely._run.split.failures import Failures
 from dagster_dataframely._run.split.valid_rows import ValidRows, first_rows, row_count
-
-from .tables import records_value, table_value
 
 RULE_SET_LIMIT = 20
 """The most rows `invalid_by_rules` has: with more rule sets, the last row sums the smallest."""

@@ -18,8 +18,8 @@ import dagster as dg
 import polars as pl
 
 from dagster_dataframely._model.shown_values import MASK
+from dagster_dataframely._run.checks import tables
 
-from . import tables
 from .distinct import DistinctCount
 
 _Statistics = Callable[[pl.Expr, pl.DataType], dict[str, pl.Expr]]

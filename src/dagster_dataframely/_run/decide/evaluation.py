@@ -15,16 +15,19 @@ from typing import Any
 import dagster as dg
 
 from dagster_dataframely._model.quality_policy import ResolvedPolicy
+from dagster_dataframely._run.checks.history import History
+from dagster_dataframely._run.checks.thresholds import RuleVerdict, rule_verdicts
+from dagster_dataframely._run.checks.undeclared_columns import (
+    ColumnsVerdict,
+    columns_result,
+    judge_columns,
+)
+from dagster_dataframely._run.checks.volume import VolumeVerdict, judge_volume, volume_result
 from dagster_dataframely.errors import (
     RowCountOutOfBoundsError,
     ThresholdExceededError,
     ValidationFailedError,
 )
-
-from .history import History
-from .thresholds import RuleVerdict, rule_verdicts
-from .undeclared_columns import ColumnsVerdict, columns_result, judge_columns
-from .volume import VolumeVerdict, judge_volume, volume_result
 
 
 @dataclass(frozen=True, slots=True, eq=False)

@@ -15,17 +15,19 @@ from typing import ClassVar, TypeAlias
 
 import polars as pl
 
+from dagster_dataframely._model.collection import CollectionInfo
 from dagster_dataframely._model.rule_outcome import kept_in_table, rule_outcomes
+from dagster_dataframely._run.checks.undeclared_columns import undeclared_columns
 from dagster_dataframely._run.returned import Frame
+from dagster_dataframely._run.split.collection_split import split_collection
 from dagster_dataframely._run.split.failures import Failures
 from dagster_dataframely._run.split.split import column_problems, keep_warning_only_rows, split_rows
 from dagster_dataframely._run.split.streaming import streamed_split
 from dagster_dataframely._run.split.valid_rows import ValidRows, row_count
-from dagster_dataframely._run.validated_output import OutputRun
 from dagster_dataframely._store.quarantine_writer import QuarantineWriter
 
-from .policy import Evaluation, evaluate
-from .undeclared_columns import undeclared_columns
+from .evaluation import Evaluation, evaluate
+from .output_run import OutputRun
 
 
 @dataclass(frozen=True, slots=True, eq=False)
@@ -213,3 +215,29 @@ def classify(
     if refused:
         return Exceeded(run, rows, run.writer)
     return Partial(run, rows, run.writer)
+
+
+def decide_members(
+    info: CollectionInfo, frames: Mapping[str, Frame | None], runs: Mapping[str, OutputRun]
+) -> dict[str, Outcome]:
+    """Every member's outcome from one joint split; a Collection's `Split` of the pipeline.
+
+    A member with mismatched columns is a column mismatch, and every other member is
+    unchecked (its columns passed, no rule ran); a skipped member (optional, or all of them)
+    is a skip; every other member's outcome follows its rows as any output's would.
+    """
+    split = split_collection(info, frames)
+    outcomes: dict[str, Outcome] = {}
+    for member, run in runs.items():
+        if member in split.problems:
+            outcomes[member] = ColumnMismatch(run, tuple(split.problems[member]))
+        elif split.problems:
+            outcomes[member] = Unchecked(run)
+        elif member in split.skipped:
+            outcomes[member] = Skipped(run)
+        else:
+            rows = split.splits[member]
+            frame = frames.get(member)
+            undeclared = undeclared_for(run, frame) if frame is not None else None
+            outcomes[member] = classify(run, rows.valid, rows.failures, undeclared)
+    return outcomes

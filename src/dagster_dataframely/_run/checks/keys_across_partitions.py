@@ -21,6 +21,7 @@ import polars as pl
 from dagster_dataframely._model import names
 from dagster_dataframely._model.schema import SchemaInfo
 from dagster_dataframely._model.shown_values import ShownValues, cut_text
+from dagster_dataframely._run.validated_output import ValidatedOutput
 from dagster_dataframely._store.stored_keys import PARTITIONS as _PARTITIONS
 from dagster_dataframely._store.stored_keys import (
     repeated_in_duckdb,
@@ -28,8 +29,7 @@ from dagster_dataframely._store.stored_keys import (
     stored_table,
 )
 
-from .report.tables import Cell, table_records
-from .validated_output import ValidatedOutput
+from .tables import Cell, table_records
 
 
 def key_sets(info: SchemaInfo) -> tuple[tuple[str, ...], ...]:
