@@ -20,7 +20,7 @@ import pytest
 from polars.testing import assert_frame_equal
 
 import dagster_dataframely as dd
-from dagster_dataframely._run import emit as emit_module
+from dagster_dataframely._run.emit import emit as emit_module
 from dagster_dataframely._run.split.failures import Failures
 
 

@@ -21,6 +21,8 @@ import polars as pl
 from dagster_dataframely._run.checks.keys_across_partitions import keys_check_result
 from dagster_dataframely._run.decide.outcome import Split, decide_each
 from dagster_dataframely._run.decide.output_run import OutputRun
+from dagster_dataframely._run.emit.emit import emit_as
+from dagster_dataframely._run.scope.scope import Scope, ScopeOf, StepEvent
 from dagster_dataframely._store.bare_managers import warn_of_unfiltered
 from dagster_dataframely._store.delegating import validate_quarantine_key
 from dagster_dataframely._store.lazy_tables import sinks_lazy_table
@@ -30,10 +32,8 @@ from dagster_dataframely._store.writer_choice import can_clear, initial_writer_f
 from dagster_dataframely._upstream import current_asset_context
 
 from .context import call_context, check_call_partition, partition_key, selected_outputs
-from .emit import emit_as
 from .report.materialization_columns import ColumnsTabs
 from .returned import Frame, Unpack, unwrap
-from .scope import Scope, ScopeOf, StepEvent
 from .signature import ComputeSignature
 from .split.staging import Staging
 from .split.streaming import validated_in_memory

@@ -31,11 +31,11 @@ from dagster_dataframely._model.setting_model import EntryPoint
 from dagster_dataframely._run.checks.history import read_history
 from dagster_dataframely._run.decide.outcome import decide
 from dagster_dataframely._run.decide.output_run import OutputRun
+from dagster_dataframely._run.emit.emit import AssetYield, emit
 from dagster_dataframely._store.quarantine_writer import QuarantineWriter
 from dagster_dataframely._upstream import current_asset_context
 from dagster_dataframely.errors import ClearQuarantineError, InvalidArgumentsError
 
-from .emit import AssetYield, emit
 from .returned import Frame, type_name
 from .stored_tables import stored_table_results
 from .validated_output import ValidatedOutput

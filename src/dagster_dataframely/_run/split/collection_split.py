@@ -2,9 +2,9 @@
 
 This is where a Collection plugs into the one pipeline: instead of one `Schema.filter` per
 output, the members are split jointly, so the Collection's `@dy.filter`s apply across them, and
-each member's outcome is then classified as any output's is (`outcome.decide_members`). The members come from one read of
-what they share: the function's lazy inputs are cached before it runs (`share_input`), and the
-members are collected in one query.
+each member's outcome is then classified as any output's is (`outcome.decide_members`). The
+members come from one read of what they share: the function's lazy inputs are cached before it
+runs (`share_input`), and the members are collected in one query.
 """
 
 from __future__ import annotations

@@ -20,13 +20,12 @@ import dagster as dg
 import polars as pl
 
 from dagster_dataframely._run.decide.output_run import OutputRun
+from dagster_dataframely._run.returned import Frame
+from dagster_dataframely._run.split.split import collect_once, column_problems
+from dagster_dataframely._run.split.staging import scan_staged
+from dagster_dataframely._run.validated_output import ValidatedOutput
 from dagster_dataframely._store.storage_slots import PARTITION_EXPR, partition_expr_gaps
 from dagster_dataframely.errors import PartitionRangeError
-
-from .returned import Frame
-from .split.split import collect_once, column_problems
-from .split.staging import scan_staged
-from .validated_output import ValidatedOutput
 
 _EPOCH = dt.datetime(1970, 1, 1)
 _MICROSECOND = dt.timedelta(microseconds=1)

@@ -28,6 +28,9 @@ from dagster_dataframely._model.keys import quarantine_key
 from dagster_dataframely._run.checks.history import read_range_history
 from dagster_dataframely._run.decide.outcome import Classified, Clean, Outcome, Partial, Split
 from dagster_dataframely._run.decide.output_run import OutputRun
+from dagster_dataframely._run.returned import Frame
+from dagster_dataframely._run.split.valid_rows import row_count
+from dagster_dataframely._run.validated_output import ValidatedOutput
 from dagster_dataframely._store.quarantine_writer import QuarantineWriter
 from dagster_dataframely._store.storage_slots import check_range_storage
 from dagster_dataframely._upstream import (
@@ -39,10 +42,7 @@ from dagster_dataframely._upstream import (
 )
 
 from .range_emit import RangeLayout
-from .returned import Frame
 from .row_partitions import RowPartitions
-from .split.valid_rows import row_count
-from .validated_output import ValidatedOutput
 
 
 @dataclass(frozen=True, eq=False)

@@ -46,6 +46,10 @@ from dagster_dataframely._run.decide.outcome import (
     Unchecked,
 )
 from dagster_dataframely._run.decide.output_run import OutputRun
+from dagster_dataframely._run.report.report import materialization_metadata, quarantined_first
+from dagster_dataframely._run.report.statistics import staged_statistics, statistics_tables
+from dagster_dataframely._run.split.failures import Failures, Samples
+from dagster_dataframely._run.split.valid_rows import ValidRows
 from dagster_dataframely._store.quarantine_writer import QuarantineWriter
 from dagster_dataframely._upstream import document_type_alias
 from dagster_dataframely.errors import (
@@ -55,11 +59,7 @@ from dagster_dataframely.errors import (
     ValidationFailedError,
 )
 
-from .report.quarantine_notice import passing_quarantine_line, warn_of_passing_quarantines
-from .report.report import materialization_metadata, quarantined_first
-from .report.statistics import staged_statistics, statistics_tables
-from .split.failures import Failures, Samples
-from .split.valid_rows import ValidRows
+from .quarantine_notice import passing_quarantine_line, warn_of_passing_quarantines
 
 AssetYield = TypeAliasType(
     "AssetYield", Iterator[dg.MaterializeResult[pl.DataFrame] | dg.AssetCheckResult]

@@ -20,18 +20,18 @@ import dagster as dg
 from dagster_dataframely._run.checks.history import read_history
 from dagster_dataframely._run.decide.outcome import Outcome, Split
 from dagster_dataframely._run.decide.output_run import OutputRun
+from dagster_dataframely._run.emit.emit import EACH_OUTCOME, Layout
+from dagster_dataframely._run.returned import Frame
+from dagster_dataframely._run.split.valid_rows import ValidRows
+from dagster_dataframely._run.validated_output import ValidatedOutput
 from dagster_dataframely._store.step_storage import (
     check_partition_storage,
     stores_partitions_in_database,
 )
 from dagster_dataframely._upstream import current_asset_context
 
-from .emit import EACH_OUTCOME, Layout
 from .partition_range import PartitionRange
-from .returned import Frame
 from .row_partitions import RowPartitions
-from .split.valid_rows import ValidRows
-from .validated_output import ValidatedOutput
 
 StepEvent = (
     dg.MaterializeResult[ValidRows]

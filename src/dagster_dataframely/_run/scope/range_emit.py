@@ -22,12 +22,11 @@ from itertools import groupby
 import dagster as dg
 import polars as pl
 
+from dagster_dataframely._run.emit.emit import Emission
+from dagster_dataframely._run.report.report import range_leading_metadata
+from dagster_dataframely._run.split.valid_rows import ValidRows
 from dagster_dataframely._upstream import check_evaluation_target
 from dagster_dataframely.errors import ValidationFailedError
-
-from .emit import Emission
-from .report.report import range_leading_metadata
-from .split.valid_rows import ValidRows
 
 RangeYield = Iterator[dg.MaterializeResult[ValidRows] | dg.AssetCheckEvaluation | dg.Output[None]]
 """What a step over a partition range yields: per output its one materialization, then each
