@@ -111,3 +111,13 @@ def test_no_two_modules_share_a_name() -> None:
             by_name.setdefault(path.name, []).append(path.relative_to(SRC).as_posix())
     shared = {name: sorted(paths) for name, paths in by_name.items() if len(paths) > 1}
     assert not shared, f"modules sharing a name: {shared}"
+
+
+def test_every_path_a_recipe_lists_exists() -> None:
+    """The recipes name the files an extension touches; a moved or renamed one fails here."""
+    text = (ROOT / "CONTRIBUTING.md").read_text(encoding="utf-8")
+    recipes = text.split("\n## Recipes\n", 1)[1].split("\n## ", 1)[0]
+    paths = [p for p in re.findall(r"`([^`\s]+)`", recipes) if "/" in p or p.endswith(".md")]
+    assert paths, "the recipes name no file"
+    missing = [path for path in paths if not (ROOT / path).exists()]
+    assert not missing, f"CONTRIBUTING.md's recipes name files that do not exist: {missing}"

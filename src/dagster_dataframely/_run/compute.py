@@ -18,7 +18,7 @@ from typing import Any
 import dagster as dg
 import polars as pl
 
-from dagster_dataframely._run.checks.keys_across_partitions import keys_check_result
+from dagster_dataframely._run.decide.evaluation import stored_results
 from dagster_dataframely._run.decide.outcome import Split, decide_each
 from dagster_dataframely._run.decide.output_run import OutputRun
 from dagster_dataframely._run.emit.emit import emit_as
@@ -121,11 +121,10 @@ def compute_function(function: Callable[..., object], step: Step) -> Callable[..
             outcomes = scope.decide(step.split, frames, runs)
             log = step_context.log if step_context is not None else None
             yield from emit_as(scope.layout, outcomes, returned, log)
-            # Dagster stored each yielded table before resuming here: the keys read are stored.
+            # NOTE: Dagster stored each yielded table before resuming here: the kinds that read
+            # the stored table read this run's.
             for output in selected:
-                if not output.keys_across_partitions or step.partitions_def is None:
-                    continue
-                yield keys_check_result(step_context, output, step.partitions_def)
+                yield from stored_results(output, step_context, step.partitions_def)
         finally:
             # Dagster has written every yielded table by now, from the staged rows too.
             staging.remove()

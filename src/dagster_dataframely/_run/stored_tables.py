@@ -10,27 +10,21 @@ from collections.abc import Iterator, Mapping
 
 import dagster as dg
 
-from dagster_dataframely._model.check_groups import check_groups
 from dagster_dataframely._model.collection import CollectionInfo
 from dagster_dataframely._model.schema import SchemaInfo
 from dagster_dataframely._model.settings import Settings
 from dagster_dataframely._run.checks.rule_checks import (
-    check_results_for,
-    column_schema_result,
     partition_metadata,
 )
-from dagster_dataframely._run.decide.evaluation import policy_check_results
 from dagster_dataframely._run.decide.outcome import (
     ColumnMismatch,
     Outcome,
-    Skipped,
-    Unchecked,
     decide,
     decide_members,
 )
 from dagster_dataframely._run.decide.output_run import OutputRun
+from dagster_dataframely._run.emit.emit import outcome_checks
 from dagster_dataframely._run.returned import Frame
-from dagster_dataframely._run.split.failures import Failures
 from dagster_dataframely.errors import ColumnSchemaError
 
 from .validated_output import ValidatedOutput
@@ -57,30 +51,11 @@ def _reported(
     """A run's outcome as read-only checks report it: its checks at `severity`, and the error
     of a column mismatch, the one outcome that stops them. Nothing is written or raised here.
     """
-    output = outcome.run.output
-    extra = partition_metadata(outcome.run.partition_key)
-    if isinstance(outcome, ColumnMismatch):
-        problems = [dict(problem) for problem in outcome.problems]
-        error = ColumnSchemaError(output.info.name, problems)
-        return [column_schema_result(output.key, problems, extra)], error
-    if isinstance(outcome, Unchecked):
-        return [column_schema_result(output.key, extra_metadata=extra)], None
-    rows = None if isinstance(outcome, Skipped) else outcome.rows
-    evaluation = rows.evaluation if rows is not None else None
-    settings = output.settings
-    results = check_results_for(
-        check_groups(
-            output.info, settings.check_granularity, settings.schema_rules, settings.warning_rules
-        ),
-        rows.failures if rows is not None else Failures.none(output.info),
-        asset_key=output.key,
-        severity=severity,
-        max_failure_samples=settings.max_failure_samples,
-        extra_metadata=extra,
-        policy=settings.policy,
-        verdicts=evaluation.rules if evaluation is not None else None,
-    )
-    return [*results, *policy_check_results(settings.policy, evaluation, output.key, extra)], None
+    checks = outcome_checks(outcome, severity, partition_metadata(outcome.run.partition_key))
+    if not isinstance(outcome, ColumnMismatch):
+        return checks, None
+    problems = [dict(problem) for problem in outcome.problems]
+    return checks, ColumnSchemaError(outcome.run.output.info.name, problems)
 
 
 def stored_table_results(

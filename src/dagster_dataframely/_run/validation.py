@@ -29,6 +29,7 @@ from dagster_dataframely._model.setting_keywords import (
 )
 from dagster_dataframely._model.setting_model import EntryPoint
 from dagster_dataframely._run.checks.history import read_history
+from dagster_dataframely._run.checks.registry import series_of
 from dagster_dataframely._run.decide.outcome import decide
 from dagster_dataframely._run.decide.output_run import OutputRun
 from dagster_dataframely._run.emit.emit import AssetYield, emit
@@ -199,7 +200,7 @@ def _emitted(run: OutputRun, frame: Frame | None) -> AssetYield:
     every table is a `DataFrame`.
     """
     output = run.output
-    history = read_history(None, output.key, run.partition_key, output.settings.policy)
+    history = read_history(None, output.key, run.partition_key, series_of(output))
     context = current_asset_context()
     outcome = decide(dataclasses.replace(run, history=history), frame)
     log = context.log if context is not None else None

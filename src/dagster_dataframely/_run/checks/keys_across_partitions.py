@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, ClassVar
 
 import dagster as dg
 import polars as pl
@@ -28,7 +28,10 @@ from dagster_dataframely._store.stored_keys import (
     stored_partitions,
     stored_table,
 )
+from dagster_dataframely.errors import InvalidArgumentsError, ValidationFailedError
 
+from .history import Series
+from .kind import DeclaredCheck, Judged, Reported, Target, When
 from .tables import Cell, table_records
 
 
@@ -150,53 +153,120 @@ def repeated_keys_of(
     return RepeatedKeys(key, grouped.height, tuple(partitions), samples)
 
 
-def keys_check_result(
-    context: Any, output: ValidatedOutput, partitions_def: dg.PartitionsDefinition[str]
-) -> dg.AssetCheckResult:
-    """The table-wide key check of `output`, from its stored partitions after this run's write.
+@dataclass(frozen=True, slots=True)
+class StoredKeys:
+    """The repeats of every key the check holds unique, or why the stored table was not read."""
 
-    A direct call stores nothing, so there the check says it was not evaluated (and passes,
-    so that a test of the asset's rows is not failed by it). On a manager that is neither a
-    path manager of dagster-polars' nor DuckDB's, the check warns that it could not read the
-    table.
-    """
-    stored = stored_table(context, output.key)
-    if stored is None:
-        return dg.AssetCheckResult(
-            check_name=names.KEYS_ACROSS_PARTITIONS_CHECK,
-            asset_key=output.key,
-            passed=True,
-            description=NOT_EVALUATED,
-        )
-    manager, output_context = stored
-    shown = output.shown_values
-    samples = output.settings.max_failure_samples
-    reports: list[RepeatedKeys] = []
-    files = None
-    for key in key_sets(output.info):
-        grouped = repeated_in_duckdb(manager, output_context, key, context.instance)
-        if grouped is not None:
-            reports.append(repeated_keys_of(grouped, key, shown, samples))
-            continue
-        if files is None:
-            files = stored_partitions(manager, output_context, partitions_def, context.instance)
-        if files is None:
-            return dg.AssetCheckResult(
-                check_name=names.KEYS_ACROSS_PARTITIONS_CHECK,
-                asset_key=output.key,
-                passed=False,
-                severity=dg.AssetCheckSeverity.WARN,
-                description="The IO manager stores the table where this check cannot read it: "
-                "only dagster-polars' path managers and DuckDB's are read.",
+    reports: tuple[RepeatedKeys, ...] = ()
+    not_read: str | None = None
+    """`NOT_EVALUATED` in a direct call (the check passes), `UNREADABLE` on a manager this
+    check cannot read (it warns)."""
+    fails_run: ClassVar[bool] = False
+
+    def error(self, output: ValidatedOutput, address: str | None) -> ValidationFailedError | None:
+        return None
+
+
+class KeysAcrossPartitions:
+    """`keys_across_partitions=True`: one check of the whole table, after the run's write."""
+
+    name = "keys_across_partitions"
+    when = When.AFTER_WRITE
+
+    def declare(self, target: Target) -> list[DeclaredCheck]:
+        """The one table-wide check, not per partition.
+
+        Raises
+        ------
+        InvalidArgumentsError
+            The asset is not partitioned, or its schema has no primary key and no `unique=`
+            column.
+        """
+        if not target.keys_across_partitions:
+            return []
+        shown = target.key.to_user_string()
+        if target.partitions_def is None:
+            raise InvalidArgumentsError(
+                shown,
+                "`keys_across_partitions=True` checks keys across partitions, and the asset has "
+                "none",
+                "Give the asset a partitions_def, or leave keys_across_partitions out.",
             )
-        # A partition stored before a key column was added takes no part in that key's check.
-        scans = {
-            name: partition.scan.select(key)
-            for name, partition in files.items()
-            if partition.columns.issuperset(key)
-        }
-        reports.append(repeated_in_frames(scans, key, shown, samples))
-    return _result(output.key, reports)
+        keys = key_sets(target.info)
+        if not keys:
+            raise InvalidArgumentsError(
+                shown,
+                f"`keys_across_partitions=True` needs a key, and schema {target.info.name} has no "
+                "primary key and no `unique=True` column",
+                "Mark the key columns primary_key=True (or unique=True), or leave "
+                "keys_across_partitions out.",
+            )
+        listed = "; ".join(", ".join(key) for key in keys)
+        return [
+            DeclaredCheck(
+                names.KEYS_ACROSS_PARTITIONS_CHECK,
+                f"No key ({listed}) is stored in more than one partition.",
+                per_partition=False,
+            )
+        ]
+
+    def series(self, output: ValidatedOutput) -> tuple[Series, ...]:
+        return ()
+
+    def judge(self, judged: Judged) -> StoredKeys | None:
+        output, partitions_def = judged.output, judged.partitions_def
+        if not output.keys_across_partitions or partitions_def is None:
+            return None
+        # NOTE: a direct call stores nothing, so there the check passes unevaluated: a test of
+        # the asset's rows is not failed by it.
+        stored = stored_table(judged.context, output.key)
+        if stored is None:
+            return StoredKeys(not_read=NOT_EVALUATED)
+        manager, output_context = stored
+        instance = judged.context.instance
+        shown, samples = output.shown_values, output.settings.max_failure_samples
+        reports: list[RepeatedKeys] = []
+        files = None
+        for key in key_sets(output.info):
+            grouped = repeated_in_duckdb(manager, output_context, key, instance)
+            if grouped is not None:
+                reports.append(repeated_keys_of(grouped, key, shown, samples))
+                continue
+            if files is None:
+                files = stored_partitions(manager, output_context, partitions_def, instance)
+            if files is None:
+                return StoredKeys(not_read=UNREADABLE)
+            # NOTE: a partition stored before a key column was added takes no part in its check.
+            scans = {
+                name: partition.scan.select(key)
+                for name, partition in files.items()
+                if partition.columns.issuperset(key)
+            }
+            reports.append(repeated_in_frames(scans, key, shown, samples))
+        return StoredKeys(tuple(reports))
+
+    def results(self, verdict: StoredKeys | None, reported: Reported) -> list[dg.AssetCheckResult]:
+        if verdict is None:
+            return []
+        key = reported.output.key
+        if verdict.not_read is None:
+            return [_result(key, verdict.reports)]
+        return [
+            dg.AssetCheckResult(
+                check_name=names.KEYS_ACROSS_PARTITIONS_CHECK,
+                asset_key=key,
+                passed=verdict.not_read == NOT_EVALUATED,
+                severity=(
+                    dg.AssetCheckSeverity.ERROR
+                    if verdict.not_read == NOT_EVALUATED
+                    else dg.AssetCheckSeverity.WARN
+                ),
+                description=verdict.not_read,
+            )
+        ]
+
+
+KEYS_ACROSS_PARTITIONS = KeysAcrossPartitions()
 
 
 LISTED_PARTITIONS = 100
@@ -210,6 +280,11 @@ NOT_EVALUATED = (
 )
 """The check's description in a direct call (`dd.testing.call_asset` or the function called
 with a context), where it passes without reading anything."""
+
+UNREADABLE = (
+    "The IO manager stores the table where this check cannot read it: only dagster-polars' path "
+    "managers and DuckDB's are read."
+)
 
 
 def _result(asset_key: dg.AssetKey, reports: Sequence[RepeatedKeys]) -> dg.AssetCheckResult:

@@ -9,14 +9,21 @@ import dagster as dg
 import polars as pl
 
 from dagster_dataframely._model import names
-from dagster_dataframely._model.check_groups import CheckGroup
+from dagster_dataframely._model.check_groups import (
+    CheckGroup,
+    check_groups,
+    column_schema_description,
+)
 from dagster_dataframely._model.quality_policy import ResolvedPolicy
 from dagster_dataframely._model.rule_outcome import RuleOutcomes, rule_outcomes
 from dagster_dataframely._run.split.failures import Failures, Samples
+from dagster_dataframely._run.validated_output import ValidatedOutput
 from dagster_dataframely._upstream import table_of_records
 
+from .history import Series
+from .kind import DeclaredCheck, Judged, Reported, Target, When
 from .tables import records_value, table_records, table_value
-from .thresholds import RuleVerdict
+from .thresholds import RulesVerdict, RuleVerdict, rule_verdicts
 
 
 def check_results_for(
@@ -236,3 +243,86 @@ def partition_metadata(partition_key: str | None) -> dict[str, str]:
     partitioned checks) say which partition they are about too.
     """
     return {} if partition_key is None else {names.PARTITION: str(partition_key)}
+
+
+def _described(group: CheckGroup, policy: ResolvedPolicy | None) -> str:
+    """The group's description, with the thresholds of its rules, so the catalog shows them."""
+    if policy is None:
+        return group.description
+    bounded = [r for r in group.rules if r.name in policy.thresholds]
+    if not bounded:
+        return group.description
+    fails_run = policy.writes
+    if not group.collapsed:
+        listed = policy.thresholds[bounded[0].name].describe(fails_run=fails_run)
+        return f"{group.description.rstrip('.')}. Threshold: {listed}."
+    listed = "; ".join(
+        f"{r.name} {policy.thresholds[r.name].describe(fails_run=fails_run)}" for r in bounded
+    )
+    return f"{group.description.rstrip('.')}. Thresholds: {listed}."
+
+
+class RuleChecks:
+    """The schema's checks: the column-schema gate's, then one per check group of its rules.
+
+    The quality policy's thresholds judge the rules that have one: a tolerated rule's check
+    passes, and a rule above its `fail_above` fails the run.
+    """
+
+    name = "rules"
+    when = When.BEFORE_WRITE
+
+    def declare(self, target: Target) -> list[DeclaredCheck]:
+        outcomes = rule_outcomes(target.info, target.warning_rules, target.policy)
+        groups = check_groups(
+            target.info, target.granularity, target.schema_rules, target.warning_rules
+        )
+        return [
+            DeclaredCheck(
+                names.COLUMN_SCHEMA_CHECK,
+                column_schema_description(target.info.name),
+                blocking=True,
+            ),
+            *(
+                DeclaredCheck(
+                    group.name,
+                    _described(group, target.policy),
+                    blocking=any(outcomes[r.name].blocking for r in group.rules),
+                )
+                for group in groups
+            ),
+        ]
+
+    def series(self, output: ValidatedOutput) -> tuple[Series, ...]:
+        return ()
+
+    def judge(self, judged: Judged) -> RulesVerdict | None:
+        policy = judged.output.settings.policy
+        if policy is None:
+            return None
+        return RulesVerdict(rule_verdicts(policy, judged.counts, judged.rows))
+
+    def results(
+        self, verdict: RulesVerdict | None, reported: Reported
+    ) -> list[dg.AssetCheckResult]:
+        output, settings = reported.output, reported.output.settings
+        assert reported.failures is not None  # judged before the write, on the split rows
+        groups = check_groups(
+            output.info, settings.check_granularity, settings.schema_rules, settings.warning_rules
+        )
+        return list(
+            check_results_for(
+                groups,
+                reported.failures,
+                asset_key=output.key,
+                severity=reported.severity,
+                max_failure_samples=settings.max_failure_samples,
+                extra_metadata=reported.metadata,
+                policy=settings.policy,
+                verdicts=verdict.rules if verdict is not None else None,
+                sample_tables=reported.sample_tables,
+            )
+        )
+
+
+RULE_CHECKS = RuleChecks()

@@ -8,9 +8,8 @@ nothing a rule can see. The quality policy can name them on each materialization
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, ClassVar
 
 import dagster as dg
 import polars as pl
@@ -18,8 +17,11 @@ import polars as pl
 from dagster_dataframely._model import names
 from dagster_dataframely._model.schema import SchemaInfo
 from dagster_dataframely._run.returned import Frame
+from dagster_dataframely._run.validated_output import ValidatedOutput
+from dagster_dataframely.errors import ValidationFailedError
 
-from .history import History
+from .history import Series
+from .kind import DeclaredCheck, Judged, Reported, Target, When
 
 
 def undeclared_columns(info: SchemaInfo, frame: Frame) -> tuple[str, ...]:
@@ -36,36 +38,82 @@ class ColumnsVerdict:
     previous: tuple[str, ...] | None
     """None when no earlier materialization recorded them: nothing to compare with."""
 
+    fails_run: ClassVar[bool] = False
+
     @property
     def passed(self) -> bool:
         return self.previous is None or set(self.previous) == set(self.columns)
 
+    def error(self, output: ValidatedOutput, address: str | None) -> ValidationFailedError | None:
+        return None
 
-def judge_columns(columns: tuple[str, ...], history: History | None) -> ColumnsVerdict:
-    return ColumnsVerdict(columns, history.undeclared_columns if history is not None else None)
 
+class UndeclaredColumns:
+    """The undeclared-columns check, `dy_undeclared_columns`, where the quality policy asks."""
 
-def columns_result(
-    verdict: ColumnsVerdict | None, asset_key: dg.AssetKey, extra_metadata: Mapping[str, Any]
-) -> dg.AssetCheckResult:
-    """The undeclared-columns check's result, at `WARN`; a skipped run (no verdict) passes."""
-    metadata: dict[str, Any] = {}
-    description = "Nothing was written (the function returned None)."
-    if verdict is not None:
-        metadata[names.COLUMNS] = dg.MetadataValue.json(list(verdict.columns))
-        description = "No earlier materialization recorded its undeclared columns."
-        if verdict.previous is not None:
-            metadata[names.PREVIOUS_COLUMNS] = dg.MetadataValue.json(list(verdict.previous))
-            added = [c for c in verdict.columns if c not in verdict.previous]
-            removed = [c for c in verdict.previous if c not in verdict.columns]
-            description = (
-                f"Added: {', '.join(added) or 'none'}; removed: {', '.join(removed) or 'none'}."
+    name = "undeclared_columns"
+    when = When.BEFORE_WRITE
+
+    def declare(self, target: Target) -> list[DeclaredCheck]:
+        policy = target.policy
+        if policy is None or policy.undeclared_columns != "check":
+            return []
+        return [
+            DeclaredCheck(names.UNDECLARED_COLUMNS_CHECK, DESCRIPTION, policy.blocks_own_checks)
+        ]
+
+    def series(self, output: ValidatedOutput) -> tuple[Series, ...]:
+        return (_LATEST,) if _checked(output) else ()
+
+    def judge(self, judged: Judged) -> ColumnsVerdict | None:
+        if not _checked(judged.output):
+            return None
+        latest = judged.history.get(_LATEST, ())
+        listed = latest[0].value if latest else None
+        previous = tuple(str(name) for name in listed) if isinstance(listed, list) else None
+        return ColumnsVerdict(judged.undeclared or (), previous)
+
+    def results(
+        self, verdict: ColumnsVerdict | None, reported: Reported
+    ) -> list[dg.AssetCheckResult]:
+        if not _checked(reported.output):
+            return []
+        metadata: dict[str, Any] = {}
+        description = "Nothing was written (the function returned None)."
+        if verdict is not None:
+            metadata[names.COLUMNS] = dg.MetadataValue.json(list(verdict.columns))
+            description = "No earlier materialization recorded its undeclared columns."
+            if verdict.previous is not None:
+                metadata[names.PREVIOUS_COLUMNS] = dg.MetadataValue.json(list(verdict.previous))
+                added = [c for c in verdict.columns if c not in verdict.previous]
+                removed = [c for c in verdict.previous if c not in verdict.columns]
+                description = (
+                    f"Added: {', '.join(added) or 'none'}; removed: {', '.join(removed) or 'none'}."
+                )
+        return [
+            dg.AssetCheckResult(
+                check_name=names.UNDECLARED_COLUMNS_CHECK,
+                asset_key=reported.output.key,
+                passed=verdict is None or verdict.passed,
+                severity=dg.AssetCheckSeverity.WARN,
+                description=description,
+                metadata={**metadata, **reported.metadata},
             )
-    return dg.AssetCheckResult(
-        check_name=names.UNDECLARED_COLUMNS_CHECK,
-        asset_key=asset_key,
-        passed=verdict is None or verdict.passed,
-        severity=dg.AssetCheckSeverity.WARN,
-        description=description,
-        metadata={**metadata, **extra_metadata},
-    )
+        ]
+
+
+DESCRIPTION = (
+    "The columns the frame has that the schema does not declare (dropped before the write) are "
+    "those of the latest materialization; a change warns."
+)
+
+_LATEST = Series(names.UNDECLARED_COLUMNS, 1)
+"""The partition's latest materialization's list; an older one is not looked at."""
+
+
+def _checked(output: ValidatedOutput) -> bool:
+    policy = output.settings.policy
+    return policy is not None and policy.undeclared_columns == "check"
+
+
+UNDECLARED_COLUMNS = UndeclaredColumns()

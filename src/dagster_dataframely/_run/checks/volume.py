@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import math
 import statistics
-from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -19,8 +18,11 @@ import dagster as dg
 from dagster_dataframely._model import names
 from dagster_dataframely._model.row_threshold import describe_bound
 from dagster_dataframely._model.volume_check import VolumeCheck
+from dagster_dataframely._run.validated_output import ValidatedOutput
+from dagster_dataframely.errors import RowCountOutOfBoundsError, ValidationFailedError
 
-from .history import History
+from .history import Series
+from .kind import DeclaredCheck, Judged, Reported, Target, When
 
 
 @dataclass(frozen=True, slots=True)
@@ -49,6 +51,18 @@ class VolumeVerdict:
         """A breach of a check at `ERROR`: the run fails and the table is not written."""
         return not self.passed and self.check.severity == dg.AssetCheckSeverity.ERROR
 
+    def error(self, output: ValidatedOutput, address: str | None) -> ValidationFailedError | None:
+        if not self.fails_run:
+            return None
+        return RowCountOutOfBoundsError(
+            output.key.to_user_string(),
+            self.row_count,
+            self.min_rows,
+            self.max_rows,
+            self.basis(),
+            address=address,
+        )
+
     def basis(self) -> str:
         """Where the bounds come from, in words, for the check and the error."""
         parts = []
@@ -65,51 +79,80 @@ class VolumeVerdict:
         return "; ".join(parts)
 
 
-def judge_volume(check: VolumeCheck, row_count: int, history: History | None) -> VolumeVerdict:
-    """The verdict on `row_count` written rows, with the bounds `check` and `history` give."""
-    recent = history.row_counts if history is not None else ()
-    low, high = check.min_rows, check.max_rows
-    if recent and check.reads_history:
-        median = statistics.median(recent)
-        if check.max_drop is not None:
-            # Fewer than (1 - drop) * median rows breaches; for whole counts, that is ceil.
-            drop_low = math.ceil((1 - check.max_drop) * median)
-            low = drop_low if low is None else max(low, drop_low)
-        if check.max_growth is not None:
-            growth_high = math.floor((1 + check.max_growth) * median)
-            high = growth_high if high is None else min(high, growth_high)
-    return VolumeVerdict(check, row_count, recent, low, high)
+class Volume:
+    """The volume check, `dy_volume`, where the quality policy has one."""
+
+    name = "volume"
+    when = When.BEFORE_WRITE
+
+    def declare(self, target: Target) -> list[DeclaredCheck]:
+        policy = target.policy
+        if policy is None or policy.volume is None:
+            return []
+        return [
+            DeclaredCheck(
+                names.VOLUME_CHECK, policy.volume.describe(), blocking=policy.blocks_own_checks
+            )
+        ]
+
+    def series(self, output: ValidatedOutput) -> tuple[Series, ...]:
+        check = _check(output)
+        return (_row_counts(check),) if check is not None and check.reads_history else ()
+
+    def judge(self, judged: Judged) -> VolumeVerdict | None:
+        check = _check(judged.output)
+        if check is None:
+            return None
+        recent = tuple(p.value for p in judged.history.get(_row_counts(check), ()))
+        low, high = check.min_rows, check.max_rows
+        if recent and check.reads_history:
+            median = statistics.median(recent)
+            if check.max_drop is not None:
+                # NOTE: fewer than (1 - drop) * median rows breaches; for whole counts, ceil.
+                drop_low = math.ceil((1 - check.max_drop) * median)
+                low = drop_low if low is None else max(low, drop_low)
+            if check.max_growth is not None:
+                growth_high = math.floor((1 + check.max_growth) * median)
+                high = growth_high if high is None else min(high, growth_high)
+        return VolumeVerdict(check, judged.written, recent, low, high)
+
+    def results(
+        self, verdict: VolumeVerdict | None, reported: Reported
+    ) -> list[dg.AssetCheckResult]:
+        check = _check(reported.output)
+        if check is None:
+            return []
+        metadata: dict[str, Any] = {}
+        description = "Nothing was written (the function returned None)."
+        if verdict is not None:
+            metadata[names.VOLUME_ROW_COUNT] = verdict.row_count
+            if verdict.min_rows is not None:
+                metadata[names.VOLUME_MIN_ROWS] = verdict.min_rows
+            if verdict.max_rows is not None:
+                metadata[names.VOLUME_MAX_ROWS] = verdict.max_rows
+            if verdict.baseline is not None:
+                metadata[names.VOLUME_BASELINE] = verdict.baseline
+            metadata[names.VOLUME_COMPARED] = len(verdict.recent)
+            description = f"{describe_bound(verdict.row_count)} against {verdict.basis()}."
+        return [
+            dg.AssetCheckResult(
+                check_name=names.VOLUME_CHECK,
+                asset_key=reported.output.key,
+                passed=verdict is None or verdict.passed,
+                severity=check.severity,
+                description=description,
+                metadata={**metadata, **reported.metadata},
+            )
+        ]
 
 
-def volume_result(
-    verdict: VolumeVerdict | None,
-    check: VolumeCheck,
-    asset_key: dg.AssetKey,
-    extra_metadata: Mapping[str, Any],
-) -> dg.AssetCheckResult:
-    """The volume check's result; a skipped run (no verdict) wrote nothing and passes."""
-    if verdict is None:
-        return dg.AssetCheckResult(
-            check_name=names.VOLUME_CHECK,
-            asset_key=asset_key,
-            passed=True,
-            severity=check.severity,
-            description="Nothing was written (the function returned None).",
-            metadata=dict(extra_metadata),
-        )
-    metadata: dict[str, Any] = {names.VOLUME_ROW_COUNT: verdict.row_count}
-    if verdict.min_rows is not None:
-        metadata[names.VOLUME_MIN_ROWS] = verdict.min_rows
-    if verdict.max_rows is not None:
-        metadata[names.VOLUME_MAX_ROWS] = verdict.max_rows
-    if verdict.baseline is not None:
-        metadata[names.VOLUME_BASELINE] = verdict.baseline
-    metadata[names.VOLUME_COMPARED] = len(verdict.recent)
-    return dg.AssetCheckResult(
-        check_name=names.VOLUME_CHECK,
-        asset_key=asset_key,
-        passed=verdict.passed,
-        severity=check.severity,
-        description=f"{describe_bound(verdict.row_count)} against {verdict.basis()}.",
-        metadata={**metadata, **extra_metadata},
-    )
+def _check(output: ValidatedOutput) -> VolumeCheck | None:
+    policy = output.settings.policy
+    return policy.volume if policy is not None else None
+
+
+def _row_counts(check: VolumeCheck) -> Series:
+    return Series(names.ROW_COUNT, check.window, asset_wide=check.compare_with == "asset")
+
+
+VOLUME = Volume()

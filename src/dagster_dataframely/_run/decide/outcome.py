@@ -17,6 +17,7 @@ import polars as pl
 
 from dagster_dataframely._model.collection import CollectionInfo
 from dagster_dataframely._model.rule_outcome import kept_in_table, rule_outcomes
+from dagster_dataframely._run.checks.kind import Judged
 from dagster_dataframely._run.checks.undeclared_columns import undeclared_columns
 from dagster_dataframely._run.returned import Frame
 from dagster_dataframely._run.split.collection_split import split_collection
@@ -41,8 +42,10 @@ class Rows:
     staged rows when they were validated without collecting them."""
     quarantined: Failures
     """The rows a blocking rule failed: what the quarantine gets."""
-    evaluation: Evaluation | None = None
-    """What the asset's quality policy says of these rows; None without a policy."""
+    evaluation: Evaluation
+    """What the output's check kinds judged of these rows."""
+    undeclared: tuple[str, ...] | None = None
+    """The frame's undeclared columns, when the quality policy reports them."""
 
     @property
     def warning_count(self) -> int:
@@ -197,15 +200,17 @@ def classify(
     # Without a warning-only row to move back, the table is the valid rows themselves.
     written_count = valid_count if written is valid else row_count(written)
     evaluation = evaluate(
-        settings.policy,
-        failures.counts,
-        rows=valid_count + failures.invalid_count,
-        written=written_count,
-        history=run.history,
-        undeclared=undeclared,
+        Judged(
+            run.output,
+            run.history or {},
+            failures.counts,
+            rows=valid_count + failures.invalid_count,
+            written=written_count,
+            undeclared=undeclared,
+        )
     )
-    rows = Rows(failures, written, quarantined, evaluation)
-    refused = evaluation is not None and evaluation.fails_run
+    rows = Rows(failures, written, quarantined, evaluation, undeclared)
+    refused = evaluation.fails_run
     if not quarantined.invalid_count:
         return Exceeded(run, rows, run.writer) if refused else Clean(run, rows)
     if run.writer is None:

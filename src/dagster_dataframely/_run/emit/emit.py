@@ -25,14 +25,14 @@ import polars as pl
 from typing_extensions import TypeAliasType
 
 from dagster_dataframely._model import names
-from dagster_dataframely._model.check_groups import CheckGroup, check_groups
+from dagster_dataframely._model.check_groups import check_groups
+from dagster_dataframely._run.checks.kind import Reported
 from dagster_dataframely._run.checks.rule_checks import (
-    check_results_for,
     column_schema_result,
     failure_samples,
     partition_metadata,
 )
-from dagster_dataframely._run.decide.evaluation import Evaluation, policy_check_results
+from dagster_dataframely._run.decide.evaluation import Evaluation, check_results
 from dagster_dataframely._run.decide.outcome import (
     Aborted,
     AllInvalid,
@@ -247,17 +247,12 @@ def _report(outcome: Outcome, write_tables: bool, pool: ThreadPoolExecutor) -> _
     in_partition = partition_metadata(outcome.run.partition_key)
     match outcome:
         case ColumnMismatch(problems=problems):
-            listed = [dict(p) for p in problems]
             return _Report(
-                [column_schema_result(output.key, listed, in_partition)],
-                ColumnSchemaError(output.info.name, listed),
+                outcome_checks(outcome, _ERROR, in_partition),
+                ColumnSchemaError(output.info.name, [dict(p) for p in problems]),
             )
-        case Unchecked():
-            # Only the column gate ran, and passed; the step fails on another member's columns.
-            return _Report([column_schema_result(output.key, extra_metadata=in_partition)])
-        case Skipped():
-            # Dagster wants a result for every declared check: every rule passes over zero rows.
-            return _Report(_Checks.of(outcome, Failures.none(output.info)).results(_ERROR))
+        case Unchecked() | Skipped():
+            return _Report(outcome_checks(outcome, _ERROR, in_partition))
         case Aborted(rows=rows):
             return _Report(
                 _Checks.of(outcome, rows.failures).results(_ERROR, evaluation=rows.evaluation),
@@ -288,10 +283,9 @@ def _report(outcome: Outcome, write_tables: bool, pool: ThreadPoolExecutor) -> _
             else:
                 checks = _Checks.of(outcome, rows.failures)
             where = {names.QUARANTINE_ADDRESS: written} if written is not None else {}
-            assert rows.evaluation is not None  # only a policy refuses rows this way
             return _Report(
                 checks.results(_ERROR, where, evaluation=rows.evaluation),
-                rows.evaluation.error(output.info.name, output.key, written),
+                rows.evaluation.error(output, written),
                 written,
             )
         case Partial(rows=rows, writer=writer):
@@ -309,6 +303,29 @@ def _report(outcome: Outcome, write_tables: bool, pool: ThreadPoolExecutor) -> _
 
 
 _ERROR = dg.AssetCheckSeverity.ERROR
+
+
+def outcome_checks(
+    outcome: Outcome, severity: dg.AssetCheckSeverity, metadata: Mapping[str, Any]
+) -> list[dg.AssetCheckResult]:
+    """An outcome's check results at `severity`, their failure samples made here.
+
+    A column mismatch fails the column-schema check and runs no other; an unchecked member's
+    passes alone (the step fails on another member's columns). A skip reports every kind's
+    checks over zero rows, as Dagster wants a result for every declared check.
+    """
+    output = outcome.run.output
+    match outcome:
+        case ColumnMismatch(problems=problems):
+            return [column_schema_result(output.key, [dict(p) for p in problems], metadata)]
+        case Unchecked():
+            return [column_schema_result(output.key, extra_metadata=metadata)]
+        case Skipped():
+            failures = Failures.none(output.info)
+            return check_results(None, Reported(output, failures, severity, metadata))
+        case _:
+            reported = Reported(output, outcome.rows.failures, severity, metadata)
+            return check_results(outcome.rows.evaluation, reported)
 
 
 def _write_quarantine(
@@ -350,22 +367,22 @@ class _Checks:
 
     outcome: Outcome
     failures: Failures
-    groups: tuple[CheckGroup, ...]
     sample_tables: Mapping[str, dg.TableMetadataValue]
     """Each check's failure sample as its table value, by check name."""
 
     @classmethod
     def of(cls, outcome: Outcome, failures: Failures, samples: Samples | None = None) -> _Checks:
         """The checks of `failures`, with their sampled rows if taken already."""
-        output = outcome.run.output
-        settings = output.settings
+        settings = outcome.run.output.settings
         groups = check_groups(
-            output.info, settings.check_granularity, settings.schema_rules, settings.warning_rules
+            outcome.run.output.info,
+            settings.check_granularity,
+            settings.schema_rules,
+            settings.warning_rules,
         )
         if samples is None:
             samples = failures.samples(settings.max_failure_samples)
-        tables = failure_samples(groups, samples, failures.info.sensitive)
-        return cls(outcome, failures, groups, tables)
+        return cls(outcome, failures, failure_samples(groups, samples, failures.info.sensitive))
 
     def results(
         self,
@@ -374,27 +391,11 @@ class _Checks:
         *,
         evaluation: Evaluation | None = None,
     ) -> list[dg.AssetCheckResult]:
-        """The output's check results at `severity`, each naming the partition it ran over.
-
-        With a quality policy, its thresholds judge the rule checks and its own checks follow.
-        """
+        """Every kind's results at `severity`, each naming the partition it ran over."""
         run = self.outcome.run
-        settings = run.output.settings
         metadata = {**(extra or {}), **partition_metadata(run.partition_key)}
-        results = list(
-            check_results_for(
-                self.groups,
-                self.failures,
-                asset_key=run.output.key,
-                severity=severity,
-                max_failure_samples=settings.max_failure_samples,
-                extra_metadata=metadata,
-                policy=settings.policy,
-                verdicts=evaluation.rules if evaluation is not None else None,
-                sample_tables=self.sample_tables,
-            )
-        )
-        return results + policy_check_results(settings.policy, evaluation, run.output.key, metadata)
+        reported = Reported(run.output, self.failures, severity, metadata, self.sample_tables)
+        return check_results(evaluation, reported)
 
 
 def _table(
@@ -418,7 +419,7 @@ def _table(
         statistics,
         warning_count=rows.warning_count,
         partitioned=outcome.run.partition_key is not None,
-        undeclared=rows.evaluation.undeclared if rows.evaluation is not None else None,
+        undeclared=rows.undeclared,
     )
     return dg.MaterializeResult(
         asset_key=output.key,

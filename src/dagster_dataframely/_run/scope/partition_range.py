@@ -17,6 +17,7 @@ keys), or an asset without a `partition_expr`, is refused.
 from __future__ import annotations
 
 import dataclasses
+import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -24,8 +25,10 @@ from typing import Any
 import dagster as dg
 import polars as pl
 
+from dagster_dataframely._model import names
 from dagster_dataframely._model.keys import quarantine_key
-from dagster_dataframely._run.checks.history import read_range_history
+from dagster_dataframely._run.checks.history import Point, read_range_history
+from dagster_dataframely._run.checks.registry import series_of
 from dagster_dataframely._run.decide.outcome import Classified, Clean, Outcome, Partial, Split
 from dagster_dataframely._run.decide.output_run import OutputRun
 from dagster_dataframely._run.returned import Frame
@@ -122,9 +125,9 @@ class PartitionRange:
         quarantines = {
             name: _RangeQuarantine(run.writer) for name, run in runs.items() if run.writer
         }
-        # The rows each output's earlier partitions would have written, each in a run of its
-        # own: a history of the whole asset has them before the next partition's run.
-        written: dict[str, list[int]] = {name: [] for name in runs}
+        # NOTE: the row counts each output's earlier partitions would have written, each in a
+        # run of its own: a history of the whole asset has them before the next partition's run.
+        written: dict[str, list[Point]] = {name: [] for name in runs}
         by_key: dict[str, Mapping[str, Outcome]] = {}
         for key, sliced in self._rows.sliced(frames, runs).items():
             partition_runs = {
@@ -133,7 +136,7 @@ class PartitionRange:
                     partition_key=key,
                     writer=quarantines[name].write if name in quarantines else None,
                     history=(
-                        run.range_history.of(key, written[name])
+                        run.range_history.of(key, {names.ROW_COUNT: written[name]})
                         if run.range_history is not None
                         else run.history
                     ),
@@ -144,7 +147,8 @@ class PartitionRange:
             if not any(outcome.fails_step for outcome in outcomes.values()):
                 for name, outcome in outcomes.items():
                     if isinstance(outcome, Clean | Partial):
-                        written[name].append(row_count(outcome.rows.valid))
+                        count = row_count(outcome.rows.valid)
+                        written[name].append(Point(count, key, self.context.run_id, time.time()))
         for name, quarantine in quarantines.items():
             quarantine.frames = [
                 outcome.rows.quarantined.quarantine_frame
@@ -155,8 +159,8 @@ class PartitionRange:
 
     def with_history(self, run: OutputRun) -> OutputRun:
         """`run` with what a run of each partition alone would remember (`decide` picks)."""
-        policy = run.output.settings.policy
-        history = read_range_history(self.context, run.output.key, self.keys, policy)
+        series = series_of(run.output)
+        history = read_range_history(self.context, run.output.key, self.keys, series)
         return dataclasses.replace(run, range_history=history)
 
     @property

@@ -18,6 +18,7 @@ from typing import Any, Protocol
 import dagster as dg
 
 from dagster_dataframely._run.checks.history import read_history
+from dagster_dataframely._run.checks.registry import series_of
 from dagster_dataframely._run.decide.outcome import Outcome, Split
 from dagster_dataframely._run.decide.output_run import OutputRun
 from dagster_dataframely._run.emit.emit import EACH_OUTCOME, Layout
@@ -51,7 +52,7 @@ class Scope(Protocol):
         ...
 
     def with_history(self, run: OutputRun) -> OutputRun:
-        """`run` with the history its quality policy compares with."""
+        """`run` with the history its check kinds compare with."""
         ...
 
     def decide(
@@ -86,8 +87,8 @@ class OneStep:
 
     def with_history(self, run: OutputRun) -> OutputRun:
         """`run` with its partition's (or the asset's) history."""
-        policy = run.output.settings.policy
-        history = read_history(self.context, run.output.key, run.partition_key, policy)
+        key, partition = run.output.key, run.partition_key
+        history = read_history(self.context, key, partition, series_of(run.output))
         return dataclasses.replace(run, history=history)
 
     def decide(
