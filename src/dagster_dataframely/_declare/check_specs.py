@@ -154,8 +154,6 @@ def declared_check_specs(
 
 
 def _specs(target: Target) -> list[dg.AssetCheckSpec]:
-    """Every kind's checks, in the kinds' order, each on the asset's partitions unless it is one
-    check of the whole table."""
     first, *others = [check for kind in kinds() for check in kind.declare(target)]
     template = dg.AssetCheckSpec(
         first.name,

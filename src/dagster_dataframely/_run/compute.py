@@ -141,15 +141,8 @@ def _start(
     scope: Scope,
     staging: Staging,
 ) -> OutputRun:
-    """What the context gives one selected output before the user's function runs.
-
-    A range that cannot be stored or split per partition, or a partition a database manager
-    could not find the rows of, is refused, the quarantine key is checked and the writer made
-    first, so a refused run calls nothing. The history is read as a run of each partition
-    alone would read it. Where its IO manager sinks a `LazyFrame`, a streaming output stages
-    its rows, and an output whose values stay out of the event log hands the manager its
-    valid rows as one (`hands_lazy_table`); elsewhere they are collected.
-    """
+    # NOTE: a refused range or partition, the quarantine key and the writer come first, so a refused
+    # run calls nothing.
     scope.check(output)
     writer = initial = None
     if output.quarantine:

@@ -33,7 +33,6 @@ from .validated_output import ValidatedOutput
 def _reading(
     key: dg.AssetKey, info: SchemaInfo, settings: Settings, partition_key: str | None
 ) -> OutputRun:
-    """A stored table as a run decides it: an output without a quarantine, nothing to write."""
     output = ValidatedOutput(
         name=key.to_python_identifier(),
         key=key,
@@ -48,9 +47,6 @@ def _reading(
 def _reported(
     outcome: Outcome, severity: dg.AssetCheckSeverity
 ) -> tuple[list[dg.AssetCheckResult], ColumnSchemaError | None]:
-    """A run's outcome as read-only checks report it: its checks at `severity`, and the error
-    of a column mismatch, the one outcome that stops them. Nothing is written or raised here.
-    """
     checks = outcome_checks(outcome, severity, partition_metadata(outcome.run.partition_key))
     if not isinstance(outcome, ColumnMismatch):
         return checks, None

@@ -192,13 +192,8 @@ def validation_results(
 
 
 def _emitted(run: OutputRun, frame: Frame | None) -> AssetYield:
-    """Decide and emit in the generator, so nothing runs before the first result is asked for.
-
-    The history the quality policy compares with is the running step's asset's, read here,
-    and the step's log is the one that warns of rows quarantined while every check passed
-    (Dagster's own logger outside a step). The run has no staging and no streaming output, so
-    every table is a `DataFrame`.
-    """
+    # NOTE: a generator, so nothing runs before the first result is asked for. The history and the
+    # log are the running step's (Dagster's own logger outside a step).
     output = run.output
     history = read_history(None, output.key, run.partition_key, series_of(output))
     context = current_asset_context()

@@ -119,7 +119,6 @@ def _latest(
     partitions: Sequence[str | None],
     count: int,
 ) -> dict[str | None, list[dg.EventLogRecord]]:
-    """The latest `count` materializations of each partition (None: of the whole asset)."""
     found: dict[str | None, list[dg.EventLogRecord]] = {p: [] for p in partitions}
     if not count:
         return found

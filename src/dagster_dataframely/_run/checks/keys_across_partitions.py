@@ -103,13 +103,10 @@ def repeated_in_frames(
 def _without_valueless(
     grouped: pl.DataFrame, numbered: Sequence[pl.LazyFrame], columns: list[str]
 ) -> pl.DataFrame:
-    """`grouped` without the partitions that hold no value in some key column.
-
-    Such a partition (a parquet file written with the column all null; in DuckDB, a
-    partition stored before the column was added) takes no part, so that both managers agree.
-    Every key it holds has a null in that column, so only the repeated keys with a null are
-    looked at, and only their partitions are read again: none in the usual case.
-    """
+    # NOTE: a partition with no value in a key column (a parquet file written with it all null; in
+    # DuckDB, one stored before it was added) takes no part, so that both managers agree. Only the
+    # repeated keys with a null can be such a partition's, so only their partitions are read again:
+    # none in the usual case.
     spread = pl.col(_PARTITIONS)
     with_null = pl.any_horizontal(pl.col(c).is_null() for c in columns)
     nulled = grouped.filter(with_null)
@@ -288,7 +285,6 @@ UNREADABLE = (
 
 
 def _result(asset_key: dg.AssetKey, reports: Sequence[RepeatedKeys]) -> dg.AssetCheckResult:
-    """One check result for every key the check holds unique."""
     count = sum(report.count for report in reports)
     partitions = sorted({p for report in reports for p in report.partitions})
     samples = [sample for report in reports for sample in report.samples]

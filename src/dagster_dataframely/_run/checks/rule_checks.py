@@ -108,13 +108,9 @@ def _judged(
     rules: RuleOutcomes,
     verdicts: Mapping[str, RuleVerdict],
 ) -> tuple[bool, dg.AssetCheckSeverity]:
-    """Whether a group's check passes, and its severity, as each rule's `RuleOutcome` says.
-
-    A rule fails the check when rows failed it beyond its threshold's `warn_above` (any row,
-    without a threshold). Its severity: `ERROR` above its `fail_above`; else its outcome's
-    (the policy's choice, a warning rule's `WARN`); else the run's `outcome`. A collapsed check
-    is `ERROR` when one of its failing rules is.
-    """
+    # NOTE: a rule fails its check beyond its threshold's `warn_above` (any failed row without one);
+    # its severity is ERROR above `fail_above`, else its outcome's (the policy's, a warning rule's
+    # WARN), else the run's.
     failing = [
         rule.name
         for rule in group.rules
@@ -132,10 +128,8 @@ def _judged(
 def _threshold_metadata(
     group: CheckGroup, verdicts: Mapping[str, RuleVerdict], *, fails_run: bool
 ) -> dict[str, Any]:
-    """A single rule's threshold and observed fraction; a collapsed check's, one row per rule.
-
-    `fails_run` is the policy's `writes`: a stored table's check says `at ERROR`, not `the run`.
-    """
+    # NOTE: `fails_run` is the policy's `writes`: a stored table's check says `at ERROR`, not `the
+    # run`.
     judged = [verdicts[rule.name] for rule in group.rules if rule.name in verdicts]
     if not judged:
         return {}
@@ -169,16 +163,11 @@ def _threshold_metadata(
 def _single_rule_tables(
     samples: Samples, rules: Mapping[str, str], masked: frozenset[str]
 ) -> dict[str, dg.TableMetadataValue]:
-    """The sample of each one-rule check's rule (`rules`: check name to rule) as its table value.
-
-    The samples are rows of one quarantine: their rows are converted once (a row that several
-    rules show, once), and each rule's table holds its own rows' records and the one shared
-    schema, the value it would get alone, without a conversion and a table schema per rule,
-    which a wide schema with many failing rules (every column, for every rule) would pay once
-    per rule.
-    """
     if not rules:
         return {}
+    # NOTE: the samples are rows of one quarantine: they are converted once (a row several rules
+    # show, once), and every rule's table shares the records and one schema, where a wide schema
+    # with many failing rules would pay a conversion and a schema per rule.
     records, schema = table_records(samples.rows, masked)
     return {
         check: table_of_records([records[p] for p in samples.positions[rule]], schema)
@@ -189,7 +178,6 @@ def _single_rule_tables(
 def _group_metadata(
     group: CheckGroup, counts: Mapping[str, int], sample: dg.TableMetadataValue | None
 ) -> dict[str, Any]:
-    """One check's metadata: its rule and expression, or a row per rule, and its sample."""
     metadata: dict[str, Any] = {}
     if group.collapsed:
         metadata[names.RULES] = records_value(
@@ -246,7 +234,6 @@ def partition_metadata(partition_key: str | None) -> dict[str, str]:
 
 
 def _described(group: CheckGroup, policy: ResolvedPolicy | None) -> str:
-    """The group's description, with the thresholds of its rules, so the catalog shows them."""
     if policy is None:
         return group.description
     bounded = [r for r in group.rules if r.name in policy.thresholds]

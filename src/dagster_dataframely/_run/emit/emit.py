@@ -182,11 +182,8 @@ EACH_OUTCOME = _EachOutcome()
 
 
 def _prepare(outcomes: Sequence[Outcome], returned: Returned | None = None) -> list[Emission]:
-    """Write the step's quarantines and build what each outcome yields, under the one rule.
-
-    Nothing is yielded and no table is written yet: Dagster writes a table when its
-    materialization is yielded, after every quarantine here.
-    """
+    # NOTE: nothing is yielded yet: Dagster writes a table when its materialization is yielded,
+    # after every quarantine here.
     write_tables = not any(outcome.fails_step for outcome in outcomes)
     tables: list[dg.MaterializeResult[ValidRows] | None] = []
     # One worker each, so that a quarantine to write never waits behind another's statistics.
@@ -212,8 +209,6 @@ def _prepare(outcomes: Sequence[Outcome], returned: Returned | None = None) -> l
 
 
 def _warn_if_quarantined_while_passing(emissions: Sequence[Emission], log: Any) -> None:
-    """In a step that succeeds, warn through `log` of each output whose rows were quarantined
-    while every one of its checks passed (`quarantine_notice`)."""
     if any(emission.error is not None for emission in emissions):
         return  # the step fails, and its error says what happened
     warn_of_passing_quarantines(
@@ -224,7 +219,6 @@ def _warn_if_quarantined_while_passing(emissions: Sequence[Emission], log: Any) 
 def _start_statistics(
     pool: ThreadPoolExecutor, outcome: Outcome
 ) -> Future[Mapping[str, dg.TableMetadataValue]] | None:
-    """Submit the statistics of a table that will be written; None when it has none."""
     if not isinstance(outcome, Clean | Partial) or not outcome.run.output.settings.statistics:
         return None
     info, valid = outcome.run.output.info, outcome.rows.valid
@@ -234,15 +228,6 @@ def _start_statistics(
 
 
 def _report(outcome: Outcome, write_tables: bool, pool: ThreadPoolExecutor) -> _Report:
-    """Write the outcome's quarantine if it has one to write, and build its checks and error.
-
-    The invalid rows are written whenever there are any and a quarantine to take them (an
-    abort has none); with `clear_quarantine`, so is the empty frame of a clean outcome whose
-    table is written, so the quarantine is replaced beside it and not beside a table the step
-    leaves as it was. Without it, that empty frame is written only where no quarantine is
-    stored yet, so that the quarantine can be read from the first run on. A quarantine of
-    invalid rows is built in `pool` while the checks are.
-    """
     output = outcome.run.output
     in_partition = partition_metadata(outcome.run.partition_key)
     match outcome:
@@ -291,6 +276,9 @@ def _report(outcome: Outcome, write_tables: bool, pool: ThreadPoolExecutor) -> _
         case Partial(rows=rows, writer=writer):
             checks, address = _write_quarantine(outcome, rows, writer, pool)
             return _Report(_warned(checks, rows, address, write_tables), address=address)
+        # NOTE: a clean outcome's empty quarantine replaces the stored one only beside a table this
+        # step writes (`clear_quarantine`), and is otherwise written only where none is stored yet,
+        # so it can be read from the first run on.
         case Clean(rows=rows, run=run):
             checks = _Checks.of(outcome, rows.failures)
             cleared = None
@@ -331,13 +319,9 @@ def outcome_checks(
 def _write_quarantine(
     outcome: Outcome, rows: Rows, writer: QuarantineWriter, pool: ThreadPoolExecutor
 ) -> tuple[_Checks, str]:
-    """Write the outcome's invalid rows through `writer`; its checks, and where the rows went.
-
-    The quarantine frame (a text column per rule over every invalid row) is Polars work, which
-    releases the GIL: it is built in `pool` while the checks' samples become Python values. The
-    samples are taken first, so that their own query does not wait behind it for Polars'
-    threads. The writer runs here, on the calling thread.
-    """
+    # NOTE: the quarantine frame is Polars work, which releases the GIL: it is built in `pool` while
+    # the samples become Python values, the samples taken first so their query does not wait behind
+    # it.
     samples = rows.failures.samples(outcome.run.output.settings.max_failure_samples)
     quarantine = pool.submit(lambda: rows.quarantined.quarantine_frame)
     checks = _Checks.of(outcome, rows.failures, samples)
@@ -347,11 +331,8 @@ def _write_quarantine(
 def _warned(
     checks: _Checks, rows: Rows, address: str | None, write_tables: bool
 ) -> list[dg.AssetCheckResult]:
-    """The checks of a clean or partial outcome, at `WARN`.
-
-    Without a materialization (another output fails the step), they carry where the invalid
-    rows went.
-    """
+    # NOTE: without a materialization (another output fails the step), the checks carry where the
+    # invalid rows went.
     extra = {names.QUARANTINE_ADDRESS: address} if address is not None and not write_tables else {}
     return checks.results(dg.AssetCheckSeverity.WARN, extra, evaluation=rows.evaluation)
 
@@ -404,10 +385,6 @@ def _table(
     statistics: Mapping[str, dg.TableMetadataValue],
     returned: Returned | None,
 ) -> dg.MaterializeResult[ValidRows]:
-    """The table's materialization: the valid rows, this package's metadata over the user's.
-
-    The invalid count and the quarantine's address lead, before the user's keys too.
-    """
     output = outcome.run.output
     rows = outcome.rows
     user = (returned or {}).get(output.name)
@@ -431,13 +408,8 @@ def _table(
 
 
 def _stored_value(run: OutputRun, valid: ValidRows) -> ValidRows:
-    """The valid rows as the IO manager must receive them.
-
-    A manager that sinks gets a `LazyFrame` where the run asks for one (`OutputRun.lazy_table`:
-    a streaming run, staged or not, or values kept out of the event log): the same rows, and
-    the same file. A DuckDB table (never handed one) is first fitted to the rows
-    (`OutputRun.fit_table`).
-    """
+    # NOTE: a manager that sinks gets a LazyFrame where the run asks for one
+    # (`OutputRun.lazy_table`); a DuckDB table, never handed one, is fitted to the rows first.
     if run.staging is not None or run.lazy_table:
         return valid.lazy()
     if run.fit_table is not None and isinstance(valid, pl.DataFrame):
@@ -446,7 +418,6 @@ def _stored_value(run: OutputRun, valid: ValidRows) -> ValidRows:
 
 
 def _user_metadata(returned: dg.MaterializeResult[Any] | None) -> Mapping[str, Any]:
-    """The user's returned metadata without the keys this package writes, which win."""
     if returned is None or not returned.metadata:
         return {}
     return {k: v for k, v in returned.metadata.items() if not names.is_package_metadata_key(k)}

@@ -130,7 +130,6 @@ class DistinctCount:
 
     @classmethod
     def _plan_staged(cls, rows: pl.LazyFrame, position: int, key: str) -> DistinctCount:
-        """A staged text column is counted in passes; a category column's few values at once."""
         column = pl.nth(position)
         if not isinstance(rows.collect_schema().dtypes()[position], pl.String | pl.Binary):
             return cls(column, key, "exact")
@@ -197,17 +196,14 @@ class DistinctCount:
 
 
 def _many_distinct(series: pl.Series) -> bool:
-    """Whether an evenly spread sample of the column is nearly all different values."""
     sample = series.gather_every(max(1, len(series) // _SAMPLE_SIZE)).drop_nulls()
     return len(sample) > 1 and sample.n_unique() >= _MANY_DISTINCT * len(sample)
 
 
 def _is_sorted(series: pl.Series) -> bool:
-    """Sorted either way, nulls at one end. Stops at the first value out of order."""
     nulls_last = series.has_nulls() and series[-1] is None
     return any(series.is_sorted(descending=down, nulls_last=nulls_last) for down in (False, True))
 
 
 def _as_int(value: object) -> int:
-    """A count Polars returned as a Python int, typed as one."""
     return cast(int, value)

@@ -148,7 +148,9 @@ class PartitionRange:
                 for name, outcome in outcomes.items():
                     if isinstance(outcome, Clean | Partial):
                         count = row_count(outcome.rows.valid)
-                        written[name].append(Point(count, key, self.context.run_id, time.time()))
+                        written[name].append(
+                            Point(count, key, self.context.run.run_id, time.time())
+                        )
         for name, quarantine in quarantines.items():
             quarantine.frames = [
                 outcome.rows.quarantined.quarantine_frame
@@ -170,7 +172,6 @@ class PartitionRange:
 
     @property
     def _rows(self) -> RowPartitions:
-        """Which partition of the range each returned row is in, by `partition_expr`."""
         return RowPartitions(
             self.context.assets_def.metadata_by_key, self.keys, self.partitions_def
         )

@@ -62,10 +62,6 @@ class RangeLayout:
 def _table(
     context: dg.AssetExecutionContext, partitions: list[Emission]
 ) -> dg.MaterializeResult[ValidRows] | None:
-    """One output's materialization of the range, each partition's metadata put on its event.
-
-    Every partition of an output has a table, or none does (the step writes no table).
-    """
     tables = [e.table for e in partitions if e.table is not None]
     if not tables:
         return None
@@ -95,13 +91,9 @@ def _table(
 def _evaluations(
     context: dg.AssetExecutionContext, partitions: list[Emission]
 ) -> Iterator[dg.AssetCheckEvaluation | dg.Output[None]]:
-    """Each check's output once, then its evaluation in each partition, as a check result's.
-
-    A `dg.AssetCheckResult` becomes the check's output and one evaluation of the step's
-    partition; here the output is yielded for a selected check only, as Dagster does, and one
-    evaluation per partition, with what Dagster fills in for a check result: its blocking
-    flag, and the partition's latest materialization as the target.
-    """
+    # NOTE: as Dagster does for a check result: the check's output once, for a selected check only,
+    # then one evaluation per partition with the spec's blocking flag and the partition's latest
+    # materialization as its target.
     announced: set[dg.AssetCheckKey] = set()
     for emission in partitions:
         partition = emission.outcome.run.partition_key
@@ -132,7 +124,6 @@ def _evaluations(
 
 
 def _noted(failed: Sequence[Emission]) -> ValidationFailedError:
-    """The first failing partition's error, noting every partition and output that failed."""
     first = failed[0].error
     assert first is not None
     shown = ", ".join(

@@ -123,7 +123,6 @@ class RowPartitions:
         return str(expr)
 
     def _staged(self, run: OutputRun, frame: pl.LazyFrame) -> pl.LazyFrame:
-        """A scan of `frame`'s rows, run once into the run's staging directory."""
         assert run.staging is not None  # only a streamed output's rows are staged
         asset = run.output.key.to_user_string()
         return scan_staged(run.staging.sink(frame, "partition", asset=asset))
@@ -131,15 +130,6 @@ class RowPartitions:
     def _by_partition(
         self, output: ValidatedOutput, rows: Frame, assignment: pl.Expr
     ) -> dict[str, Frame]:
-        """`rows` split by partition key, a frame (empty when it has no rows) for every key.
-
-        `rows` is a `LazyFrame` only over staged rows, and only for one partition.
-
-        Raises
-        ------
-        PartitionRangeError
-            Some rows belong to no partition of the run.
-        """
         if len(self.keys) == 1:
             # NOTE: one partition takes every row there is, so only the rows outside it are
             # counted, without a copy of the rows keyed by partition (streamed when staged).
@@ -170,11 +160,8 @@ class RowPartitions:
         return {key: parts.get((str(key),), rows.clear()) for key in self.keys}
 
     def _outside(self, output: ValidatedOutput, outside: int, height: int) -> tuple[str, str]:
-        """The problem and the fix when `outside` of `height` rows belong to no partition.
-
-        They name counts and the `partition_expr`, never a value: a row's value may be one the
-        event log must not show (a sensitive column's, or any with samples off).
-        """
+        # NOTE: counts and the `partition_expr`, never a value: a row's value may be one the event
+        # log must not show.
         expr = self.partition_expr(output)
         if len(self.keys) > 1:
             return (
@@ -194,7 +181,6 @@ class RowPartitions:
         )
 
     def _of_the_partition(self, expr: str | Mapping[str, str]) -> str:
-        """Which rows are the partition's, said with what the function's context gives."""
         definition = self.partitions_def
         if isinstance(expr, Mapping) and isinstance(definition, dg.MultiPartitionsDefinition):
             return (
@@ -207,14 +193,6 @@ class RowPartitions:
         return f"whose {expr!r} is `context.partition_key`"
 
     def _assignment(self, output: ValidatedOutput, frame: Frame) -> pl.Expr:
-        """Each row's partition key as text, null for a row of no partition of the run.
-
-        Raises
-        ------
-        PartitionRangeError
-            `partition_expr` names no column of the frame, or gives values no time window
-            can hold.
-        """
         expr = self.partition_expr(output)
         definition = self.partitions_def
         schema = frame.collect_schema() if isinstance(frame, pl.LazyFrame) else frame.schema
@@ -247,13 +225,6 @@ class RowPartitions:
         sql: str,
         schema: pl.Schema,
     ) -> pl.Expr:
-        """Each row's key in one partitions definition, as text; null outside `keys`.
-
-        A time window holds a row whose value falls in it, as the database's own `>= start
-        AND < end` does: a time-zone-aware value is compared as an instant, a naive one or a
-        date as wall-clock time in the definition's time zone. Any other definition's key is
-        the value itself, as text.
-        """
         try:
             value = pl.sql_expr(sql)
             dtype = pl.LazyFrame(schema=schema).select(value).collect_schema().dtypes()[0]
@@ -268,6 +239,9 @@ class RowPartitions:
         if not isinstance(definition, dg.TimeWindowPartitionsDefinition):
             text = value.cast(pl.String)
             return pl.when(text.is_in(list(keys))).then(text)
+        # NOTE: a time window holds a row whose value falls in it, as the database's `>= start AND <
+        # end`: an aware value compared as an instant, a naive one or a date as wall-clock time in
+        # the definition's time zone.
         if isinstance(dtype, pl.Datetime) and dtype.time_zone is not None:
             micros, aware = value.dt.epoch("us"), True
         elif isinstance(dtype, pl.Datetime | pl.Date):
@@ -290,14 +264,12 @@ class RowPartitions:
 
 
 def _micros(moment: dt.datetime, aware: bool) -> int:
-    """Microseconds since 1970: of the instant, or of the wall-clock time without its zone."""
     if aware:
         return (moment - _EPOCH.replace(tzinfo=dt.UTC)) // _MICROSECOND
     return (moment.replace(tzinfo=None) - _EPOCH) // _MICROSECOND
 
 
 def _unused_name(columns: Sequence[str]) -> str:
-    """A column name for each row's partition key that no returned column has."""
     name = "dy_partition"
     while name in columns:
         name += "_"

@@ -107,13 +107,10 @@ class OneStep:
     def _within_partition(
         self, frames: Mapping[str, Frame | None], runs: Mapping[str, OutputRun]
     ) -> Mapping[str, Frame | None]:
-        """`frames`, those a database manager stores refused when a row is outside the partition.
-
-        Their plans run here, once each (as the split would), and the split gets their rows.
-        """
         context = self.context if self.context is not None else current_asset_context()
         if self.partitions_def is None or context is None or not context.has_partition_key:
             return frames
+        # NOTE: their plans run here, once each, and the split gets their rows.
         held = {
             name: frame
             for name, frame in frames.items()

@@ -138,13 +138,9 @@ def share_input(value: object) -> object:
 
 
 def _member_failures(info: SchemaInfo, failure: dy.FailureInfo) -> Failures:
-    """A member's failures, where a row a filter removed passed every rule of the member.
-
-    `Collection.filter` stacks two kinds of rows: those a member rule failed, which no filter
-    saw (their filter outcomes are unknown), and those a filter removed, which passed every
-    member rule (Dataframely leaves those outcomes null). The second kind's rule outcomes are
-    set to passed here, so the quarantine says a filter, and only a filter, removed them.
-    """
+    # NOTE: `Collection.filter` stacks the rows a member rule failed (their filter outcomes unknown)
+    # and those a filter removed, which passed every member rule but have them null: set to passed,
+    # so the quarantine says a filter, and only a filter, removed them.
     failures = Failures.from_failure_info(info, failure)
     filters = [rule.name for rule in info.filters]
     rules = [rule.name for rule in info.rules if not rule.is_filter]

@@ -105,13 +105,6 @@ def counted_rows(height: int) -> pl.DataFrame:
 
 
 def _split_counting(info: SchemaInfo, frame: pl.LazyFrame) -> FilterResult[Any]:
-    """The split of a `LazyFrame` that holds only its invalid rows and counts the valid ones.
-
-    `filter`'s own plan (`evaluated_rules`) over the user's plan behind one `.cache()`, read by
-    two plans run together on the streaming engine (`collect_once`): the invalid rows with
-    their rule outcomes, and the number of rows. The cache runs the user's plan once, so both
-    see the same rows, and the valid rows are streamed past, never held.
-    """
     columns = frame.select(info.schema.column_names())
     plan, rules, passed = evaluated_rules(info.schema, columns, dataframely_rules(info.schema))
     if not rules:
@@ -119,6 +112,8 @@ def _split_counting(info: SchemaInfo, frame: pl.LazyFrame) -> FilterResult[Any]:
         return FilterResult(
             cast(dy.DataFrame[Any], counted_rows(count)), FailureInfo(pl.LazyFrame(), [])
         )
+    # NOTE: one `.cache()` runs the user's plan once for both plans, so they see the same rows, and
+    # the valid rows are streamed past, never held.
     shared = plan.cache()
     got = collect_once(
         {
