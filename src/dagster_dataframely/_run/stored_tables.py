@@ -6,7 +6,7 @@ as a run would, as outputs without a quarantine, and yield the checks a run woul
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 
 import dagster as dg
 
@@ -45,13 +45,18 @@ def _reading(
 
 
 def _reported(
-    outcome: Outcome, severity: dg.AssetCheckSeverity
-) -> tuple[list[dg.AssetCheckResult], ColumnSchemaError | None]:
-    checks = outcome_checks(outcome, severity, partition_metadata(outcome.run.partition_key))
-    if not isinstance(outcome, ColumnMismatch):
-        return checks, None
-    problems = [dict(problem) for problem in outcome.problems]
-    return checks, ColumnSchemaError(outcome.run.output.info.name, problems)
+    outcomes: Iterable[Outcome], severity: dg.AssetCheckSeverity
+) -> Iterator[dg.AssetCheckResult]:
+    # NOTE: nothing is written or aborted; a column mismatch, the one outcome that stops the
+    # checks, is raised after every output's checks.
+    mismatched: list[ColumnMismatch] = []
+    for outcome in outcomes:
+        yield from outcome_checks(outcome, severity, partition_metadata(outcome.run.partition_key))
+        if isinstance(outcome, ColumnMismatch):
+            mismatched.append(outcome)
+    if mismatched:
+        first = mismatched[0]
+        raise ColumnSchemaError(first.run.output.info.name, [dict(p) for p in first.problems])
 
 
 def stored_table_results(
@@ -68,12 +73,9 @@ def stored_table_results(
     without a quarantine; nothing is written, moved or quarantined, and no abort is raised:
     only a column mismatch stops, after its failing result.
     """
-    checks, error = _reported(
-        decide(_reading(asset_key, info, settings, partition_key), frame), severity
+    yield from _reported(
+        [decide(_reading(asset_key, info, settings, partition_key), frame)], severity
     )
-    yield from checks
-    if error is not None:
-        raise error
 
 
 def stored_members_results(
@@ -94,9 +96,4 @@ def stored_members_results(
         for member, key in keys.items()
     }
     outcomes = decide_members(info, tables, runs)
-    reports = [_reported(outcomes[member], severity) for member in runs]
-    for checks, _ in reports:
-        yield from checks
-    errors = [error for _, error in reports if error is not None]
-    if errors:
-        raise errors[0]
+    yield from _reported([outcomes[member] for member in runs], severity)

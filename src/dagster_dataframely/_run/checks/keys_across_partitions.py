@@ -1,12 +1,10 @@
-"""Which keys of a partitioned table repeat across its stored partitions, read lazily.
+"""`keys_across_partitions=True`: the keys stored in more than one partition, after the write.
 
-Dataframely validates a primary key (and `unique=` columns) within the frame it is given, so
-a partitioned asset's key is unique inside each partition only. This reads the key columns of
-every stored partition the definition holds, each partition's distinct keys once, and groups
-them on the streaming engine, so memory grows with the number of distinct keys, never with the
-table's width; on DuckDB one query does the same inside the database. A key repeated inside one
-partition is the per-partition rule's business and is not counted here; a partition stored
-without a key column (or, alike, with no value in it) takes no part in that key's check.
+Dataframely holds a key unique within the frame it is given, so a partitioned asset's key is
+unique inside each partition only. This reads every stored partition's key columns and groups
+them on the streaming engine (on DuckDB, in one query), so memory grows with the distinct keys,
+never with the table's width. A partition without a key column, or without a value in it, takes
+no part in that key's check.
 """
 
 from __future__ import annotations

@@ -93,6 +93,10 @@ class Reported:
     """Each rule check's failure sample, made already while the quarantine was written."""
 
 
+NOTHING_WRITTEN = "Nothing was written (the function returned None)."
+"""A check's description where nothing was judged: the run was skipped."""
+
+
 class Verdict(Protocol):
     """What a kind concluded of one run."""
 
@@ -112,13 +116,9 @@ V = TypeVar("V", bound=Verdict)
 class CheckKind(Protocol[V]):
     """One kind of check of an output: its declaration, history, judgement and results."""
 
-    @property
-    def name(self) -> str:
-        """The kind's name, unique among the kinds: its verdict's key in an evaluation."""
-        ...
-
-    @property
-    def when(self) -> When: ...
+    name: str
+    """Unique among the kinds: its verdict's key in an evaluation."""
+    when: When
 
     def declare(self, target: Target) -> Sequence[DeclaredCheck]:
         """The checks this kind declares on `target`, none where it does not apply."""

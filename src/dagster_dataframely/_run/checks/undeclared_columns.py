@@ -15,19 +15,22 @@ import dagster as dg
 import polars as pl
 
 from dagster_dataframely._model import names
-from dagster_dataframely._model.schema import SchemaInfo
 from dagster_dataframely._run.returned import Frame
 from dagster_dataframely._run.validated_output import ValidatedOutput
 from dagster_dataframely.errors import ValidationFailedError
 
 from .history import Series
-from .kind import DeclaredCheck, Judged, Reported, Target, When
+from .kind import NOTHING_WRITTEN, DeclaredCheck, Judged, Reported, Target, When
 
 
-def undeclared_columns(info: SchemaInfo, frame: Frame) -> tuple[str, ...]:
-    """The frame's columns the schema does not declare, in the frame's order."""
+def undeclared_columns(output: ValidatedOutput, frame: Frame) -> tuple[str, ...] | None:
+    """The frame's columns the schema does not declare, in the frame's order, when the
+    output's quality policy looks at them."""
+    policy = output.settings.policy
+    if policy is None or policy.undeclared_columns is None:
+        return None
     schema = frame.collect_schema() if isinstance(frame, pl.LazyFrame) else frame.schema
-    return tuple(name for name in schema if name not in info.columns)
+    return tuple(name for name in schema if name not in output.info.columns)
 
 
 @dataclass(frozen=True, slots=True)
@@ -79,7 +82,7 @@ class UndeclaredColumns:
         if not _checked(reported.output):
             return []
         metadata: dict[str, Any] = {}
-        description = "Nothing was written (the function returned None)."
+        description = NOTHING_WRITTEN
         if verdict is not None:
             metadata[names.COLUMNS] = dg.MetadataValue.json(list(verdict.columns))
             description = "No earlier materialization recorded its undeclared columns."

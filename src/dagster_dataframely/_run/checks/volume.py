@@ -22,7 +22,7 @@ from dagster_dataframely._run.validated_output import ValidatedOutput
 from dagster_dataframely.errors import RowCountOutOfBoundsError, ValidationFailedError
 
 from .history import Series
-from .kind import DeclaredCheck, Judged, Reported, Target, When
+from .kind import NOTHING_WRITTEN, DeclaredCheck, Judged, Reported, Target, When
 
 
 @dataclass(frozen=True, slots=True)
@@ -123,16 +123,16 @@ class Volume:
         if check is None:
             return []
         metadata: dict[str, Any] = {}
-        description = "Nothing was written (the function returned None)."
+        description = NOTHING_WRITTEN
         if verdict is not None:
-            metadata[names.VOLUME_ROW_COUNT] = verdict.row_count
-            if verdict.min_rows is not None:
-                metadata[names.VOLUME_MIN_ROWS] = verdict.min_rows
-            if verdict.max_rows is not None:
-                metadata[names.VOLUME_MAX_ROWS] = verdict.max_rows
-            if verdict.baseline is not None:
-                metadata[names.VOLUME_BASELINE] = verdict.baseline
-            metadata[names.VOLUME_COMPARED] = len(verdict.recent)
+            figures = {
+                names.VOLUME_ROW_COUNT: verdict.row_count,
+                names.VOLUME_MIN_ROWS: verdict.min_rows,
+                names.VOLUME_MAX_ROWS: verdict.max_rows,
+                names.VOLUME_BASELINE: verdict.baseline,
+                names.VOLUME_COMPARED: len(verdict.recent),
+            }
+            metadata = {key: figure for key, figure in figures.items() if figure is not None}
             description = f"{describe_bound(verdict.row_count)} against {verdict.basis()}."
         return [
             dg.AssetCheckResult(

@@ -1,10 +1,8 @@
 """The outcomes of the failure policy, one type each, decided before anything is written.
 
-An outcome is what validating one output's frame comes to: the function skipped, its columns
-did not match, or its rows were split and the policy classified them (clean, aborted, partial,
-every row invalid, or above what the asset's quality policy tolerates). A Collection adds one:
-a member left unchecked because another member's columns did not match. `emit` turns each into
-what a run writes, yields and raises.
+Skipped, a column mismatch, a Collection member left unchecked by another's mismatch, or rows
+split and classified (clean, aborted, partial, every row invalid, or refused by a check kind).
+`emit` turns each into what a run writes, yields and raises.
 """
 
 from __future__ import annotations
@@ -148,7 +146,7 @@ def decide(run: OutputRun, frame: Frame | None) -> Outcome:
     problems = column_problems(info, frame)
     if problems:
         return ColumnMismatch(run, tuple(problems))
-    undeclared = undeclared_for(run, frame)
+    undeclared = undeclared_columns(run.output, frame)
     if run.staging is not None and isinstance(frame, pl.LazyFrame):
         asset = run.output.key.to_user_string()
         return classify(run, *streamed_split(info, frame, run.staging, asset=asset), undeclared)
@@ -171,14 +169,6 @@ def decide_each(
 ) -> dict[str, Outcome]:
     """The default `Split`: each output against its own schema."""
     return {name: decide(run, frames[name]) for name, run in runs.items()}
-
-
-def undeclared_for(run: OutputRun, frame: Frame) -> tuple[str, ...] | None:
-    """The frame's undeclared columns, when the output's quality policy looks at them."""
-    policy = run.output.settings.policy
-    if policy is None or policy.undeclared_columns is None:
-        return None
-    return undeclared_columns(run.output.info, frame)
 
 
 def classify(
@@ -243,6 +233,6 @@ def decide_members(
         else:
             rows = split.splits[member]
             frame = frames.get(member)
-            undeclared = undeclared_for(run, frame) if frame is not None else None
+            undeclared = undeclared_columns(run.output, frame) if frame is not None else None
             outcomes[member] = classify(run, rows.valid, rows.failures, undeclared)
     return outcomes

@@ -1,20 +1,15 @@
 """Emission: what each outcome of a step writes, yields and raises, under one rule for all.
 
-Every quarantine of the step is written before anything is yielded, so before the first table
-(Dagster writes an output when it is yielded): a quarantine that cannot be written leaves every
-table as it was. If any outcome fails the step, no table is written at all, every output's
-checks still report, the quarantines that have rows are still written, and the first failure
-is raised. A single asset is the one-output case of the same rule. How the results are
-yielded, and which error is raised, is the `Layout`'s: a step's own, or a partition range's
-(`range_emit`).
-
-The statistics, the costliest report and one that needs only the valid rows, run in a thread
-while the quarantines are written and the checks are built (ADR 0004); each quarantine frame is
-built in another while its checks' samples become Python values (ADR 0006).
+Every quarantine is written before the first table is yielded (Dagster writes an output when it
+is yielded); if any outcome fails the step, no table is written, every output's checks still
+report, and the first failure is raised. How results are yielded and which error is raised is
+the `Layout`'s (a step's, or a range's). The statistics run in a thread while the quarantines
+are written (ADR 0004), and each quarantine frame is built while its samples are (ADR 0006).
 """
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Iterator, Mapping, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
@@ -82,26 +77,16 @@ _Yield = TypeVar("_Yield", covariant=True)
 
 
 @dataclass(frozen=True, slots=True, eq=False)
-class _Report:
-    """What one outcome yields and raises, built while the statistics run."""
-
-    checks: list[dg.AssetCheckResult]
-    error: ValidationFailedError | None = None
-    address: str | None = None
-    """Where the quarantine was written, when it was."""
-
-
-@dataclass(frozen=True, slots=True, eq=False)
 class Emission:
     """What one outcome yields, and the error it raises, once its quarantine is written."""
 
     outcome: Outcome
-    table: dg.MaterializeResult[ValidRows] | None
-    """The table's materialization, None when the step writes no table for this outcome."""
     checks: list[dg.AssetCheckResult]
-    error: ValidationFailedError | None
+    error: ValidationFailedError | None = None
     address: str | None = None
     """Where the quarantine was written, when it was."""
+    table: dg.MaterializeResult[ValidRows] | None = None
+    """The table's materialization, None when the step writes no table for this outcome."""
 
 
 class Layout(Protocol[_Yield]):
@@ -164,17 +149,24 @@ class _EachOutcome:
         self, failed: Sequence[Emission], emissions: Sequence[Emission]
     ) -> ValidationFailedError:
         """The first failing output's own error; in a step of several outputs, noting them all."""
-        first = failed[0].error
-        assert first is not None
-        if len(emissions) > 1:
-            shown = ", ".join(repr(e.outcome.run.output.key.to_user_string()) for e in failed)
-            first.add_note(
-                f"dagster-dataframely: the outputs that failed this step: {shown}. No table of "
-                "the step was written (every output keeps its previous contents); every "
-                "output's checks were reported, and the quarantines of outputs with invalid "
-                "rows were written."
-            )
-        return first
+        if len(emissions) == 1:
+            return first_error(failed)
+        shown = ", ".join(repr(e.outcome.run.output.key.to_user_string()) for e in failed)
+        return first_error(
+            failed,
+            f"the outputs that failed this step: {shown}. No table of the step was written "
+            "(every output keeps its previous contents); every output's checks were reported, "
+            "and the quarantines of outputs with invalid rows were written.",
+        )
+
+
+def first_error(failed: Sequence[Emission], note: str | None = None) -> ValidationFailedError:
+    """The first failing outcome's error, with the package's `note` added."""
+    first = failed[0].error
+    assert first is not None
+    if note is not None:
+        first.add_note(f"dagster-dataframely: {note}")
+    return first
 
 
 EACH_OUTCOME = _EachOutcome()
@@ -185,7 +177,6 @@ def _prepare(outcomes: Sequence[Outcome], returned: Returned | None = None) -> l
     # NOTE: nothing is yielded yet: Dagster writes a table when its materialization is yielded,
     # after every quarantine here.
     write_tables = not any(outcome.fails_step for outcome in outcomes)
-    tables: list[dg.MaterializeResult[ValidRows] | None] = []
     # One worker each, so that a quarantine to write never waits behind another's statistics.
     with (
         ThreadPoolExecutor(1, thread_name_prefix="dagster-dataframely") as statistics_pool,
@@ -195,17 +186,18 @@ def _prepare(outcomes: Sequence[Outcome], returned: Returned | None = None) -> l
             _start_statistics(statistics_pool, o) if write_tables else None for o in outcomes
         ]
         # Every quarantine is written here, before the first table is yielded.
-        reports = [_report(outcome, write_tables, quarantine_pool) for outcome in outcomes]
-        for outcome, report, pending in zip(outcomes, reports, statistics, strict=True):
-            table = None
-            if write_tables and isinstance(outcome, Clean | Partial):
-                found = pending.result() if pending is not None else {}
-                table = _table(outcome, report.address, found, returned)
-            tables.append(table)
-    return [
-        Emission(outcome, table, report.checks, report.error, report.address)
-        for outcome, report, table in zip(outcomes, reports, tables, strict=True)
-    ]
+        emissions = [_report(outcome, write_tables, quarantine_pool) for outcome in outcomes]
+        return [
+            dataclasses.replace(
+                e,
+                table=_table(
+                    e.outcome, e.address, pending.result() if pending is not None else {}, returned
+                ),
+            )
+            if write_tables and isinstance(e.outcome, Clean | Partial)
+            else e
+            for e, pending in zip(emissions, statistics, strict=True)
+        ]
 
 
 def _warn_if_quarantined_while_passing(emissions: Sequence[Emission], log: Any) -> None:
@@ -227,19 +219,21 @@ def _start_statistics(
     return pool.submit(statistics_tables, valid, info.distinct_columns, info.sensitive)
 
 
-def _report(outcome: Outcome, write_tables: bool, pool: ThreadPoolExecutor) -> _Report:
+def _report(outcome: Outcome, write_tables: bool, pool: ThreadPoolExecutor) -> Emission:
     output = outcome.run.output
     in_partition = partition_metadata(outcome.run.partition_key)
     match outcome:
         case ColumnMismatch(problems=problems):
-            return _Report(
+            return Emission(
+                outcome,
                 outcome_checks(outcome, _ERROR, in_partition),
                 ColumnSchemaError(output.info.name, [dict(p) for p in problems]),
             )
         case Unchecked() | Skipped():
-            return _Report(outcome_checks(outcome, _ERROR, in_partition))
+            return Emission(outcome, outcome_checks(outcome, _ERROR, in_partition))
         case Aborted(rows=rows):
-            return _Report(
+            return Emission(
+                outcome,
                 _Checks.of(outcome, rows.failures).results(_ERROR, evaluation=rows.evaluation),
                 ValidationAbortError(
                     output.info.name, rows.quarantined.invalid_count, rows.quarantined.counts
@@ -247,7 +241,8 @@ def _report(outcome: Outcome, write_tables: bool, pool: ThreadPoolExecutor) -> _
             )
         case AllInvalid(rows=rows, writer=writer):
             checks, address = _write_quarantine(outcome, rows, writer, pool)
-            return _Report(
+            return Emission(
+                outcome,
                 # No materialization carries the address, so every check does.
                 checks.results(
                     _ERROR, {names.QUARANTINE_ADDRESS: address}, evaluation=rows.evaluation
@@ -268,14 +263,15 @@ def _report(outcome: Outcome, write_tables: bool, pool: ThreadPoolExecutor) -> _
             else:
                 checks = _Checks.of(outcome, rows.failures)
             where = {names.QUARANTINE_ADDRESS: written} if written is not None else {}
-            return _Report(
+            return Emission(
+                outcome,
                 checks.results(_ERROR, where, evaluation=rows.evaluation),
                 rows.evaluation.error(output, written),
                 written,
             )
         case Partial(rows=rows, writer=writer):
             checks, address = _write_quarantine(outcome, rows, writer, pool)
-            return _Report(_warned(checks, rows, address, write_tables), address=address)
+            return Emission(outcome, _warned(checks, rows, address, write_tables), address=address)
         # NOTE: a clean outcome's empty quarantine replaces the stored one only beside a table this
         # step writes (`clear_quarantine`), and is otherwise written only where none is stored yet,
         # so it can be read from the first run on.
@@ -287,7 +283,7 @@ def _report(outcome: Outcome, write_tables: bool, pool: ThreadPoolExecutor) -> _
             elif write_tables and run.initial_writer is not None:
                 # The first clean run of a partition stores an empty quarantine to be read.
                 cleared = run.initial_writer(rows.quarantined.quarantine_frame)
-            return _Report(_warned(checks, rows, cleared, write_tables), address=cleared)
+            return Emission(outcome, _warned(checks, rows, cleared, write_tables), address=cleared)
 
 
 _ERROR = dg.AssetCheckSeverity.ERROR

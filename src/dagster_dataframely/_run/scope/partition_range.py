@@ -1,17 +1,10 @@
-"""A run over a partition range: each partition's rows validated as a run of it alone would.
+"""A run over a partition range (a single-run backfill): each partition decided alone.
 
-A single-run backfill (`dg.BackfillPolicy.single_run()`) materializes several partitions in one
-step, and a manager that stores a range in one write (a `DbIOManager`, such as DuckDB's) stores
-them together. The package still validates each partition's rows on their own: each row's partition
-is read from the asset's `partition_expr` (the entry that manager stores the range by), and each
-partition's rows get their own outcome, so a primary key or a `.over()` rule never spans two
-partitions, and the quality policy's checks that remember compare each partition with what a run of
-it alone would (`history.RangeHistory`). Each row's partition is read by `row_partitions`, as a
-run of one partition on a database manager reads it. It is one of a step's scopes
-(`scope.Scope`): `emit` reports the partitions one at a time, laid out by `range_emit`, and
-writes the table and the quarantine once each. Before the function runs, a manager that would
-store the range as several writes (or, for a multi-partitioned asset, not as one rectangle of
-keys), or an asset without a `partition_expr`, is refused.
+A manager that stores a range in one write (a `DbIOManager`, such as DuckDB's) stores the
+partitions together; each row's partition is still read from the asset's `partition_expr`
+(`row_partitions`), and each partition's rows get their own outcome and history, as a run of it
+alone would (`history.RangeHistory`). Before the function runs, a manager that would store the
+range as several writes, or an asset without a `partition_expr`, is refused.
 """
 
 from __future__ import annotations

@@ -1,12 +1,9 @@
 """Each returned row's partition by the asset's `partition_expr`, among those a run stores.
 
-A database IO manager (a `DbIOManager`, such as DuckDB's) replaces a run's partitions by the
-column `partition_expr` names: it deletes the rows whose value falls in them (a time window's
-`>= start AND < end`, a static key's `IN`), then inserts every row it is given. A row whose
-value falls in no partition of the run is inserted beside rows the run does not replace, and is
-never deleted by a rerun: it is stored again by every run. So a run over a partition range
-(`partition_range`), and a run of one partition on such a manager (`scope.OneStep`), read each
-row's partition here, the same way, and refuse a row outside them before anything is written.
+A database IO manager replaces a run's partitions by that column (a delete of their rows, then
+an insert of every row it is given): a row of no partition of the run would be stored beside
+rows the run does not replace, and again by every rerun. So a range, and one partition on such
+a manager, read each row's partition here and refuse a row outside them before any write.
 """
 
 from __future__ import annotations

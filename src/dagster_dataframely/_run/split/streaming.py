@@ -1,37 +1,14 @@
-"""The streamed split: a `LazyFrame` validated without holding its rows in memory.
+"""The streamed split (`streaming=True`): a `LazyFrame` validated without holding its rows.
 
-With `streaming=True`, a returned `LazyFrame` is run once, on the streaming engine, into a local
-staging file, so the user's sources are read once and every later pass reads that file. Every
-rule is evaluated as Dataframely evaluates it, beside every row (`with_columns` of
-`expr.fill_null(True)`), and what it returns decides what it means: one value per row is each
-row's outcome, a scalar (`pl.len() < 3`, `pl.col("v").sum() < 10`) is every row's outcome, and
-anything else is refused with the error the in-memory path raises. A rule is evaluated in one
-of two places:
-
-- a rule read as row by row (its expression holds only columns, scalars and element-wise
-  functions) is evaluated while the rows are staged, into a `Boolean` column of the staged
-  rows. Polars evaluates it beside every row whatever it is, so a rule misread as row by row
-  costs memory, never another outcome; a rule that fails there, or changes how many rows are
-  staged, has the rows staged again without rules;
-- any other rule (the primary key, a `.over()` rule, an aggregate, a rule that is no
-  `Boolean`) is evaluated next over the staged rows on the in-memory engine, as the in-memory
-  path evaluates it, reading only the columns it needs, and only the positions of the rows it
-  fails are kept. A result that is not one value per row is evaluated again beside the rows,
-  which broadcasts a scalar and refuses the rest as the in-memory path does. The primary key,
-  when it is Dataframely's `pl.struct(key).is_unique()`, is found by hashing the key
-  (duplicates hash equal): only rows whose hash repeats are compared exactly, so it holds 8
-  bytes per row, not the key. A rule that is row by row but for `.over()` windows sharing key
-  columns is evaluated over hash parts of those columns, a part at a time, every group whole in
-  one part (`window_keys`); a part whose result is not one value per row sends the rule back
-  to the whole frame.
-
-A rule Polars cannot plan, one whose result is no `Boolean`, and one value that is no scalar
-(`head(1)`, which Polars' in-memory engine refuses or broadcasts depending on the other rules)
-are decided by the in-memory path itself (`split_rows`): over zero rows where the rows cannot
-change its verdict, else over the staged rows. The invalid rows are then collected with one
-outcome per rule, in the frame's order; memory grows with them, not the table. The valid rows
-are never written a second time: they are a filter of the staged rows, which the IO manager
-sinks, so the table's rows are read from the staging file once more.
+The plan runs once, on the streaming engine, into a local staging file that every later pass
+reads. Each rule is evaluated as Dataframely evaluates it (`with_columns` of
+`expr.fill_null(True)`): a rule read as row by row (`rule_shape`) while the rows are staged,
+into a `Boolean` column; any other (the primary key, by hashes of the key; a `.over()` rule, over
+hash parts of its window's keys; an aggregate) over the staged rows on the in-memory engine,
+keeping only the positions of the rows it fails. What Polars cannot plan, or the streamed split
+cannot tell, is decided by the in-memory path itself (`split_rows`), with its own errors. Memory
+grows with the invalid rows, not the table: the valid rows are a filter of the staged ones,
+which the IO manager sinks.
 """
 
 from __future__ import annotations
