@@ -34,9 +34,10 @@ import polars as pl
 
 from dagster_dataframely._model.collection import read_collection
 from dagster_dataframely._model.settings import resolve_settings
-from dagster_dataframely._run.emit import emit
-from dagster_dataframely._run.split.collection_split import decide_members
-from dagster_dataframely._run.validated_output import OutputRun, ValidatedOutput
+from dagster_dataframely._run.decide.outcome import decide_members
+from dagster_dataframely._run.decide.output_run import OutputRun
+from dagster_dataframely._run.emit.emit import emit
+from dagster_dataframely._run.validated_output import ValidatedOutput
 
 VARIANTS = ("floor", "default", "lean")
 TARGET = 1.3

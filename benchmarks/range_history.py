@@ -17,16 +17,18 @@ import argparse
 import functools
 import statistics
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import dagster as dg
 import dataframely as dy
 
 import dagster_dataframely as dd
-from dagster_dataframely._model.quality_policy import resolve_policy
+from dagster_dataframely._model.asset_settings import OutputSettings
 from dagster_dataframely._model.schema import read_schema
-from dagster_dataframely._run.policy.history import History, read_range_history
+from dagster_dataframely._run.checks.history import Series, read_range_history
+from dagster_dataframely._run.checks.registry import series_of
+from dagster_dataframely._run.validated_output import ValidatedOutput
 
 KEY = dg.AssetKey("orders")
 
@@ -57,9 +59,13 @@ def _filled(instance: dg.DagsterInstance, days: Sequence[str], runs: int) -> Non
             )
 
 
+Remembered = tuple[tuple[Any, ...], tuple[Any, ...]]
+"""A day's row counts and undeclared-column lists, newest first."""
+
+
 def _one_query_each(
     instance: dg.DagsterInstance, days: Sequence[str], window: int, asset_wide: bool
-) -> dict[str, History]:
+) -> dict[str, Remembered]:
     """The baseline: one query per partition, as a run of each partition alone makes."""
 
     def metadata(record: dg.EventLogRecord, name: str) -> Any:
@@ -78,9 +84,14 @@ def _one_query_each(
             dg.AssetRecordsFilter(asset_key=KEY, asset_partitions=[day]), limit=limit
         ).records
         counts = asset_counts or tuple(metadata(r, "dagster/row_count") for r in records)
-        columns = tuple(metadata(records[0], "dataframely/undeclared_columns"))
-        found[day] = History(counts, columns)
+        columns = (metadata(records[0], "dataframely/undeclared_columns"),)
+        found[day] = (counts, columns)
     return found
+
+
+def _values(history: Mapping[Series, Sequence[Any]], series: Sequence[Series]) -> Remembered:
+    counts, columns = (tuple(point.value for point in history[s]) for s in series)
+    return counts, columns
 
 
 def _median_seconds(action: Callable[[], object], repeat: int) -> float:
@@ -111,16 +122,14 @@ def main() -> None:
                 volume = dd.VolumeCheck(
                     max_drop=0.5, window=arguments.window, compare_with=compare_with
                 )
-                policy = resolve_policy(
-                    info,
-                    dd.QualityPolicy(volume=volume, undeclared_columns="check"),
-                    quarantine=False,
-                )
+                policy = dd.QualityPolicy(volume=volume, undeclared_columns="check")
+                settings = OutputSettings.of(quality_policy=policy).resolve(info)
+                series = series_of(ValidatedOutput("orders", KEY, info, settings, False, False))
                 asset_wide = compare_with == "asset"
-                together = read_range_history(context, KEY, days, policy)
+                together = read_range_history(context, KEY, days, series)
                 assert together is not None
                 baseline = _one_query_each(instance, days, arguments.window, asset_wide)
-                assert {day: together.of(day) for day in days} == baseline
+                assert {day: _values(together.of(day), series) for day in days} == baseline
                 before = _median_seconds(
                     functools.partial(
                         _one_query_each, instance, days, arguments.window, asset_wide
@@ -128,7 +137,7 @@ def main() -> None:
                     arguments.repeat,
                 )
                 now = _median_seconds(
-                    functools.partial(read_range_history, context, KEY, days, policy),
+                    functools.partial(read_range_history, context, KEY, days, series),
                     arguments.repeat,
                 )
                 print(

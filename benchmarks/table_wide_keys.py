@@ -60,7 +60,7 @@ def write_table(partitions: int, rows: int, folder: Path) -> None:
 def worker(variant: str, folder: Path) -> dict[str, Any]:
     """One measure in this interpreter: its peak rise, time and the repeated keys found."""
     from dagster_dataframely._model.shown_values import ShownValues
-    from dagster_dataframely._run.keys_across_partitions import repeated_in_frames
+    from dagster_dataframely._run.checks.keys_across_partitions import repeated_in_frames
 
     shown = ShownValues(rows=True, masked=frozenset())
     files = sorted(folder.glob("*.parquet"))

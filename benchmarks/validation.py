@@ -288,12 +288,12 @@ def breakdown(frame: pl.DataFrame, repeat: int) -> list[tuple[str, float]]:
     from dagster_dataframely._model.check_groups import check_groups
     from dagster_dataframely._model.quality_policy import resolve_policy
     from dagster_dataframely._model.schema import read_schema
-    from dagster_dataframely._run.policy.thresholds import rule_verdicts
-    from dagster_dataframely._run.report.check_results import check_results_for
-    from dagster_dataframely._run.report.failures import Failures, rule_outcomes
+    from dagster_dataframely._run.checks.rule_checks import check_results_for
+    from dagster_dataframely._run.checks.tables import table_value
+    from dagster_dataframely._run.checks.thresholds import rule_verdicts
     from dagster_dataframely._run.report.report import fractions, invalid_rows_metadata
     from dagster_dataframely._run.report.statistics import statistics_tables
-    from dagster_dataframely._run.report.tables import table_value
+    from dagster_dataframely._run.split.failures import Failures, rule_outcomes
     from dagster_dataframely._run.split.split import column_problems, keep_warning_only_rows
 
     info = read_schema(Orders)

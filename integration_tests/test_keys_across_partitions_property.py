@@ -27,7 +27,10 @@ from hypothesis import strategies as st
 
 import dagster_dataframely as dd
 from dagster_dataframely._model.shown_values import ShownValues
-from dagster_dataframely._run.keys_across_partitions import repeated_in_frames, repeated_keys_of
+from dagster_dataframely._run.checks.keys_across_partitions import (
+    repeated_in_frames,
+    repeated_keys_of,
+)
 from dagster_dataframely._store.stored_keys import (
     _listed_files,
     _probed_files,

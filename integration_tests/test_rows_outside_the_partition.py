@@ -26,7 +26,7 @@ from tests.changing_source import ChangingSource
 from tests.rule_grammar import examples
 
 import dagster_dataframely as dd
-from dagster_dataframely._run import row_partitions
+from dagster_dataframely._run.scope import row_partitions
 from dagster_dataframely._run.split import split
 from dagster_dataframely.errors import PartitionRangeError
 

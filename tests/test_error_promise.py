@@ -38,7 +38,7 @@ SPEC_PINNED = {
 """Where the spec names Dagster's own class, which stays: (module, function, class) -> when."""
 
 TYPED_FACTORIES = {
-    ("_run/emit.py", "emit_as", "error"): ("_run.emit", "Layout", "error"),
+    ("_run/emit/emit.py", "emit_as", "error"): ("_run.emit.emit", "Layout", "error"),
 }
 """A raise of what a method returns, (module, function, method) -> that method's owner: the scan
 cannot see the class, so the method's return annotation must name a package error."""

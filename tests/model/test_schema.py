@@ -8,7 +8,7 @@ import pytest
 
 from dagster_dataframely import errors
 from dagster_dataframely._model.schema import own_docstring, read_schema
-from dagster_dataframely._run.report.failures import rule_outcomes
+from dagster_dataframely._run.split.failures import rule_outcomes
 from tests.schemas import EveryDtype, OrderLines, Orders, Shop
 
 

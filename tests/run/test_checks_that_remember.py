@@ -16,9 +16,17 @@ import pytest
 
 import dagster_dataframely as dd
 from dagster_dataframely import errors
-from dagster_dataframely._model.quality_policy import resolve_policy
+from dagster_dataframely._model.asset_settings import OutputSettings
 from dagster_dataframely._model.schema import read_schema
-from dagster_dataframely._run.policy.history import History, read_history, read_range_history
+from dagster_dataframely._run.checks.history import (
+    History,
+    Point,
+    Series,
+    read_history,
+    read_range_history,
+)
+from dagster_dataframely._run.checks.registry import series_of
+from dagster_dataframely._run.validated_output import ValidatedOutput
 from tests.asset_support import (
     QUIET,
     AssetContext,
@@ -214,6 +222,17 @@ def test_a_hand_wired_asset_compares_with_its_history_inside_a_run(
     assert not run_checks(result)["dy_volume"].passed
 
 
+def series_read(policy: dd.QualityPolicy | None) -> tuple[Series, ...]:
+    """The series the check kinds of an output with `policy` read from the instance."""
+    info = read_schema(SmallOrders)
+    settings = OutputSettings.of(quality_policy=policy, quarantine=True).resolve(info)
+    return series_of(ValidatedOutput("orders", dg.AssetKey("orders"), info, settings, True, False))
+
+
+def values(history: History, series: Series) -> tuple[Any, ...]:
+    return tuple(point.value for point in history[series])
+
+
 class NoInstance:
     """A context whose instance must not be read: reading it fails the test."""
 
@@ -237,12 +256,10 @@ class NoInstance:
 def test_nothing_is_read_from_the_instance_unless_a_check_compares_with_the_past(
     policy: dd.QualityPolicy | None,
 ) -> None:
-    info = read_schema(SmallOrders)
-    resolved = resolve_policy(info, policy, quarantine=True)
-    assert read_history(NoInstance(), dg.AssetKey("orders"), None, resolved) is None
-    remembering = resolve_policy(info, volume(max_drop=0.5), quarantine=True)
+    key = dg.AssetKey("orders")
+    assert read_history(NoInstance(), key, None, series_read(policy)) is None
     with pytest.raises(AssertionError, match="the instance was read"):
-        read_history(NoInstance(), dg.AssetKey("orders"), None, remembering)
+        read_history(NoInstance(), key, None, series_read(volume(max_drop=0.5)))
 
 
 def test_each_partition_of_a_range_reads_its_own_latest_materializations(
@@ -273,35 +290,32 @@ def test_each_partition_of_a_range_reads_its_own_latest_materializations(
         "fetch_materializations",
         lambda *args, **kwargs: queries.append(args) or fetch(*args, **kwargs),
     )
-    info = read_schema(SmallOrders)
     days = ["2026-01-01", "2026-01-02", "2026-01-03"]
     context = dg.build_asset_context(instance=own_instance)
 
     policy = dd.QualityPolicy(
         volume=dd.VolumeCheck(max_drop=0.5, window=2), undeclared_columns="check"
     )
-    histories = read_range_history(
-        context, key, days, resolve_policy(info, policy, quarantine=True)
-    )
+    counts, columns = series_read(policy)
+    histories = read_range_history(context, key, days, (counts, columns))
     assert histories is not None
-    assert [histories.of(day) for day in days] == [
-        History((6, 5), ("c6",)),
-        History((100,), ("vat",)),
-        History((), None),
-    ]
+    assert [
+        (values(histories.of(day), counts), values(histories.of(day), columns)) for day in days
+    ] == [((6, 5), (["c6"],)), ((100,), (["vat"],)), ((), ())]
     assert len(queries) == 2
 
     queries.clear()
     asset_wide = dd.QualityPolicy(
         volume=dd.VolumeCheck(max_drop=0.5, window=3, compare_with="asset")
     )
-    histories = read_range_history(
-        context, key, days, resolve_policy(info, asset_wide, quarantine=True)
-    )
+    (counts,) = series_read(asset_wide)
+    histories = read_range_history(context, key, days, (counts,))
     assert histories is not None
-    assert histories.of("2026-01-03") == History((6, 5, 4), None)
+    assert values(histories.of("2026-01-03"), counts) == (6, 5, 4)
     # After the two days before it in the range wrote 7 and 8 rows, in a run each.
-    assert histories.of("2026-01-03", [7, 8]) == History((8, 7, 6), None)
+    written = [Point(rows, day, "run", 0.0) for rows, day in ((7, days[0]), (8, days[1]))]
+    after = histories.of("2026-01-03", {"dagster/row_count": written})
+    assert values(after, counts) == (8, 7, 6)
     assert len(queries) == 1
 
 

@@ -24,9 +24,9 @@ from dagster_dataframely._model.code_version import _version
 from dagster_dataframely._model.collection import CollectionInfo, read_collection
 from dagster_dataframely._model.columns_tab import columns_tab, quarantine_table_schema
 from dagster_dataframely._model.settings import resolve_settings
-from dagster_dataframely._run.report.check_results import check_results_for
-from dagster_dataframely._run.report.failures import Failures
+from dagster_dataframely._run.checks.rule_checks import check_results_for
 from dagster_dataframely._run.split.collection_split import split_collection
+from dagster_dataframely._run.split.failures import Failures
 from tests.asset_support import QUIET
 from tests.parquet_io_manager import ParquetIOManager
 from tests.schemas import BookLines, BookOrders, OrderBook

@@ -19,7 +19,7 @@ from polars.testing import assert_frame_equal
 import dagster_dataframely as dd
 from dagster_dataframely import wiring
 from dagster_dataframely._model.schema import read_schema
-from dagster_dataframely._run.report.failures import Failures
+from dagster_dataframely._run.split.failures import Failures
 from tests.asset_support import Materialize, SmallOrders, run_tables
 
 KEY = dg.AssetKey("orders")

@@ -6,7 +6,7 @@ import dagster as dg
 import polars as pl
 
 from dagster_dataframely._model.shown_values import ShownValues
-from dagster_dataframely._run.keys_across_partitions import (
+from dagster_dataframely._run.checks.keys_across_partitions import (
     LISTED_PARTITIONS,
     _result,
     repeated_in_frames,

@@ -32,8 +32,8 @@ import dagster_dataframely as dd
 from dagster_dataframely import errors, wiring
 from dagster_dataframely._model.schema import read_schema
 from dagster_dataframely._model.shown_values import MASK
-from dagster_dataframely._run.report.failures import Failures
 from dagster_dataframely._run.split import streaming
+from dagster_dataframely._run.split.failures import Failures
 from dagster_dataframely._run.split.staging import Staging
 from dagster_dataframely._run.split.streaming import streamed_split
 from tests.changing_source import ChangingSource

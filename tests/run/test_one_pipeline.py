@@ -20,8 +20,8 @@ import pytest
 from polars.testing import assert_frame_equal
 
 import dagster_dataframely as dd
-from dagster_dataframely._run import emit as emit_module
-from dagster_dataframely._run.report.failures import Failures
+from dagster_dataframely._run.emit import emit as emit_module
+from dagster_dataframely._run.split.failures import Failures
 
 
 class Orders(dy.Schema):

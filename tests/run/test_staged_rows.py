@@ -25,10 +25,10 @@ from polars.testing.parametric import column, dataframes
 
 from dagster_dataframely._model.schema import read_schema
 from dagster_dataframely._run.report import distinct
-from dagster_dataframely._run.report.statistics import statistics_tables
+from dagster_dataframely._run.report.statistics import staged_statistics, statistics_tables
 from dagster_dataframely._run.split.staging import Staging, scan_staged
 from dagster_dataframely._run.split.streaming import streamed_split
-from dagster_dataframely._run.split.valid_rows import first_rows, row_count, staged_statistics
+from dagster_dataframely._run.split.valid_rows import first_rows, row_count
 from dagster_dataframely.errors import StreamingStagingError
 
 

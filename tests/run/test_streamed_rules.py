@@ -24,8 +24,8 @@ from hypothesis import given, settings
 from polars.testing import assert_frame_equal
 
 from dagster_dataframely._model.schema import read_schema
-from dagster_dataframely._run.report.failures import Failures
 from dagster_dataframely._run.split import streaming
+from dagster_dataframely._run.split.failures import Failures
 from dagster_dataframely._run.split.split import split_rows
 from dagster_dataframely._run.split.staging import Staging
 from dagster_dataframely._run.split.streaming import streamed_split

@@ -19,7 +19,7 @@ from hypothesis import strategies as st
 from polars.testing.parametric import dataframes
 
 from dagster_dataframely._model.shown_values import CELL_LIMIT, MASK, cut_text, dtype_text
-from dagster_dataframely._run.report.tables import _records, _shown_cell, table_value
+from dagster_dataframely._run.checks.tables import _records, _shown_cell, table_value
 
 
 def _cells(frame: pl.DataFrame) -> list[dict[str, object]]:

@@ -15,8 +15,8 @@ import pytest
 from polars.testing import assert_frame_equal
 
 from dagster_dataframely import errors, wiring
-from dagster_dataframely._run import emit as _emit
-from dagster_dataframely._run.report.tables import table_value
+from dagster_dataframely._run.checks.tables import table_value
+from dagster_dataframely._run.emit import emit as _emit
 from tests.schemas import NoRules, OrderLines, Orders
 
 KEY = dg.AssetKey(["orders"])

@@ -17,10 +17,10 @@ import dagster as dg
 
 from dagster_dataframely._model.collection import CollectionInfo
 from dagster_dataframely._run.compute import PrepareInput, Step, compute_function
-from dagster_dataframely._run.policy.outcome import Split, decide_each
+from dagster_dataframely._run.decide.outcome import Split, decide_each, decide_members
 from dagster_dataframely._run.returned import collection_members, one_output, output_mapping
-from dagster_dataframely._run.scope import scope_for
-from dagster_dataframely._run.split.collection_split import decide_members, share_input
+from dagster_dataframely._run.scope.scope import scope_for
+from dagster_dataframely._run.split.collection_split import share_input
 from dagster_dataframely._upstream import with_sibling_checks
 
 from .declared_outputs import remember_outputs

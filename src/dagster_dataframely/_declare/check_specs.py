@@ -1,4 +1,4 @@
-"""The check specs a schema declares on an asset: the column-schema check, then one per group."""
+"""The check specs a schema declares on an asset: every check kind's checks, in the kinds' order."""
 
 from __future__ import annotations
 
@@ -8,18 +8,8 @@ import dagster as dg
 import dataframely as dy
 from typing_extensions import Unpack
 
-from dagster_dataframely._model import names
-from dagster_dataframely._model.check_groups import (
-    CheckGroup,
-    check_groups,
-    column_schema_description,
-)
 from dagster_dataframely._model.keys import coerce_asset_key
-from dagster_dataframely._model.quality_policy import (
-    ResolvedPolicy,
-    resolve_policy,
-)
-from dagster_dataframely._model.rule_outcome import rule_outcomes
+from dagster_dataframely._model.quality_policy import resolve_policy
 from dagster_dataframely._model.schema import SchemaInfo, read_schema
 from dagster_dataframely._model.setting_keywords import (
     WIRING_RAISES,
@@ -28,16 +18,11 @@ from dagster_dataframely._model.setting_keywords import (
     with_setting_keywords,
 )
 from dagster_dataframely._model.setting_model import EntryPoint
-from dagster_dataframely._model.settings import (
-    Granularity,
-    SchemaRules,
-    Settings,
-    resolve_check_naming,
-)
+from dagster_dataframely._model.settings import Settings, resolve_check_naming
 from dagster_dataframely._model.warning_rules import resolve_warning_rules
-from dagster_dataframely._run.keys_across_partitions import key_sets
+from dagster_dataframely._run.checks.kind import Target
+from dagster_dataframely._run.checks.registry import kinds
 from dagster_dataframely._upstream import sibling_check_spec
-from dagster_dataframely.errors import InvalidArgumentsError
 
 PARTITIONED_CHECKS_WARNING = "Specifying a partitions_def on an AssetCheckSpec"
 """The start of the preview warning Dagster gives for a check spec with partitions."""
@@ -121,20 +106,13 @@ def check_specs(
     )
     info = read_schema(schema)
     warnings_ = resolve_warning_rules(info, checked.get("warning_rules"))
+    # NOTE: whether a quarantine takes the rows is the run's to say; the specs are the same.
+    policy = resolve_policy(
+        info, checked.get("quality_policy"), quarantine=None, warning_rules=warnings_
+    )
+    key = coerce_asset_key(asset)
     return _specs(
-        info,
-        asset=coerce_asset_key(asset),
-        granularity=granularity,
-        schema_rules=schema_rule_checks,
-        partitions_def=partitions_def,
-        warning_rules=warnings_,
-        # Whether a quarantine takes the rows is the run's to say; the specs are the same.
-        policy=resolve_policy(
-            info,
-            checked.get("quality_policy"),
-            quarantine=None,
-            warning_rules=warnings_,
-        ),
+        Target(info, key, granularity, schema_rule_checks, warnings_, policy, partitions_def)
     )
 
 
@@ -144,137 +122,55 @@ def declared_check_specs(
     asset: dg.AssetKey,
     settings: Settings,
     partitions_def: dg.PartitionsDefinition[str] | None,
+    keys_across_partitions: bool = False,
 ) -> list[dg.AssetCheckSpec]:
     """`check_specs` as the package's own declarations make them, without Dagster's preview warning.
 
     The user of `dd.asset` never asked for partitioned checks (a preview feature), so a suite
     that turns warnings into errors must still declare a partitioned asset; a hand-wired
     `check_specs(partitions_def=...)` keeps Dagster's warning.
+
+    Raises
+    ------
+    InvalidArgumentsError
+        `keys_across_partitions=True` on an unpartitioned asset or a schema without a key.
     """
     with warnings.catch_warnings():
         warnings.filterwarnings(
             "ignore", message=PARTITIONED_CHECKS_WARNING, category=dg.PreviewWarning
         )
         return _specs(
-            info,
-            asset=asset,
-            granularity=settings.check_granularity,
-            schema_rules=settings.schema_rules,
-            partitions_def=partitions_def,
-            warning_rules=settings.warning_rules,
-            policy=settings.policy,
+            Target(
+                info,
+                asset,
+                settings.check_granularity,
+                settings.schema_rules,
+                settings.warning_rules,
+                settings.policy,
+                partitions_def,
+                keys_across_partitions,
+            )
         )
 
 
-def _specs(
-    info: SchemaInfo,
-    *,
-    asset: str | dg.AssetKey,
-    granularity: Granularity,
-    schema_rules: SchemaRules,
-    partitions_def: dg.PartitionsDefinition[str] | None,
-    warning_rules: frozenset[str],
-    policy: ResolvedPolicy | None = None,
-) -> list[dg.AssetCheckSpec]:
-    """The column-schema check's spec, then one per check group, each on `partitions_def`.
-
-    A Collection member's `info` ends with its filters, so its specs end with them too; the
-    quality policy's own checks, when it has them, come last.
-    """
-    column_schema = dg.AssetCheckSpec(
-        names.COLUMN_SCHEMA_CHECK,
-        asset=asset,
-        description=column_schema_description(info.name),
-        blocking=True,
-        partitions_def=partitions_def,
+def _specs(target: Target) -> list[dg.AssetCheckSpec]:
+    first, *others = [check for kind in kinds() for check in kind.declare(target)]
+    template = dg.AssetCheckSpec(
+        first.name,
+        asset=target.key,
+        description=first.description,
+        blocking=first.blocking,
+        partitions_def=target.partitions_def,
     )
-    # Every other spec differs from the column-schema check's only in these three fields.
-    specs = [column_schema]
-    outcomes = rule_outcomes(info, warning_rules, policy)
-    specs += [
+    # NOTE: a sibling of the first spec differs from it only in these three fields, and is made
+    # without Dagster's checks, which cost most of a wide schema's declaration.
+    return [template] + [
         sibling_check_spec(
-            column_schema,
-            name=group.name,
-            description=_described(group, policy),
-            blocking=any(outcomes[r.name].blocking for r in group.rules),
+            template, name=check.name, description=check.description, blocking=check.blocking
         )
-        for group in check_groups(info, granularity, schema_rules, warning_rules)
+        if check.per_partition
+        else dg.AssetCheckSpec(
+            check.name, asset=target.key, description=check.description, blocking=check.blocking
+        )
+        for check in others
     ]
-    if policy is not None:
-        specs += [
-            sibling_check_spec(
-                column_schema,
-                name=name,
-                description=description,
-                blocking=policy.blocks_own_checks,
-            )
-            for name, description in policy_checks(policy)
-        ]
-    return specs
-
-
-def policy_checks(policy: ResolvedPolicy) -> list[tuple[str, str]]:
-    """The quality policy's own checks, by name and description, in the order they report."""
-    checks = []
-    if policy.volume is not None:
-        checks.append((names.VOLUME_CHECK, policy.volume.describe()))
-    if policy.undeclared_columns == "check":
-        checks.append(
-            (
-                names.UNDECLARED_COLUMNS_CHECK,
-                "The columns the frame has that the schema does not declare (dropped before "
-                "the write) are those of the latest materialization; a change warns.",
-            )
-        )
-    return checks
-
-
-def _described(group: CheckGroup, policy: ResolvedPolicy | None) -> str:
-    """The group's description, with the thresholds of its rules, so the catalog shows them."""
-    if policy is None:
-        return group.description
-    bounded = [r for r in group.rules if r.name in policy.thresholds]
-    if not bounded:
-        return group.description
-    fails_run = policy.writes
-    if not group.collapsed:
-        listed = policy.thresholds[bounded[0].name].describe(fails_run=fails_run)
-        return f"{group.description.rstrip('.')}. Threshold: {listed}."
-    listed = "; ".join(
-        f"{r.name} {policy.thresholds[r.name].describe(fails_run=fails_run)}" for r in bounded
-    )
-    return f"{group.description.rstrip('.')}. Thresholds: {listed}."
-
-
-def keys_across_partitions_spec(
-    info: SchemaInfo, asset: dg.AssetKey, partitions_def: dg.PartitionsDefinition[str] | None
-) -> dg.AssetCheckSpec:
-    """The one table-wide check of `keys_across_partitions=True`, not per partition.
-
-    Raises
-    ------
-    InvalidArgumentsError
-        The asset is not partitioned, or its schema has no primary key and no `unique=` column.
-    """
-    shown = asset.to_user_string()
-    if partitions_def is None:
-        raise InvalidArgumentsError(
-            shown,
-            "`keys_across_partitions=True` checks keys across partitions, and the asset has none",
-            "Give the asset a partitions_def, or leave keys_across_partitions out.",
-        )
-    keys = key_sets(info)
-    if not keys:
-        raise InvalidArgumentsError(
-            shown,
-            f"`keys_across_partitions=True` needs a key, and schema {info.name} has no primary "
-            "key and no `unique=True` column",
-            "Mark the key columns primary_key=True (or unique=True), or leave "
-            "keys_across_partitions out.",
-        )
-    listed = "; ".join(", ".join(key) for key in keys)
-    return dg.AssetCheckSpec(
-        names.KEYS_ACROSS_PARTITIONS_CHECK,
-        asset=asset,
-        description=f"No key ({listed}) is stored in more than one partition.",
-    )

@@ -24,7 +24,7 @@ from dagster_dataframely._model.shown_values import ShownValues
 from dagster_dataframely._run.validated_output import ValidatedOutput
 from dagster_dataframely.errors import ClearQuarantineError
 
-from .check_specs import declared_check_specs, keys_across_partitions_spec
+from .check_specs import declared_check_specs
 
 VALID_ROWS = dg.DagsterType(
     lambda _, value: isinstance(value, pl.DataFrame | pl.LazyFrame),
@@ -112,7 +112,11 @@ def declare_output(
         io_manager_key=out.io_manager_key,
         backfill_policy=out.backfill_policy,
     )
-    specs = declared_check_specs(info, asset=key, settings=settings, partitions_def=partitions_def)
-    if keys_across_partitions:
-        specs.append(keys_across_partitions_spec(info, key, partitions_def))
+    specs = declared_check_specs(
+        info,
+        asset=key,
+        settings=settings,
+        partitions_def=partitions_def,
+        keys_across_partitions=validated.keys_across_partitions,
+    )
     return Declaration(validated, resolved, tuple(specs))

@@ -1,7 +1,7 @@
-"""Run time: the one pipeline every validated asset's step goes through.
+"""Run time: the one pipeline every validated asset's step goes through, in layers.
 
-The compute wrapper calls the user's function once, then for each output: the column gate,
-the split (`Schema.filter`, or a Collection's joint `Collection.filter`), an outcome of the
-failure policy, and its emission: quarantines written, materializations and checks yielded,
-the failure raised. Everything reported is computed from what the one split returned.
+Read top to bottom, as one run's data goes: the entry pipelines (`compute`, `validation`,
+`stored_tables`), the run's `scope` (one partition or a range), its `emit`ting, the `report` on
+each table, the `decide`d outcome of each output, the `checks` whose kinds judge it, and the
+`split` of its rows; below them the few modules every layer reads. Each imports only below it.
 """

@@ -18,6 +18,11 @@ from typing import Any
 import dagster as dg
 import polars as pl
 
+from dagster_dataframely._run.decide.evaluation import stored_results
+from dagster_dataframely._run.decide.outcome import Split, decide_each
+from dagster_dataframely._run.decide.output_run import OutputRun
+from dagster_dataframely._run.emit.emit import emit_as
+from dagster_dataframely._run.scope.scope import Scope, ScopeOf, StepEvent
 from dagster_dataframely._store.bare_managers import warn_of_unfiltered
 from dagster_dataframely._store.delegating import validate_quarantine_key
 from dagster_dataframely._store.lazy_tables import sinks_lazy_table
@@ -27,17 +32,12 @@ from dagster_dataframely._store.writer_choice import can_clear, initial_writer_f
 from dagster_dataframely._upstream import current_asset_context
 
 from .context import call_context, check_call_partition, partition_key, selected_outputs
-from .emit import emit_as
-from .keys_across_partitions import keys_check_result
-from .policy.outcome import Split, decide_each
 from .report.materialization_columns import ColumnsTabs
-from .returned import Unpack, unwrap
-from .scope import Scope, ScopeOf, StepEvent
+from .returned import Frame, Unpack, unwrap
 from .signature import ComputeSignature
-from .split.split import Frame
 from .split.staging import Staging
 from .split.streaming import validated_in_memory
-from .validated_output import OutputRun, ValidatedOutput
+from .validated_output import ValidatedOutput
 
 PrepareInput = Callable[[object], object]
 """What one of the user's inputs becomes before the function receives it."""
@@ -121,11 +121,10 @@ def compute_function(function: Callable[..., object], step: Step) -> Callable[..
             outcomes = scope.decide(step.split, frames, runs)
             log = step_context.log if step_context is not None else None
             yield from emit_as(scope.layout, outcomes, returned, log)
-            # Dagster stored each yielded table before resuming here: the keys read are stored.
+            # NOTE: Dagster stored each yielded table before resuming here: the kinds that read
+            # the stored table read this run's.
             for output in selected:
-                if not output.keys_across_partitions or step.partitions_def is None:
-                    continue
-                yield keys_check_result(step_context, output, step.partitions_def)
+                yield from stored_results(output, step_context, step.partitions_def)
         finally:
             # Dagster has written every yielded table by now, from the staged rows too.
             staging.remove()
@@ -142,15 +141,8 @@ def _start(
     scope: Scope,
     staging: Staging,
 ) -> OutputRun:
-    """What the context gives one selected output before the user's function runs.
-
-    A range that cannot be stored or split per partition, or a partition a database manager
-    could not find the rows of, is refused, the quarantine key is checked and the writer made
-    first, so a refused run calls nothing. The history is read as a run of each partition
-    alone would read it. Where its IO manager sinks a `LazyFrame`, a streaming output stages
-    its rows, and an output whose values stay out of the event log hands the manager its
-    valid rows as one (`hands_lazy_table`); elsewhere they are collected.
-    """
+    # NOTE: a refused range or partition, the quarantine key and the writer come first, so a refused
+    # run calls nothing.
     scope.check(output)
     writer = initial = None
     if output.quarantine:

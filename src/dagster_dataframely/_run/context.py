@@ -96,7 +96,6 @@ def check_call_names_partition(
 
 
 def _has_key(definition: dg.PartitionsDefinition[str], key: str) -> bool:
-    """Whether `key` is a partition of `definition`, any key of a dynamic dimension counting."""
     if isinstance(definition, dg.MultiPartitionsDefinition):
         # A multi-partition key is its dimensions' keys joined with `|`, in dimension order.
         parts = str(key).split("|")
@@ -111,7 +110,6 @@ def _has_key(definition: dg.PartitionsDefinition[str], key: str) -> bool:
 
 
 def _first_key(definition: dg.PartitionsDefinition[str]) -> str | None:
-    """The first partition key, for the error; None when it has none or needs an instance."""
     dimensions = (
         [d.partitions_def for d in definition.partitions_defs]
         if isinstance(definition, dg.MultiPartitionsDefinition)

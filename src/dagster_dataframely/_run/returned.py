@@ -20,7 +20,8 @@ from dagster_dataframely.errors import (
     MultiAssetReturnError,
 )
 
-from .split.split import Frame
+Frame = pl.DataFrame | pl.LazyFrame
+"""What an output's value holds once unwrapped: the rows to validate."""
 
 Unpack = Callable[[object], Mapping[str, object]]
 """Turn what the function returned into a value per output name; raise a package error for

@@ -77,19 +77,10 @@ class ComputeSignature:
 def _resolved_parameters(
     function: Callable[..., object], params: list[inspect.Parameter], *, skip_first: bool
 ) -> list[inspect.Parameter]:
-    """The user's parameters with string annotations resolved against the user's module.
-
-    Dagster and the IO manager then see `pl.LazyFrame` and friends even under `from __future__
-    import annotations`, and the Polars type of a dataframely hint (`pl.DataFrame` for
-    `dy.DataFrame[Orders]`), which Dagster would refuse. The `context` (the first parameter,
-    when `skip_first`) keeps its resolved annotation as it is: Dagster checks it against its
-    own context classes, which a string never is, so `context: dg.AssetExecutionContext` under
-    `from __future__ import annotations` works here where `@dg.asset` refuses it.
-
-    Raises `UnresolvedAnnotationError` for a parameter whose annotation names what its module
-    does not define: Dagster would otherwise evaluate the string in this package's module, and
-    blame an `if TYPE_CHECKING:` block for a name that is imported, or resolve another one.
-    """
+    # NOTE: a string annotation Dagster would evaluate in this package's module (blaming an `if
+    # TYPE_CHECKING:` import, or resolving another name) is refused here; the context keeps its
+    # resolved annotation, which Dagster checks against its own classes, and every input gets its
+    # Polars type (`pl.DataFrame` for `dy.DataFrame[Orders]`).
     annotations = annotations_of(function)
     name = getattr(function, "__name__", repr(function))
     for param in params:

@@ -28,17 +28,18 @@ from dagster_dataframely._model.setting_keywords import (
     with_setting_keywords,
 )
 from dagster_dataframely._model.setting_model import EntryPoint
+from dagster_dataframely._run.checks.history import read_history
+from dagster_dataframely._run.checks.registry import series_of
+from dagster_dataframely._run.decide.outcome import decide
+from dagster_dataframely._run.decide.output_run import OutputRun
+from dagster_dataframely._run.emit.emit import AssetYield, emit
 from dagster_dataframely._store.quarantine_writer import QuarantineWriter
 from dagster_dataframely._upstream import current_asset_context
 from dagster_dataframely.errors import ClearQuarantineError, InvalidArgumentsError
 
-from .emit import AssetYield, emit
-from .policy.history import read_history
-from .policy.outcome import decide
-from .report.check_results import stored_table_results
-from .returned import type_name
-from .split.split import Frame
-from .validated_output import OutputRun, ValidatedOutput
+from .returned import Frame, type_name
+from .stored_tables import stored_table_results
+from .validated_output import ValidatedOutput
 
 __all__ = ["AssetYield", "check_results", "validation_results"]
 
@@ -191,15 +192,10 @@ def validation_results(
 
 
 def _emitted(run: OutputRun, frame: Frame | None) -> AssetYield:
-    """Decide and emit in the generator, so nothing runs before the first result is asked for.
-
-    The history the quality policy compares with is the running step's asset's, read here,
-    and the step's log is the one that warns of rows quarantined while every check passed
-    (Dagster's own logger outside a step). The run has no staging and no streaming output, so
-    every table is a `DataFrame`.
-    """
+    # NOTE: a generator, so nothing runs before the first result is asked for. The history and the
+    # log are the running step's (Dagster's own logger outside a step).
     output = run.output
-    history = read_history(None, output.key, run.partition_key, output.settings.policy)
+    history = read_history(None, output.key, run.partition_key, series_of(output))
     context = current_asset_context()
     outcome = decide(dataclasses.replace(run, history=history), frame)
     log = context.log if context is not None else None

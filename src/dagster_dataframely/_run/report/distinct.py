@@ -1,31 +1,12 @@
 """Exact counts of distinct values, without paying Polars' full price when the layout allows.
 
-Counting the distinct values of a text column with many of them is the most expensive
-statistic by far: Polars' exact `n_unique` on millions of order ids costs more than every
-other statistic together, because its hash table outgrows the CPU's caches and nearly every
-value is a cache miss. Two cheaper exact counts:
-
-- a column sorted either way needs no table at all: its runs (maximal stretches of one
-  repeated value) are its distinct values;
-- any other column is cut by its hash into parts (`parts_for`) and each part counted exactly
-  by `n_unique`, and the counts are added up. Equal values hash equal, so every distinct
-  value lies in exactly one part, and the sum is exact. Two different values that share a
-  hash, or a part, are still told apart by that part's exact count: the hash only decides
-  where a value is counted, never whether two values are the same. Each part's table is
-  small enough to stay in the cache (`benchmarks/validation.py --order random`).
-
-A text column with few distinct values has a small table already, but `n_unique` reads its
-values on one thread, and in a frame reordered in memory (shuffled, sorted, joined) each
-value's bytes lie anywhere in its buffers: nearly every read waits on memory. From
-`GROUPED_FROM` values such a column is counted as the groups of a `group_by` of its own,
-which Polars runs on every thread, beside the statistics query. Any other column with few
-distinct values keeps `n_unique`.
-
-Rows a streamed split staged are never held in memory whole, not even one text column of them
-(a column of 30M order ids is 322 MiB, and counting it by parts in memory held 1.4 GiB). Such a
-column is counted on the streaming engine, one hash part per pass over it (`passes`), so that
-only that part's distinct values are held at once; how many passes comes from an estimate of
-the distinct count (`approx_n_unique`), which decides only the speed, never the count.
+Polars' exact `n_unique` on millions of order ids costs more than every other statistic
+together: its hash table outgrows the CPU's caches. A column sorted either way is counted by
+its runs; any other is cut by its hash into parts (`parts_for`), each counted exactly and the
+counts added (equal values hash equal, so each lies in one part; the hash only decides where a
+value is counted). From `GROUPED_FROM` values a text column is counted by a `group_by` of its
+own, on every thread. Staged rows are counted on the streaming engine, one hash part per pass
+(`passes`), so only that part's values are held (`benchmarks/validation.py --order random`).
 """
 
 from __future__ import annotations
@@ -130,7 +111,6 @@ class DistinctCount:
 
     @classmethod
     def _plan_staged(cls, rows: pl.LazyFrame, position: int, key: str) -> DistinctCount:
-        """A staged text column is counted in passes; a category column's few values at once."""
         column = pl.nth(position)
         if not isinstance(rows.collect_schema().dtypes()[position], pl.String | pl.Binary):
             return cls(column, key, "exact")
@@ -197,17 +177,14 @@ class DistinctCount:
 
 
 def _many_distinct(series: pl.Series) -> bool:
-    """Whether an evenly spread sample of the column is nearly all different values."""
     sample = series.gather_every(max(1, len(series) // _SAMPLE_SIZE)).drop_nulls()
     return len(sample) > 1 and sample.n_unique() >= _MANY_DISTINCT * len(sample)
 
 
 def _is_sorted(series: pl.Series) -> bool:
-    """Sorted either way, nulls at one end. Stops at the first value out of order."""
     nulls_last = series.has_nulls() and series[-1] is None
     return any(series.is_sorted(descending=down, nulls_last=nulls_last) for down in (False, True))
 
 
 def _as_int(value: object) -> int:
-    """A count Polars returned as a Python int, typed as one."""
     return cast(int, value)

@@ -1,13 +1,9 @@
 """Keep each validated asset's Columns tab in a run, where a materialization would replace it.
 
-The catalog shows the latest materialization's `dagster/column_schema` over the definition's,
-and an IO manager may record its own, read from the frame: dagster-polars does, with every
-column nullable and no constraint. It replaces a yielded `MaterializeResult`'s entry, while
-metadata added through the step's context is merged after both; so the schema's tab goes there,
-before the user's function runs (the user's own `context.add_asset_metadata` still wins), and a
-`dagster/column_schema` the user returned on a `MaterializeResult` is added again after it, so
-it reaches the materialization unchanged, as every other returned key does. A direct invocation
-has no materialization to fill, and nothing is added.
+An IO manager may record its own `dagster/column_schema` (dagster-polars' has every column
+nullable), replacing a yielded `MaterializeResult`'s, while metadata added through the step's
+context is merged after both: so the schema's tab goes there before the user's function runs,
+and one the user returned is added again after it. A direct invocation has nothing to fill.
 """
 
 from __future__ import annotations

@@ -18,10 +18,9 @@ import dagster as dg
 
 from dagster_dataframely._model import names
 from dagster_dataframely._model.settings import Settings
+from dagster_dataframely._run.checks.tables import records_value, table_value
+from dagster_dataframely._run.split.failures import Failures
 from dagster_dataframely._run.split.valid_rows import ValidRows, first_rows, row_count
-
-from .failures import Failures
-from .tables import records_value, table_value
 
 RULE_SET_LIMIT = 20
 """The most rows `invalid_by_rules` has: with more rule sets, the last row sums the smallest."""
@@ -134,11 +133,8 @@ def invalid_rows_metadata(
 
 
 def _rule_set_rows(failures: Failures) -> list[dict[str, int | str]]:
-    """`invalid_by_rules`' rows: every rule set, or the largest and one row for all the rest.
-
-    Rows failing many rules in many combinations could give a row per invalid row; the last
-    row keeps the total exact, so the counts still add up to `invalid_count`.
-    """
+    # NOTE: many rules failed in many combinations could give a row per invalid row; the last row
+    # sums the rest, so the counts still add up to `invalid_count`.
     check_names = {rule.name: rule.check_name for rule in failures.info.rules}
     ranked = failures.rule_sets()
     listed = ranked if len(ranked) <= RULE_SET_LIMIT else ranked[: RULE_SET_LIMIT - 1]

@@ -18,8 +18,8 @@ import dagster as dg
 import polars as pl
 
 from dagster_dataframely._model.shown_values import MASK
+from dagster_dataframely._run.checks import tables
 
-from . import tables
 from .distinct import DistinctCount
 
 _Statistics = Callable[[pl.Expr, pl.DataType], dict[str, pl.Expr]]
@@ -124,7 +124,6 @@ def statistics_tables(
 def _results(
     frame: pl.DataFrame, exprs: Mapping[str, pl.Expr], columns: list[_Column]
 ) -> dict[str, Any]:
-    """Every statistic of rows in memory, the columns' own count queries beside the main one."""
     count_queries = [
         q for c in columns if c.counting and (q := c.counting.query(frame)) is not None
     ]
@@ -139,7 +138,6 @@ def _results(
 def _staged_results(
     rows: pl.LazyFrame, exprs: Mapping[str, pl.Expr], columns: list[_Column]
 ) -> dict[str, Any]:
-    """Every statistic of staged rows, on the streaming engine; the counts in passes after."""
     result: dict[str, Any] = rows.select(**exprs).collect(engine="streaming").row(0, named=True)
     for column in columns:
         if column.counting is not None and column.counting.strategy == "passes":
@@ -208,7 +206,6 @@ def streams_exactly(dtype: pl.DataType) -> bool:
 
 
 def _group(dtype: pl.DataType) -> str | None:
-    """The statistics table a dtype belongs to; None for a dtype no table has."""
     if dtype.is_numeric():
         return "numeric"
     if dtype.is_temporal():
@@ -221,7 +218,6 @@ def _group(dtype: pl.DataType) -> str | None:
 
 
 def _numeric(column: pl.Expr, dtype: pl.DataType) -> dict[str, pl.Expr]:
-    """The numeric group's statistics of one column."""
     if isinstance(dtype, pl.Decimal):
         return _decimal(column, dtype)
     return {
@@ -236,11 +232,8 @@ def _numeric(column: pl.Expr, dtype: pl.DataType) -> dict[str, pl.Expr]:
 
 
 def _decimal(column: pl.Expr, dtype: pl.Decimal) -> dict[str, pl.Expr]:
-    """A `Decimal`'s statistics from its integer form (value times 10**scale), as floats.
-
-    The integers are what Polars stores, so this reads the column as it is, where casting it
-    to `Float64` first would convert every value; it is exact up to the last step, too.
-    """
+    # NOTE: the integers are what Polars stores: reading them, where a cast to Float64 would convert
+    # every value, is exact up to the last step.
     units = column.to_physical()
     scale = 10.0 ** (dtype.scale or 0)
     return {
@@ -259,20 +252,15 @@ _EXACT_IN_FLOAT = 15
 
 
 def _median_units(units: pl.Expr, dtype: pl.Decimal) -> pl.Expr:
-    """The median of a `Decimal`'s integers, selected among `Int64`s where they all fit.
-
-    Polars stores a `Decimal` as `Int128`, whose selection is several times slower than an
-    `Int64`'s (0.2 s against 0.04 s of CPU at 5M rows). With at most 15 digits every value,
-    and the sum of the two middle ones, is exact in an `Int64` and in a `Float64`, so both
-    give the same median.
-    """
+    # NOTE: Polars stores a Decimal as Int128, whose selection is several times slower than an
+    # Int64's (0.2 s against 0.04 s of CPU at 5M rows); with at most 15 digits every value, and the
+    # sum of the two middle ones, is exact in an Int64 and a Float64.
     if dtype.precision is not None and dtype.precision <= _EXACT_IN_FLOAT:
         return units.cast(pl.Int64).median()
     return units.median()
 
 
 def _temporal(column: pl.Expr, dtype: pl.DataType) -> dict[str, pl.Expr]:
-    """The temporal group's statistics of one column."""
     low, high = column.min(), column.max()
     return {
         "count": column.count(),
@@ -284,7 +272,6 @@ def _temporal(column: pl.Expr, dtype: pl.DataType) -> dict[str, pl.Expr]:
 
 
 def _string(column: pl.Expr, dtype: pl.DataType) -> dict[str, pl.Expr]:
-    """The string group's statistics of one column: lengths and counts, never a value."""
     if isinstance(dtype, pl.Binary):
         lengths = column.bin.size()
     elif isinstance(dtype, pl.Categorical | pl.Enum):
@@ -301,7 +288,6 @@ def _string(column: pl.Expr, dtype: pl.DataType) -> dict[str, pl.Expr]:
 
 
 def _boolean(column: pl.Expr, dtype: pl.DataType) -> dict[str, pl.Expr]:
-    """The boolean group's statistics of one column."""
     n_true = column.sum()
     return {
         "count": column.count(),
@@ -313,7 +299,7 @@ def _boolean(column: pl.Expr, dtype: pl.DataType) -> dict[str, pl.Expr]:
 
 
 def _rounded(statistic: pl.Expr) -> pl.Expr:
-    """A computed statistic to 4 places, in Float64 so a `Float32` column shows no f32 noise."""
+    # NOTE: in Float64, so a Float32 column shows no f32 noise.
     return statistic.cast(pl.Float64).round(4)
 
 
@@ -323,3 +309,28 @@ _STATISTICS: dict[str, _Statistics] = {
     "string": _string,
     "boolean": _boolean,
 }
+
+
+def staged_statistics(
+    valid: pl.LazyFrame, distinct: Collection[str] = (), masked: Collection[str] = ()
+) -> dict[str, dg.TableMetadataValue]:
+    """`statistics_tables` of staged rows, one column at a time, in the same tables.
+
+    A column's statistics read that column alone, so computing them column by column gives the
+    same values as one query over the frame; only the tables' rows are put back together, in
+    the frame's column order within each table. A text column is never held at all: its
+    statistics stream (`streams_exactly`); any other is read into memory alone.
+    """
+    # Zero rows give every table of the frame, in the tables' order, with their schemas.
+    tables = statistics_tables(valid.clear().collect(), distinct, masked)
+    records: dict[str, list[dg.TableRecord]] = {group: [] for group in tables}
+    for position, dtype in enumerate(valid.collect_schema().dtypes()):
+        # `pl.nth`: a column named `*` or `^a.*$` would select other columns by name.
+        column = valid.select(pl.nth(position))
+        rows = column if streams_exactly(dtype) else column.collect(engine="streaming")
+        for group, table in statistics_tables(rows, distinct, masked).items():
+            records[group].extend(table.records)
+    return {
+        group: dg.MetadataValue.table(records[group], table.schema)
+        for group, table in tables.items()
+    }

@@ -1,10 +1,10 @@
-"""A Collection's members split together, with one `Collection.filter`, and their outcomes.
+"""A Collection's members split together, with one `Collection.filter`.
 
 This is where a Collection plugs into the one pipeline: instead of one `Schema.filter` per
 output, the members are split jointly, so the Collection's `@dy.filter`s apply across them, and
-each member's outcome is then classified as any output's is. The members come from one read of
-what they share: the function's lazy inputs are cached before it runs (`share_input`), and the
-members are collected in one query.
+each member's outcome is then classified as any output's is (`outcome.decide_members`). The
+members come from one read of what they share: the function's lazy inputs are cached before it
+runs (`share_input`), and the members are collected in one query.
 """
 
 from __future__ import annotations
@@ -17,20 +17,12 @@ import polars as pl
 
 from dagster_dataframely._model.collection import CollectionInfo
 from dagster_dataframely._model.schema import SchemaInfo
-from dagster_dataframely._run.policy.outcome import (
-    ColumnMismatch,
-    Outcome,
-    Skipped,
-    Unchecked,
-    classify,
-    undeclared_for,
-)
-from dagster_dataframely._run.report.failures import Failures
-from dagster_dataframely._run.validated_output import OutputRun
+from dagster_dataframely._run.returned import Frame
 from dagster_dataframely._upstream import collection_filters
 from dagster_dataframely.errors import CollectionFilterDuplicatesError, CollectionMemberMissingError
 
-from .split import Frame, collect_once, column_problems, split_rows
+from .failures import Failures
+from .split import collect_once, column_problems, split_rows
 
 
 @dataclass(frozen=True, eq=False)
@@ -146,13 +138,9 @@ def share_input(value: object) -> object:
 
 
 def _member_failures(info: SchemaInfo, failure: dy.FailureInfo) -> Failures:
-    """A member's failures, where a row a filter removed passed every rule of the member.
-
-    `Collection.filter` stacks two kinds of rows: those a member rule failed, which no filter
-    saw (their filter outcomes are unknown), and those a filter removed, which passed every
-    member rule (Dataframely leaves those outcomes null). The second kind's rule outcomes are
-    set to passed here, so the quarantine says a filter, and only a filter, removed them.
-    """
+    # NOTE: `Collection.filter` stacks the rows a member rule failed (their filter outcomes unknown)
+    # and those a filter removed, which passed every member rule but have them null: set to passed,
+    # so the quarantine says a filter, and only a filter, removed them.
     failures = Failures.from_failure_info(info, failure)
     filters = [rule.name for rule in info.filters]
     rules = [rule.name for rule in info.rules if not rule.is_filter]
@@ -163,29 +151,3 @@ def _member_failures(info: SchemaInfo, failure: dy.FailureInfo) -> Failures:
         pl.when(removed_by_filter).then(True).otherwise(pl.col(rule)).alias(rule) for rule in rules
     )
     return Failures(info=info, outcomes=outcomes, counts=failures.counts)
-
-
-def decide_members(
-    info: CollectionInfo, frames: Mapping[str, Frame | None], runs: Mapping[str, OutputRun]
-) -> dict[str, Outcome]:
-    """Every member's outcome from one joint split; a Collection's `Split` of the pipeline.
-
-    A member with mismatched columns is a column mismatch, and every other member is
-    unchecked (its columns passed, no rule ran); a skipped member (optional, or all of them)
-    is a skip; every other member's outcome follows its rows as any output's would.
-    """
-    split = split_collection(info, frames)
-    outcomes: dict[str, Outcome] = {}
-    for member, run in runs.items():
-        if member in split.problems:
-            outcomes[member] = ColumnMismatch(run, tuple(split.problems[member]))
-        elif split.problems:
-            outcomes[member] = Unchecked(run)
-        elif member in split.skipped:
-            outcomes[member] = Skipped(run)
-        else:
-            rows = split.splits[member]
-            frame = frames.get(member)
-            undeclared = undeclared_for(run, frame) if frame is not None else None
-            outcomes[member] = classify(run, rows.valid, rows.failures, undeclared)
-    return outcomes

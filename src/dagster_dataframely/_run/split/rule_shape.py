@@ -65,11 +65,8 @@ def is_elementwise(expr: pl.Expr) -> bool:
 
 
 def _keeps_length(expr: pl.Expr) -> bool:
-    """Whether Polars says `expr` gives one value per row or a scalar; True where it cannot.
-
-    `meta.is_length_preserving` and `meta.is_scalar` are public since polars 2.0; polars 1.x
-    has neither.
-    """
+    # NOTE: `meta.is_length_preserving` and `meta.is_scalar` are public since polars 2.0; polars
+    # 1.x has neither, and there the rule is taken to keep its length.
     preserving = getattr(expr.meta, "is_length_preserving", None)
     scalar = getattr(expr.meta, "is_scalar", None)
     if preserving is None or scalar is None:
@@ -96,7 +93,6 @@ def window_keys(expr: pl.Expr) -> frozenset[str] | None:
 
 
 def _serialized(expr: pl.Expr) -> object | None:
-    """`expr`'s plan as Polars serializes it to JSON; None if Polars cannot."""
     try:
         tree: object = json.loads(expr.meta.serialize(format="json"))
     except (pl.exceptions.PolarsError, ValueError):
@@ -105,11 +101,6 @@ def _serialized(expr: pl.Expr) -> object | None:
 
 
 def _elementwise(node: object, windows: list[frozenset[str]] | None = None) -> bool:
-    """One node of a serialized expression, and everything under it, works row by row.
-
-    With `windows`, a `.over()` window that keeps its groups whole (see `window_keys`) counts
-    as row by row too, and its partition columns are appended to `windows`.
-    """
     if not isinstance(node, dict) or len(node) != 1:
         return False
     ((kind, body),) = node.items()
@@ -141,11 +132,8 @@ _WINDOW_FIELDS: Final = frozenset({"function", "partition_by", "order_by", "mapp
 
 
 def _window_partition(body: Any) -> frozenset[str] | None:
-    """A window's partition columns, if it maps each group back to the group's own rows.
-
-    A window with any field beyond the four read here (a new option of another Polars
-    version) is not trusted to keep to its group.
-    """
+    # NOTE: a window with a field beyond the four read here (an option of another Polars version) is
+    # not trusted to keep to its group.
     if not isinstance(body, dict) or set(body) != _WINDOW_FIELDS:
         return None
     if body.get("mapping") != "GroupsToRows":
@@ -163,17 +151,14 @@ def _window_partition(body: Any) -> frozenset[str] | None:
 
 
 def _is_window_or_series(kind: str, body: object) -> bool:
-    """A node that could reach past its group: another window, or a literal of many values."""
     return kind == "Over" or (kind == "Literal" and not _is_one_value(body))
 
 
 def _is_one_value(literal: object) -> bool:
-    """Whether a literal node's body is a single value (a scalar), not a series."""
     return isinstance(literal, dict) and set(literal) <= {"Scalar", "Dyn"}
 
 
 def _holds(node: object, found: Callable[[str, object], bool]) -> bool:
-    """Whether `found` is true of any node of a serialized expression, `node` included."""
     if isinstance(node, dict):
         if any(found(kind, body) for kind, body in node.items()):
             return True
@@ -184,7 +169,6 @@ def _holds(node: object, found: Callable[[str, object], bool]) -> bool:
 
 
 def _elementwise_function(body: Any, windows: list[frozenset[str]] | None = None) -> bool:
-    """A function node: a listed function over element-wise inputs, `is_in` over a literal."""
     if not isinstance(body, dict) or not isinstance(body.get("input"), list):
         return False
     function, inputs = body.get("function"), body["input"]

@@ -17,12 +17,11 @@ from dataframely.filter_result import FilterResult
 
 from dagster_dataframely._model.schema import SchemaInfo, dataframely_rules
 from dagster_dataframely._model.shown_values import dtype_text
-from dagster_dataframely._run.report.failures import Failures
+from dagster_dataframely._run.returned import Frame
 from dagster_dataframely._upstream import evaluated_rules
 
+from .failures import Failures
 from .valid_rows import ValidRows
-
-Frame = pl.DataFrame | pl.LazyFrame
 
 
 def column_problems(info: SchemaInfo, frame: Frame) -> list[dict[str, str]]:
@@ -106,13 +105,6 @@ def counted_rows(height: int) -> pl.DataFrame:
 
 
 def _split_counting(info: SchemaInfo, frame: pl.LazyFrame) -> FilterResult[Any]:
-    """The split of a `LazyFrame` that holds only its invalid rows and counts the valid ones.
-
-    `filter`'s own plan (`evaluated_rules`) over the user's plan behind one `.cache()`, read by
-    two plans run together on the streaming engine (`collect_once`): the invalid rows with
-    their rule outcomes, and the number of rows. The cache runs the user's plan once, so both
-    see the same rows, and the valid rows are streamed past, never held.
-    """
     columns = frame.select(info.schema.column_names())
     plan, rules, passed = evaluated_rules(info.schema, columns, dataframely_rules(info.schema))
     if not rules:
@@ -120,6 +112,8 @@ def _split_counting(info: SchemaInfo, frame: pl.LazyFrame) -> FilterResult[Any]:
         return FilterResult(
             cast(dy.DataFrame[Any], counted_rows(count)), FailureInfo(pl.LazyFrame(), [])
         )
+    # NOTE: one `.cache()` runs the user's plan once for both plans, so they see the same rows, and
+    # the valid rows are streamed past, never held.
     shared = plan.cache()
     got = collect_once(
         {

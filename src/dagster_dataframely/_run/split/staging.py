@@ -90,12 +90,9 @@ _NO_SPACE: Final = (errno.ENOSPC, errno.EDQUOT)
 
 
 def _out_of_space(error: Exception, directory: Path) -> bool:
-    """Whether a failed write into `directory` ran out of room there.
-
-    Polars reports the operating system's error as text (`No space left on device (os error
-    28)`), an `OSError` carries its number; and a disk that a failed write filled has no byte
-    left, whatever a message says.
-    """
+    # NOTE: Polars reports the OS error as text (`No space left on device (os error 28)`), an
+    # OSError carries its number; and a disk a failed write filled has no byte left, whatever a
+    # message says.
     if isinstance(error, OSError) and error.errno in _NO_SPACE:
         return True
     text = str(error)

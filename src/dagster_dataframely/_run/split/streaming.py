@@ -1,37 +1,14 @@
-"""The streamed split: a `LazyFrame` validated without holding its rows in memory.
+"""The streamed split (`streaming=True`): a `LazyFrame` validated without holding its rows.
 
-With `streaming=True`, a returned `LazyFrame` is run once, on the streaming engine, into a local
-staging file, so the user's sources are read once and every later pass reads that file. Every
-rule is evaluated as Dataframely evaluates it, beside every row (`with_columns` of
-`expr.fill_null(True)`), and what it returns decides what it means: one value per row is each
-row's outcome, a scalar (`pl.len() < 3`, `pl.col("v").sum() < 10`) is every row's outcome, and
-anything else is refused with the error the in-memory path raises. A rule is evaluated in one
-of two places:
-
-- a rule read as row by row (its expression holds only columns, scalars and element-wise
-  functions) is evaluated while the rows are staged, into a `Boolean` column of the staged
-  rows. Polars evaluates it beside every row whatever it is, so a rule misread as row by row
-  costs memory, never another outcome; a rule that fails there, or changes how many rows are
-  staged, has the rows staged again without rules;
-- any other rule (the primary key, a `.over()` rule, an aggregate, a rule that is no
-  `Boolean`) is evaluated next over the staged rows on the in-memory engine, as the in-memory
-  path evaluates it, reading only the columns it needs, and only the positions of the rows it
-  fails are kept. A result that is not one value per row is evaluated again beside the rows,
-  which broadcasts a scalar and refuses the rest as the in-memory path does. The primary key,
-  when it is Dataframely's `pl.struct(key).is_unique()`, is found by hashing the key
-  (duplicates hash equal): only rows whose hash repeats are compared exactly, so it holds 8
-  bytes per row, not the key. A rule that is row by row but for `.over()` windows sharing key
-  columns is evaluated over hash parts of those columns, a part at a time, every group whole in
-  one part (`window_keys`); a part whose result is not one value per row sends the rule back
-  to the whole frame.
-
-A rule Polars cannot plan, one whose result is no `Boolean`, and one value that is no scalar
-(`head(1)`, which Polars' in-memory engine refuses or broadcasts depending on the other rules)
-are decided by the in-memory path itself (`split_rows`): over zero rows where the rows cannot
-change its verdict, else over the staged rows. The invalid rows are then collected with one
-outcome per rule, in the frame's order; memory grows with them, not the table. The valid rows
-are never written a second time: they are a filter of the staged rows, which the IO manager
-sinks, so the table's rows are read from the staging file once more.
+The plan runs once, on the streaming engine, into a local staging file that every later pass
+reads. Each rule is evaluated as Dataframely evaluates it (`with_columns` of
+`expr.fill_null(True)`): a rule read as row by row (`rule_shape`) while the rows are staged,
+into a `Boolean` column; any other (the primary key, by hashes of the key; a `.over()` rule, over
+hash parts of its window's keys; an aggregate) over the staged rows on the in-memory engine,
+keeping only the positions of the rows it fails. What Polars cannot plan, or the streamed split
+cannot tell, is decided by the in-memory path itself (`split_rows`), with its own errors. Memory
+grows with the invalid rows, not the table: the valid rows are a filter of the staged ones,
+which the IO manager sinks.
 """
 
 from __future__ import annotations
@@ -44,8 +21,8 @@ from pathlib import Path
 import polars as pl
 
 from dagster_dataframely._model.schema import PRIMARY_KEY_RULE, SchemaInfo, dataframely_rules
-from dagster_dataframely._run.report.failures import Failures
 
+from .failures import Failures
 from .rule_shape import is_elementwise, window_keys
 from .split import contiguous, split_rows
 from .staging import Staging, scan_staged
@@ -143,10 +120,6 @@ def streamed_split(
 def _outcome_dtypes(
     frame: pl.LazyFrame, columns: Sequence[str], rules: Mapping[str, pl.Expr]
 ) -> dict[str, pl.DataType] | None:
-    """Each rule's result dtype over the frame's columns, read without running the plan.
-
-    None when Polars cannot plan a rule over them (a column of another dtype than it needs).
-    """
     schema = frame.collect_schema()
     empty = pl.LazyFrame(schema={column: schema[column] for column in columns})
     try:
@@ -162,15 +135,10 @@ def _stage(
     staging: Staging,
     asset: str,
 ) -> tuple[Path, list[pl.Expr]]:
-    """Stage the frame's columns with the outcomes of `row_by_row`; each staged rule's outcome.
-
-    The rules are added as Dataframely adds them (`with_columns`, one column each), so a
-    scalar is broadcast to every row, and an error names the rule as the in-memory path
-    names it. Should a rule fail while the rows are staged, or return another number of values
-    than rows (Polars refuses that, except beside a one-row frame, which it repeats: `_FIRST`
-    shows it), the frame is staged again without rules, reading the plan a second time: each
-    rule is then evaluated over the staged rows, with the in-memory path's own errors.
-    """
+    # NOTE: added as Dataframely adds them (`with_columns`), so a scalar is broadcast and an error
+    # names the rule as the in-memory path does. A rule that fails while staging, or gives another
+    # number of values than rows (Polars repeats a one-row frame instead of refusing it: `_FIRST`
+    # shows it), has the frame staged again without rules.
     plan = frame.select(columns)
     names = [f"{_RULE}{index}" for index in range(len(row_by_row))]
     outcomes = dict(zip(names, row_by_row, strict=True))
@@ -188,12 +156,9 @@ def _stage(
 
 
 def _evaluate_without_rows(plan: pl.LazyFrame, outcomes: Mapping[str, pl.Expr]) -> bool:
-    """Whether the staged rules evaluate over zero rows of the plan's columns.
-
-    A rule that fails whatever the rows hold (`.str` on an integer column) is left out of the
-    staging pass, so that it fails over the staged rows with the in-memory path's error,
-    without reading the plan twice.
-    """
+    # NOTE: a rule that fails whatever the rows hold (`.str` on an integer) stays out of the staging
+    # pass: it fails over the staged rows with the in-memory path's error, without reading the plan
+    # twice.
     empty = pl.LazyFrame(schema=plan.collect_schema())
     try:
         empty.with_columns(**outcomes).collect()
@@ -203,13 +168,11 @@ def _evaluate_without_rows(plan: pl.LazyFrame, outcomes: Mapping[str, pl.Expr]) 
 
 
 def _rows_are_the_frames(source: Path) -> bool:
-    """Whether the staged rows are the frame's own: exactly one is its first (none if empty)."""
     rows, firsts = scan_staged(source).select(pl.len(), pl.col(_FIRST).sum()).collect().row(0)
     return bool(firsts == min(rows, 1))
 
 
 def _all(conditions: Iterable[pl.Expr]) -> pl.Expr:
-    """True where every condition is; True everywhere without any."""
     listed = list(conditions)
     return pl.all_horizontal(listed) if listed else pl.lit(True)
 
@@ -232,7 +195,6 @@ class _Refused:
 
 
 def _whole_frame_outcome(failed: Failed) -> pl.Expr:
-    """A whole-frame rule's outcome on each staged row, by its position (`_POSITION`)."""
     if isinstance(failed, bool):
         return pl.lit(not failed)
     return ~pl.col(_POSITION).is_in(failed.implode())
@@ -241,13 +203,8 @@ def _whole_frame_outcome(failed: Failed) -> pl.Expr:
 def _failed_rows(
     info: SchemaInfo, name: str, rule: pl.Expr, written: pl.Expr, source: Path, height: int
 ) -> Failed | _Refused | None:
-    """The staged rows a whole-frame rule fails, reading only the columns it needs.
-
-    `rule` is the rule as evaluated (null filled), `written` as the schema wrote it, which
-    decides the primary key's and a window rule's cheaper ways. A result that is not one
-    value per row sends the rule to the plain evaluation over every row (`_evaluated`), which
-    may refuse it; None when only the in-memory path's own plan can decide it.
-    """
+    # NOTE: `written` is the rule as the schema wrote it (`rule` with nulls filled): its form
+    # decides the primary key's and a window rule's cheaper ways.
     rows = scan_staged(source)
     if name == PRIMARY_KEY_RULE and _is_key_uniqueness(written, info.primary_key):
         return _repeated_keys(rows, list(info.primary_key), rule)
@@ -271,21 +228,15 @@ def _failed_rows(
 def _evaluated(
     rows: pl.LazyFrame, name: str, rule: pl.Expr, height: int
 ) -> pl.Series | _Refused | None:
-    """The rule's value on each staged row, as Dataframely evaluates it.
-
-    On Polars' in-memory engine, over the rule's columns alone, as the in-memory path
-    evaluates it (the streaming engine gives some expressions another length, such as
-    `pl.len() < pl.lit(0).filter(...)`). An error evaluating the rule is raised. A result of
-    another length than the rows (an aggregate's one value, `head(3)`) is evaluated again
-    beside the rows, as Dataframely does (`with_columns`): that broadcasts a scalar, and
-    refuses another length with the in-memory path's own error (`_Refused`). One value that
-    is no scalar (`head(1)`) it refuses alone, but broadcasts beside rules sharing a
-    subexpression with it (common-subexpression elimination): None, so that the in-memory
-    path's own plan decides.
-    """
+    # NOTE: on the in-memory engine, as the in-memory path: the streaming engine gives some
+    # expressions another length (`pl.len() < pl.lit(0).filter(...)`).
     outcome = rows.select(rule.alias(name)).collect(engine="in-memory").to_series()
     if len(outcome) == height:
         return outcome
+    # NOTE: another length (an aggregate's one value, `head(3)`) is evaluated again beside the
+    # rows, as Dataframely does: a scalar is broadcast, another length refused with the in-memory
+    # path's own error. One value that is no scalar (`head(1)`) is refused alone but broadcast
+    # beside rules sharing a subexpression with it: the in-memory path's own plan decides (None).
     beside_rows = rows.with_columns(rule.alias(name)).select(name)
     try:
         return beside_rows.collect(engine="in-memory").to_series()
@@ -294,26 +245,17 @@ def _evaluated(
 
 
 def _is_key_uniqueness(expr: pl.Expr, key: Sequence[str]) -> bool:
-    """Whether `expr` is Dataframely's primary-key rule, which `_repeated_keys` evaluates.
-
-    Compared with Polars' own `meta.eq`, not read from a serialized form: a Dataframely that
-    checked the key another way would have its rule evaluated over the whole frame.
-    """
+    # NOTE: compared with Polars' own `meta.eq`: a Dataframely that checked the key another way has
+    # its rule evaluated over the whole frame.
     return bool(key) and expr.meta.eq(pl.struct(list(key)).is_unique())
 
 
 def _in_memory_split(
     info: SchemaInfo, source: Path, rules: Mapping[str, pl.Expr], *, without_rows: bool = True
 ) -> tuple[pl.LazyFrame, Failures]:
-    """The in-memory path's split of the staged rows, for rules the streamed split cannot run.
-
-    A rule Polars cannot plan over the frame's columns, or whose result is no `Boolean`, is
-    refused by the in-memory path whatever the rows hold; so `without_rows`, zero rows of the
-    same columns are split first, which raises its error without reading a row. Where zero
-    rows could decide otherwise than the rows (a rule whose value depends on how many rows
-    there are fails over zero rows but plans), or raise nothing, and for a rule only the rows
-    decide (one value that is no scalar), the staged rows themselves are split in memory.
-    """
+    # NOTE: a rule Polars cannot plan, or whose result is no Boolean, is refused whatever the rows
+    # hold: zero rows raise its error without reading a row. Where zero rows could decide otherwise,
+    # the staged rows themselves are split.
     staged = scan_staged(source).select(list(info.columns))
     empty = staged.clear().collect()
     if without_rows and _decided_without_rows(empty, rules):
@@ -323,8 +265,6 @@ def _in_memory_split(
 
 
 def _decided_without_rows(empty: pl.DataFrame, rules: Mapping[str, pl.Expr]) -> bool:
-    """Whether the rules evaluate over `empty` as over any rows: they cannot be planned, or
-    they evaluate (so only their dtypes can refuse them, as over any rows)."""
     plan = empty.lazy().with_columns(**rules)
     try:
         plan.collect_schema()
@@ -347,22 +287,15 @@ passes cost more than the smaller groups save."""
 
 
 def _window_parts(height: int) -> int:
-    """How many hash parts a window rule over `height` staged rows is evaluated in."""
     return min(_MAX_WINDOW_PARTS, max(1, math.ceil(height / ROWS_PER_WINDOW_PART)))
 
 
 def _failed_by_parts(
     rows: pl.LazyFrame, keys: list[str], rule: pl.Expr, parts: int
 ) -> pl.Series | None:
-    """The positions of the rows a window rule fails, over hash parts of its window's `keys`.
-
-    The columns the rule reads are read once, with each row's part; the rule then runs over one
-    part's rows at a time, so only that part's groups are in memory. Equal keys hash equal, so
-    each group's rows all fall in one part, in their own order, and the rule gives each of them
-    what it gives over the whole frame. None when a part's result is not one value per row
-    (the rule reaches past its groups after all) or an error: the rule then runs over the
-    whole frame, which broadcasts or refuses it as the in-memory path does.
-    """
+    # NOTE: equal keys hash equal, so each group falls whole in one part, in its own order, and only
+    # one part's groups are in memory. A part whose result is not one value per row, or an error,
+    # sends the rule to the whole frame.
     part = (pl.struct(keys).hash() % parts).cast(pl.UInt8).alias(_PART)
     read = rows.select(part, *dict.fromkeys(rule.meta.root_names())).collect(engine="streaming")
     failed = []
@@ -380,12 +313,9 @@ def _failed_by_parts(
 
 
 def _repeated_keys(rows: pl.LazyFrame, key: list[str], rule: pl.Expr) -> pl.Series:
-    """The positions of rows whose primary key another row has, exactly, from key hashes.
-
-    Equal keys hash equal, so every row of a repeated key is among the rows whose hash repeats;
-    those few rows' keys are then compared by Dataframely's own rule. Sorting the hashes finds
-    the repeats in 16 bytes per row, where grouping by the key would hold the key itself.
-    """
+    # NOTE: equal keys hash equal: only the rows whose hash repeats are compared exactly, by
+    # Dataframely's own rule. Sorting the hashes holds 16 bytes per row, where grouping by the key
+    # would hold the key.
     hashes = rows.select(pl.struct(key).hash()).collect(engine="streaming").to_series()
     ordered = hashes.sort()
     repeated = ordered.filter(ordered == ordered.shift(1)).unique()
@@ -404,7 +334,6 @@ def _repeated_keys(rows: pl.LazyFrame, key: list[str], rule: pl.Expr) -> pl.Seri
 
 
 def _counts(invalid: pl.DataFrame, rules: list[str]) -> dict[str, int]:
-    """How many rows failed each rule, for the rules that failed any: `FailureInfo.counts()`."""
     if not rules or not invalid.height:
         return {}
     totals = invalid.select((~pl.col(rules)).sum()).row(0, named=True)

@@ -1,22 +1,16 @@
-"""A run over a partition range: each partition's rows validated as a run of it alone would.
+"""A run over a partition range (a single-run backfill): each partition decided alone.
 
-A single-run backfill (`dg.BackfillPolicy.single_run()`) materializes several partitions in one
-step, and a manager that stores a range in one write (a `DbIOManager`, such as DuckDB's) stores
-them together. The package still validates each partition's rows on their own: each row's partition
-is read from the asset's `partition_expr` (the entry that manager stores the range by), and each
-partition's rows get their own outcome, so a primary key or a `.over()` rule never spans two
-partitions, and the quality policy's checks that remember compare each partition with what a run of
-it alone would (`history.RangeHistory`). Each row's partition is read by `row_partitions`, as a
-run of one partition on a database manager reads it. It is one of a step's scopes
-(`scope.Scope`): `emit` reports the partitions one at a time, laid out by `range_emit`, and
-writes the table and the quarantine once each. Before the function runs, a manager that would
-store the range as several writes (or, for a multi-partitioned asset, not as one rectangle of
-keys), or an asset without a `partition_expr`, is refused.
+A manager that stores a range in one write (a `DbIOManager`, such as DuckDB's) stores the
+partitions together; each row's partition is still read from the asset's `partition_expr`
+(`row_partitions`), and each partition's rows get their own outcome and history, as a run of it
+alone would (`history.RangeHistory`). Before the function runs, a manager that would store the
+range as several writes, or an asset without a `partition_expr`, is refused.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -24,7 +18,15 @@ from typing import Any
 import dagster as dg
 import polars as pl
 
+from dagster_dataframely._model import names
 from dagster_dataframely._model.keys import quarantine_key
+from dagster_dataframely._run.checks.history import Point, read_range_history
+from dagster_dataframely._run.checks.registry import series_of
+from dagster_dataframely._run.decide.outcome import Classified, Clean, Outcome, Partial, Split
+from dagster_dataframely._run.decide.output_run import OutputRun
+from dagster_dataframely._run.returned import Frame
+from dagster_dataframely._run.split.valid_rows import row_count
+from dagster_dataframely._run.validated_output import ValidatedOutput
 from dagster_dataframely._store.quarantine_writer import QuarantineWriter
 from dagster_dataframely._store.storage_slots import check_range_storage
 from dagster_dataframely._upstream import (
@@ -35,13 +37,8 @@ from dagster_dataframely._upstream import (
     step_output,
 )
 
-from .policy.history import read_range_history
-from .policy.outcome import Classified, Clean, Outcome, Partial, Split
 from .range_emit import RangeLayout
 from .row_partitions import RowPartitions
-from .split.split import Frame
-from .split.valid_rows import row_count
-from .validated_output import OutputRun, ValidatedOutput
 
 
 @dataclass(frozen=True, eq=False)
@@ -121,9 +118,9 @@ class PartitionRange:
         quarantines = {
             name: _RangeQuarantine(run.writer) for name, run in runs.items() if run.writer
         }
-        # The rows each output's earlier partitions would have written, each in a run of its
-        # own: a history of the whole asset has them before the next partition's run.
-        written: dict[str, list[int]] = {name: [] for name in runs}
+        # NOTE: the row counts each output's earlier partitions would have written, each in a
+        # run of its own: a history of the whole asset has them before the next partition's run.
+        written: dict[str, list[Point]] = {name: [] for name in runs}
         by_key: dict[str, Mapping[str, Outcome]] = {}
         for key, sliced in self._rows.sliced(frames, runs).items():
             partition_runs = {
@@ -132,7 +129,7 @@ class PartitionRange:
                     partition_key=key,
                     writer=quarantines[name].write if name in quarantines else None,
                     history=(
-                        run.range_history.of(key, written[name])
+                        run.range_history.of(key, {names.ROW_COUNT: written[name]})
                         if run.range_history is not None
                         else run.history
                     ),
@@ -143,7 +140,10 @@ class PartitionRange:
             if not any(outcome.fails_step for outcome in outcomes.values()):
                 for name, outcome in outcomes.items():
                     if isinstance(outcome, Clean | Partial):
-                        written[name].append(row_count(outcome.rows.valid))
+                        count = row_count(outcome.rows.valid)
+                        written[name].append(
+                            Point(count, key, self.context.run.run_id, time.time())
+                        )
         for name, quarantine in quarantines.items():
             quarantine.frames = [
                 outcome.rows.quarantined.quarantine_frame
@@ -154,8 +154,8 @@ class PartitionRange:
 
     def with_history(self, run: OutputRun) -> OutputRun:
         """`run` with what a run of each partition alone would remember (`decide` picks)."""
-        policy = run.output.settings.policy
-        history = read_range_history(self.context, run.output.key, self.keys, policy)
+        series = series_of(run.output)
+        history = read_range_history(self.context, run.output.key, self.keys, series)
         return dataclasses.replace(run, range_history=history)
 
     @property
@@ -165,7 +165,6 @@ class PartitionRange:
 
     @property
     def _rows(self) -> RowPartitions:
-        """Which partition of the range each returned row is in, by `partition_expr`."""
         return RowPartitions(
             self.context.assets_def.metadata_by_key, self.keys, self.partitions_def
         )

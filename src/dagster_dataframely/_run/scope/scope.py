@@ -17,20 +17,22 @@ from typing import Any, Protocol
 
 import dagster as dg
 
+from dagster_dataframely._run.checks.history import read_history
+from dagster_dataframely._run.checks.registry import series_of
+from dagster_dataframely._run.decide.outcome import Outcome, Split
+from dagster_dataframely._run.decide.output_run import OutputRun
+from dagster_dataframely._run.emit.emit import EACH_OUTCOME, Layout
+from dagster_dataframely._run.returned import Frame
+from dagster_dataframely._run.split.valid_rows import ValidRows
+from dagster_dataframely._run.validated_output import ValidatedOutput
 from dagster_dataframely._store.step_storage import (
     check_partition_storage,
     stores_partitions_in_database,
 )
 from dagster_dataframely._upstream import current_asset_context
 
-from .emit import EACH_OUTCOME, Layout
 from .partition_range import PartitionRange
-from .policy.history import read_history
-from .policy.outcome import Outcome, Split
 from .row_partitions import RowPartitions
-from .split.split import Frame
-from .split.valid_rows import ValidRows
-from .validated_output import OutputRun, ValidatedOutput
 
 StepEvent = (
     dg.MaterializeResult[ValidRows]
@@ -50,7 +52,7 @@ class Scope(Protocol):
         ...
 
     def with_history(self, run: OutputRun) -> OutputRun:
-        """`run` with the history its quality policy compares with."""
+        """`run` with the history its check kinds compare with."""
         ...
 
     def decide(
@@ -85,8 +87,8 @@ class OneStep:
 
     def with_history(self, run: OutputRun) -> OutputRun:
         """`run` with its partition's (or the asset's) history."""
-        policy = run.output.settings.policy
-        history = read_history(self.context, run.output.key, run.partition_key, policy)
+        key, partition = run.output.key, run.partition_key
+        history = read_history(self.context, key, partition, series_of(run.output))
         return dataclasses.replace(run, history=history)
 
     def decide(
@@ -105,13 +107,10 @@ class OneStep:
     def _within_partition(
         self, frames: Mapping[str, Frame | None], runs: Mapping[str, OutputRun]
     ) -> Mapping[str, Frame | None]:
-        """`frames`, those a database manager stores refused when a row is outside the partition.
-
-        Their plans run here, once each (as the split would), and the split gets their rows.
-        """
         context = self.context if self.context is not None else current_asset_context()
         if self.partitions_def is None or context is None or not context.has_partition_key:
             return frames
+        # NOTE: their plans run here, once each, and the split gets their rows.
         held = {
             name: frame
             for name, frame in frames.items()

@@ -57,12 +57,8 @@ def table_records(
 
 
 def _shown_frame(frame: pl.DataFrame, masked: Collection[str]) -> pl.DataFrame:
-    """`frame` with every cell as a table shows it; a column already shown that way is kept.
-
-    A wide frame's columns are mostly numbers and short texts, which a table shows as they
-    are: only the others (masked, another dtype, a text that can be longer than `CELL_LIMIT`)
-    get an expression, and a frame with none is not copied at all.
-    """
+    # NOTE: a wide frame is mostly numbers and short texts, shown as they are: only the other
+    # columns get an expression, and a frame with none is not copied.
     long_texts = _long_text_columns(frame)
     changed = {
         position: _masked(pl.nth(position))
@@ -82,11 +78,8 @@ def _shown_frame(frame: pl.DataFrame, masked: Collection[str]) -> pl.DataFrame:
 
 
 def _long_text_columns(frame: pl.DataFrame) -> set[int]:
-    """The positions of the `String` columns with a value of more than `CELL_LIMIT` bytes.
-
-    Bytes, not characters: a string's byte length is stored beside it, and a text of at most
-    `CELL_LIMIT` bytes has at most as many characters, so only these columns can need a cut.
-    """
+    # NOTE: bytes, not characters: the byte length is stored beside a string, and a text of at most
+    # CELL_LIMIT bytes has at most as many characters.
     texts = [p for p, dtype in enumerate(frame.dtypes) if isinstance(dtype, pl.String)]
     if not texts:
         return set()
@@ -95,15 +88,9 @@ def _long_text_columns(frame: pl.DataFrame) -> set[int]:
 
 
 def _records(shown: pl.DataFrame) -> list[dg.TableRecord]:
-    """The rows of a frame of cells as table records, each row's dict built whole.
-
-    A wide sample has a million cells. Each column becomes Python values at once
-    (`Series.to_list`), and each row's dict is then made in one step from that row's values:
-    at 2,500 rows of 500 columns this takes 0.6x to 0.8x the time of filling every row's dict a
-    column at a time, which touches all 2,500 dicts once per column (`benchmarks/wide.py`).
-    The cells are a Dagster cell type by their dtype, so the records skip Dagster's check of
-    every entry; a frame with any other dtype gets it.
-    """
+    # NOTE: a wide sample has a million cells: each column becomes Python values at once, then each
+    # row's dict is built whole (0.6x to 0.8x the time of filling the dicts a column at a time,
+    # `benchmarks/wide.py`); cells of a Dagster cell dtype skip Dagster's check of every entry.
     names = shown.columns
     floats = [position for position, dtype in enumerate(shown.dtypes) if dtype.is_float()]
     # One select for every float column: True where it holds no NaN or infinity.
@@ -120,7 +107,6 @@ def _records(shown: pl.DataFrame) -> list[dg.TableRecord]:
 
 
 def _is_cell_dtype(dtype: pl.DataType) -> bool:
-    """Whether every value of a column of `dtype` is a `Cell` in Python."""
     return (
         dtype.is_integer()
         or dtype.is_float()
@@ -143,17 +129,12 @@ def records_value(
 
 
 def _masked(expr: pl.Expr) -> pl.Expr:
-    """`MASK` where `expr` has a value, null where it has none: a sensitive column's cells."""
     return pl.when(expr.is_not_null()).then(pl.lit(MASK))
 
 
 def _shown_cell(expr: pl.Expr, dtype: pl.DataType) -> pl.Expr:
-    """`cell_expr`, with every text longer than `CELL_LIMIT` characters cut, marked `CUT`.
-
-    Numbers, booleans, dates and times are short already and stay as they are. A binary value
-    is cut before it becomes hex (to `CELL_LIMIT // 2` bytes, its size given in bytes), so a
-    20 MB value is never copied whole; a nested value is cut after it becomes JSON.
-    """
+    # NOTE: a binary value is cut before it becomes hex, so a 20 MB value is never copied whole; a
+    # nested one after it becomes JSON.
     if isinstance(dtype, pl.Binary):
         whole = expr.bin.size()
         kept = CELL_LIMIT // 2
@@ -169,7 +150,6 @@ def _shown_cell(expr: pl.Expr, dtype: pl.DataType) -> pl.Expr:
 
 
 def _cut_text(text: pl.Expr) -> pl.Expr:
-    """A text cut to `CELL_LIMIT` characters when longer, in the `CUT` form."""
     length = text.str.len_chars()
     return (
         pl.when(length > CELL_LIMIT)
@@ -179,7 +159,6 @@ def _cut_text(text: pl.Expr) -> pl.Expr:
 
 
 def _cut(head: pl.Expr, length: pl.Expr, unit: str) -> pl.Expr:
-    """The `CUT` form of a value: its head, then its whole length in `unit`."""
     return pl.format(CUT, head, length, pl.lit(unit))
 
 
@@ -199,7 +178,6 @@ def cell_expr(expr: pl.Expr, dtype: pl.DataType) -> pl.Expr:
 
 
 def _scalar(expr: pl.Expr, dtype: AnyDtype) -> pl.Expr:
-    """A leaf value as the text a Dagster table cell holds, where Polars has no JSON for it."""
     if isinstance(dtype, pl.Decimal):
         return expr.cast(pl.String)
     if isinstance(dtype, pl.Duration):
@@ -214,12 +192,10 @@ def _scalar(expr: pl.Expr, dtype: AnyDtype) -> pl.Expr:
 
 
 def _object_text(series: pl.Series) -> pl.Series:
-    """Python objects have no Polars cast to text, so each becomes its `str`."""
     return pl.Series([None if value is None else str(value) for value in series], dtype=pl.String)
 
 
 def _json_ready(expr: pl.Expr, dtype: AnyDtype) -> pl.Expr:
-    """Turn the leaves of a nested value into what Polars' JSON encoder writes as we show them."""
     if isinstance(dtype, pl.Struct):
         fields = [
             _json_ready(expr.struct.field(f.name), f.dtype).alias(f.name) for f in dtype.fields
@@ -233,7 +209,7 @@ def _json_ready(expr: pl.Expr, dtype: AnyDtype) -> pl.Expr:
 
 
 def _finite(value: Cell) -> Cell:
-    """NaN and infinities as text: the UI parses each record as strict JSON, which has neither."""
+    # NOTE: the UI parses each record as strict JSON, which has no NaN or infinity.
     if isinstance(value, float) and not math.isfinite(value):
         return "NaN" if math.isnan(value) else ("inf" if value > 0 else "-inf")
     return value

@@ -1,19 +1,17 @@
-"""Which keys of a partitioned table repeat across its stored partitions, read lazily.
+"""`keys_across_partitions=True`: the keys stored in more than one partition, after the write.
 
-Dataframely validates a primary key (and `unique=` columns) within the frame it is given, so
-a partitioned asset's key is unique inside each partition only. This reads the key columns of
-every stored partition the definition holds, each partition's distinct keys once, and groups
-them on the streaming engine, so memory grows with the number of distinct keys, never with the
-table's width; on DuckDB one query does the same inside the database. A key repeated inside one
-partition is the per-partition rule's business and is not counted here; a partition stored
-without a key column (or, alike, with no value in it) takes no part in that key's check.
+Dataframely holds a key unique within the frame it is given, so a partitioned asset's key is
+unique inside each partition only. This reads every stored partition's key columns and groups
+them on the streaming engine (on DuckDB, in one query), so memory grows with the distinct keys,
+never with the table's width. A partition without a key column, or without a value in it, takes
+no part in that key's check.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, ClassVar
 
 import dagster as dg
 import polars as pl
@@ -21,15 +19,18 @@ import polars as pl
 from dagster_dataframely._model import names
 from dagster_dataframely._model.schema import SchemaInfo
 from dagster_dataframely._model.shown_values import ShownValues, cut_text
+from dagster_dataframely._run.validated_output import ValidatedOutput
 from dagster_dataframely._store.stored_keys import PARTITIONS as _PARTITIONS
 from dagster_dataframely._store.stored_keys import (
     repeated_in_duckdb,
     stored_partitions,
     stored_table,
 )
+from dagster_dataframely.errors import InvalidArgumentsError, ValidationFailedError
 
-from .report.tables import Cell, table_records
-from .validated_output import ValidatedOutput
+from .history import Series
+from .kind import DeclaredCheck, Judged, Reported, Target, When
+from .tables import Cell, table_records
 
 
 def key_sets(info: SchemaInfo) -> tuple[tuple[str, ...], ...]:
@@ -100,13 +101,10 @@ def repeated_in_frames(
 def _without_valueless(
     grouped: pl.DataFrame, numbered: Sequence[pl.LazyFrame], columns: list[str]
 ) -> pl.DataFrame:
-    """`grouped` without the partitions that hold no value in some key column.
-
-    Such a partition (a parquet file written with the column all null; in DuckDB, a
-    partition stored before the column was added) takes no part, so that both managers agree.
-    Every key it holds has a null in that column, so only the repeated keys with a null are
-    looked at, and only their partitions are read again: none in the usual case.
-    """
+    # NOTE: a partition with no value in a key column (a parquet file written with it all null; in
+    # DuckDB, one stored before it was added) takes no part, so that both managers agree. Only the
+    # repeated keys with a null can be such a partition's, so only their partitions are read again:
+    # none in the usual case.
     spread = pl.col(_PARTITIONS)
     with_null = pl.any_horizontal(pl.col(c).is_null() for c in columns)
     nulled = grouped.filter(with_null)
@@ -150,53 +148,120 @@ def repeated_keys_of(
     return RepeatedKeys(key, grouped.height, tuple(partitions), samples)
 
 
-def keys_check_result(
-    context: Any, output: ValidatedOutput, partitions_def: dg.PartitionsDefinition[str]
-) -> dg.AssetCheckResult:
-    """The table-wide key check of `output`, from its stored partitions after this run's write.
+@dataclass(frozen=True, slots=True)
+class StoredKeys:
+    """The repeats of every key the check holds unique, or why the stored table was not read."""
 
-    A direct call stores nothing, so there the check says it was not evaluated (and passes,
-    so that a test of the asset's rows is not failed by it). On a manager that is neither a
-    path manager of dagster-polars' nor DuckDB's, the check warns that it could not read the
-    table.
-    """
-    stored = stored_table(context, output.key)
-    if stored is None:
-        return dg.AssetCheckResult(
-            check_name=names.KEYS_ACROSS_PARTITIONS_CHECK,
-            asset_key=output.key,
-            passed=True,
-            description=NOT_EVALUATED,
-        )
-    manager, output_context = stored
-    shown = output.shown_values
-    samples = output.settings.max_failure_samples
-    reports: list[RepeatedKeys] = []
-    files = None
-    for key in key_sets(output.info):
-        grouped = repeated_in_duckdb(manager, output_context, key, context.instance)
-        if grouped is not None:
-            reports.append(repeated_keys_of(grouped, key, shown, samples))
-            continue
-        if files is None:
-            files = stored_partitions(manager, output_context, partitions_def, context.instance)
-        if files is None:
-            return dg.AssetCheckResult(
-                check_name=names.KEYS_ACROSS_PARTITIONS_CHECK,
-                asset_key=output.key,
-                passed=False,
-                severity=dg.AssetCheckSeverity.WARN,
-                description="The IO manager stores the table where this check cannot read it: "
-                "only dagster-polars' path managers and DuckDB's are read.",
+    reports: tuple[RepeatedKeys, ...] = ()
+    not_read: str | None = None
+    """`NOT_EVALUATED` in a direct call (the check passes), `UNREADABLE` on a manager this
+    check cannot read (it warns)."""
+    fails_run: ClassVar[bool] = False
+
+    def error(self, output: ValidatedOutput, address: str | None) -> ValidationFailedError | None:
+        return None
+
+
+class KeysAcrossPartitions:
+    """`keys_across_partitions=True`: one check of the whole table, after the run's write."""
+
+    name = "keys_across_partitions"
+    when = When.AFTER_WRITE
+
+    def declare(self, target: Target) -> list[DeclaredCheck]:
+        """The one table-wide check, not per partition.
+
+        Raises
+        ------
+        InvalidArgumentsError
+            The asset is not partitioned, or its schema has no primary key and no `unique=`
+            column.
+        """
+        if not target.keys_across_partitions:
+            return []
+        shown = target.key.to_user_string()
+        if target.partitions_def is None:
+            raise InvalidArgumentsError(
+                shown,
+                "`keys_across_partitions=True` checks keys across partitions, and the asset has "
+                "none",
+                "Give the asset a partitions_def, or leave keys_across_partitions out.",
             )
-        # A partition stored before a key column was added takes no part in that key's check.
-        scans = {
-            name: partition.scan.select(key)
-            for name, partition in files.items()
-            if partition.columns.issuperset(key)
-        }
-        reports.append(repeated_in_frames(scans, key, shown, samples))
-    return _result(output.key, reports)
+        keys = key_sets(target.info)
+        if not keys:
+            raise InvalidArgumentsError(
+                shown,
+                f"`keys_across_partitions=True` needs a key, and schema {target.info.name} has no "
+                "primary key and no `unique=True` column",
+                "Mark the key columns primary_key=True (or unique=True), or leave "
+                "keys_across_partitions out.",
+            )
+        listed = "; ".join(", ".join(key) for key in keys)
+        return [
+            DeclaredCheck(
+                names.KEYS_ACROSS_PARTITIONS_CHECK,
+                f"No key ({listed}) is stored in more than one partition.",
+                per_partition=False,
+            )
+        ]
+
+    def series(self, output: ValidatedOutput) -> tuple[Series, ...]:
+        return ()
+
+    def judge(self, judged: Judged) -> StoredKeys | None:
+        output, partitions_def = judged.output, judged.partitions_def
+        if not output.keys_across_partitions or partitions_def is None:
+            return None
+        # NOTE: a direct call stores nothing, so there the check passes unevaluated: a test of
+        # the asset's rows is not failed by it.
+        stored = stored_table(judged.context, output.key)
+        if stored is None:
+            return StoredKeys(not_read=NOT_EVALUATED)
+        manager, output_context = stored
+        instance = judged.context.instance
+        shown, samples = output.shown_values, output.settings.max_failure_samples
+        reports: list[RepeatedKeys] = []
+        files = None
+        for key in key_sets(output.info):
+            grouped = repeated_in_duckdb(manager, output_context, key, instance)
+            if grouped is not None:
+                reports.append(repeated_keys_of(grouped, key, shown, samples))
+                continue
+            if files is None:
+                files = stored_partitions(manager, output_context, partitions_def, instance)
+            if files is None:
+                return StoredKeys(not_read=UNREADABLE)
+            # NOTE: a partition stored before a key column was added takes no part in its check.
+            scans = {
+                name: partition.scan.select(key)
+                for name, partition in files.items()
+                if partition.columns.issuperset(key)
+            }
+            reports.append(repeated_in_frames(scans, key, shown, samples))
+        return StoredKeys(tuple(reports))
+
+    def results(self, verdict: StoredKeys | None, reported: Reported) -> list[dg.AssetCheckResult]:
+        if verdict is None:
+            return []
+        key = reported.output.key
+        if verdict.not_read is None:
+            return [_result(key, verdict.reports)]
+        return [
+            dg.AssetCheckResult(
+                check_name=names.KEYS_ACROSS_PARTITIONS_CHECK,
+                asset_key=key,
+                passed=verdict.not_read == NOT_EVALUATED,
+                severity=(
+                    dg.AssetCheckSeverity.ERROR
+                    if verdict.not_read == NOT_EVALUATED
+                    else dg.AssetCheckSeverity.WARN
+                ),
+                description=verdict.not_read,
+            )
+        ]
+
+
+KEYS_ACROSS_PARTITIONS = KeysAcrossPartitions()
 
 
 LISTED_PARTITIONS = 100
@@ -211,9 +276,13 @@ NOT_EVALUATED = (
 """The check's description in a direct call (`dd.testing.call_asset` or the function called
 with a context), where it passes without reading anything."""
 
+UNREADABLE = (
+    "The IO manager stores the table where this check cannot read it: only dagster-polars' path "
+    "managers and DuckDB's are read."
+)
+
 
 def _result(asset_key: dg.AssetKey, reports: Sequence[RepeatedKeys]) -> dg.AssetCheckResult:
-    """One check result for every key the check holds unique."""
     count = sum(report.count for report in reports)
     partitions = sorted({p for report in reports for p in report.partitions})
     samples = [sample for report in reports for sample in report.samples]

@@ -1,10 +1,8 @@
 """The outcomes of the failure policy, one type each, decided before anything is written.
 
-An outcome is what validating one output's frame comes to: the function skipped, its columns
-did not match, or its rows were split and the policy classified them (clean, aborted, partial,
-every row invalid, or above what the asset's quality policy tolerates). A Collection adds one:
-a member left unchecked because another member's columns did not match. `emit` turns each into
-what a run writes, yields and raises.
+Skipped, a column mismatch, a Collection member left unchecked by another's mismatch, or rows
+split and classified (clean, aborted, partial, every row invalid, or refused by a check kind).
+`emit` turns each into what a run writes, yields and raises.
 """
 
 from __future__ import annotations
@@ -15,21 +13,20 @@ from typing import ClassVar, TypeAlias
 
 import polars as pl
 
+from dagster_dataframely._model.collection import CollectionInfo
 from dagster_dataframely._model.rule_outcome import kept_in_table, rule_outcomes
-from dagster_dataframely._run.report.failures import Failures
-from dagster_dataframely._run.split.split import (
-    Frame,
-    column_problems,
-    keep_warning_only_rows,
-    split_rows,
-)
+from dagster_dataframely._run.checks.kind import Judged
+from dagster_dataframely._run.checks.undeclared_columns import undeclared_columns
+from dagster_dataframely._run.returned import Frame
+from dagster_dataframely._run.split.collection_split import split_collection
+from dagster_dataframely._run.split.failures import Failures
+from dagster_dataframely._run.split.split import column_problems, keep_warning_only_rows, split_rows
 from dagster_dataframely._run.split.streaming import streamed_split
 from dagster_dataframely._run.split.valid_rows import ValidRows, row_count
-from dagster_dataframely._run.validated_output import OutputRun
 from dagster_dataframely._store.quarantine_writer import QuarantineWriter
 
-from .policy import Evaluation, evaluate
-from .undeclared_columns import undeclared_columns
+from .evaluation import Evaluation, evaluate
+from .output_run import OutputRun
 
 
 @dataclass(frozen=True, slots=True, eq=False)
@@ -43,8 +40,10 @@ class Rows:
     staged rows when they were validated without collecting them."""
     quarantined: Failures
     """The rows a blocking rule failed: what the quarantine gets."""
-    evaluation: Evaluation | None = None
-    """What the asset's quality policy says of these rows; None without a policy."""
+    evaluation: Evaluation
+    """What the output's check kinds judged of these rows."""
+    undeclared: tuple[str, ...] | None = None
+    """The frame's undeclared columns, when the quality policy reports them."""
 
     @property
     def warning_count(self) -> int:
@@ -147,7 +146,7 @@ def decide(run: OutputRun, frame: Frame | None) -> Outcome:
     problems = column_problems(info, frame)
     if problems:
         return ColumnMismatch(run, tuple(problems))
-    undeclared = undeclared_for(run, frame)
+    undeclared = undeclared_columns(run.output, frame)
     if run.staging is not None and isinstance(frame, pl.LazyFrame):
         asset = run.output.key.to_user_string()
         return classify(run, *streamed_split(info, frame, run.staging, asset=asset), undeclared)
@@ -172,14 +171,6 @@ def decide_each(
     return {name: decide(run, frames[name]) for name, run in runs.items()}
 
 
-def undeclared_for(run: OutputRun, frame: Frame) -> tuple[str, ...] | None:
-    """The frame's undeclared columns, when the output's quality policy looks at them."""
-    policy = run.output.settings.policy
-    if policy is None or policy.undeclared_columns is None:
-        return None
-    return undeclared_columns(run.output.info, frame)
-
-
 def classify(
     run: OutputRun,
     valid: ValidRows,
@@ -199,15 +190,17 @@ def classify(
     # Without a warning-only row to move back, the table is the valid rows themselves.
     written_count = valid_count if written is valid else row_count(written)
     evaluation = evaluate(
-        settings.policy,
-        failures.counts,
-        rows=valid_count + failures.invalid_count,
-        written=written_count,
-        history=run.history,
-        undeclared=undeclared,
+        Judged(
+            run.output,
+            run.history or {},
+            failures.counts,
+            rows=valid_count + failures.invalid_count,
+            written=written_count,
+            undeclared=undeclared,
+        )
     )
-    rows = Rows(failures, written, quarantined, evaluation)
-    refused = evaluation is not None and evaluation.fails_run
+    rows = Rows(failures, written, quarantined, evaluation, undeclared)
+    refused = evaluation.fails_run
     if not quarantined.invalid_count:
         return Exceeded(run, rows, run.writer) if refused else Clean(run, rows)
     if run.writer is None:
@@ -217,3 +210,29 @@ def classify(
     if refused:
         return Exceeded(run, rows, run.writer)
     return Partial(run, rows, run.writer)
+
+
+def decide_members(
+    info: CollectionInfo, frames: Mapping[str, Frame | None], runs: Mapping[str, OutputRun]
+) -> dict[str, Outcome]:
+    """Every member's outcome from one joint split; a Collection's `Split` of the pipeline.
+
+    A member with mismatched columns is a column mismatch, and every other member is
+    unchecked (its columns passed, no rule ran); a skipped member (optional, or all of them)
+    is a skip; every other member's outcome follows its rows as any output's would.
+    """
+    split = split_collection(info, frames)
+    outcomes: dict[str, Outcome] = {}
+    for member, run in runs.items():
+        if member in split.problems:
+            outcomes[member] = ColumnMismatch(run, tuple(split.problems[member]))
+        elif split.problems:
+            outcomes[member] = Unchecked(run)
+        elif member in split.skipped:
+            outcomes[member] = Skipped(run)
+        else:
+            rows = split.splits[member]
+            frame = frames.get(member)
+            undeclared = undeclared_columns(run.output, frame) if frame is not None else None
+            outcomes[member] = classify(run, rows.valid, rows.failures, undeclared)
+    return outcomes

@@ -79,24 +79,15 @@ class Failures:
 
     @functools.cached_property
     def _quarantine_columns(self) -> list[pl.Expr]:
-        """The schema's columns, then each rule's outcome as text, named by its check.
-
-        A rule every invalid row passed is the text `valid` on each row, without a lookup per
-        row: in a wide schema most rules pass on the rows that failed another one. Built once
-        for the quarantine and its sample: a wide schema's thousand expressions take longer to
-        build than to run over a few rows.
-        """
+        # NOTE: built once for the quarantine and its sample: a wide schema's thousand expressions
+        # take longer to build than to run over a few rows. A rule every invalid row passed is the
+        # literal `valid`.
         return [
             *(pl.col(name) for name in self.info.columns),
             *(self._outcome_column(rule) for rule in self.info.rules),
         ]
 
     def _outcome_column(self, rule: RuleInfo) -> pl.Expr:
-        """One rule's outcome as text, named by its check.
-
-        Dataframely decides every row of a plain schema (only a Collection leaves outcomes
-        unknown), and a rule no row left unknown takes the cheaper of the two expressions.
-        """
         outcome = self.outcomes.get_column(rule.name)
         decided = outcome.null_count() == 0
         if decided and outcome.all():
@@ -189,36 +180,27 @@ _EXPRESSIONS_KEPT = 16_384
 
 @functools.lru_cache(maxsize=_EXPRESSIONS_KEPT)
 def _outcome_text_of(rule: str, check_name: str) -> pl.Expr:
-    """The rule's outcome as the quarantine's text (`valid`, `invalid`, `unknown`), built once.
-
-    A lookup by index (False 0, True 1, null 2), not a `when` chain: a wide schema has a text
-    column per rule over every invalid row, and the lookup builds it about three times faster.
-    Building a Polars expression takes longer than evaluating it, and an expression is
-    immutable, so every run shares it.
-    """
+    # NOTE: a lookup by index (False 0, True 1, null 2) builds a wide schema's text columns about
+    # three times faster than a `when` chain; an expression takes longer to build than to run, and
+    # is immutable, so every run shares it.
     outcome = pl.col(rule).cast(pl.UInt32).fill_null(2)
     return pl.lit(_OUTCOME_TEXTS).gather(outcome).alias(check_name)
 
 
 @functools.lru_cache(maxsize=_EXPRESSIONS_KEPT)
 def _decided_outcome_text_of(rule: str, check_name: str) -> pl.Expr:
-    """`_outcome_text_of` for a rule that decided every row: `valid` or `invalid`, built once.
-
-    Two literals chosen by the `Boolean` itself: about half the time of the lookup over
-    100,000 rows, and a wide schema runs one per rule.
-    """
+    # NOTE: two literals chosen by the Boolean itself: about half the time of the lookup over
+    # 100,000 rows.
     return pl.when(pl.col(rule)).then(_VALID).otherwise(_INVALID).alias(check_name)
 
 
 @functools.lru_cache(maxsize=_EXPRESSIONS_KEPT)
 def _failed(rule: str) -> pl.Expr:
-    """True where the rule failed; an unknown outcome is not a failure. Built once per rule."""
     return pl.col(rule).eq_missing(False)
 
 
 @functools.lru_cache(maxsize=_EXPRESSIONS_KEPT)
 def _first_failing(rule: str, limit: int) -> pl.Expr:
-    """The positions of the first `limit` rows that failed `rule`, as one list. Built once."""
     return _failed(rule).arg_true().head(limit).implode().alias(rule)
 
 

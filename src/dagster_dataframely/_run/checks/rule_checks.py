@@ -1,4 +1,4 @@
-"""The asset check results of one validated frame: one per check the schema declares."""
+"""The schema's checks of one split: the column-schema gate, then one result per check group."""
 
 from __future__ import annotations
 
@@ -9,29 +9,21 @@ import dagster as dg
 import polars as pl
 
 from dagster_dataframely._model import names
-from dagster_dataframely._model.check_groups import CheckGroup, check_groups
-from dagster_dataframely._model.collection import CollectionInfo
+from dagster_dataframely._model.check_groups import (
+    CheckGroup,
+    check_groups,
+    column_schema_description,
+)
 from dagster_dataframely._model.quality_policy import ResolvedPolicy
 from dagster_dataframely._model.rule_outcome import RuleOutcomes, rule_outcomes
-from dagster_dataframely._model.schema import SchemaInfo
-from dagster_dataframely._model.settings import Settings
-from dagster_dataframely._run.policy.outcome import (
-    ColumnMismatch,
-    Outcome,
-    Skipped,
-    Unchecked,
-    decide,
-)
-from dagster_dataframely._run.policy.policy import policy_check_results
-from dagster_dataframely._run.policy.thresholds import RuleVerdict
-from dagster_dataframely._run.split.collection_split import decide_members
-from dagster_dataframely._run.split.split import Frame
-from dagster_dataframely._run.validated_output import OutputRun, ValidatedOutput
+from dagster_dataframely._run.split.failures import Failures, Samples
+from dagster_dataframely._run.validated_output import ValidatedOutput
 from dagster_dataframely._upstream import table_of_records
-from dagster_dataframely.errors import ColumnSchemaError
 
-from .failures import Failures, Samples
+from .history import Series
+from .kind import DeclaredCheck, Judged, Reported, Target, When
 from .tables import records_value, table_records, table_value
+from .thresholds import RulesVerdict, RuleVerdict, rule_verdicts
 
 
 def check_results_for(
@@ -116,13 +108,9 @@ def _judged(
     rules: RuleOutcomes,
     verdicts: Mapping[str, RuleVerdict],
 ) -> tuple[bool, dg.AssetCheckSeverity]:
-    """Whether a group's check passes, and its severity, as each rule's `RuleOutcome` says.
-
-    A rule fails the check when rows failed it beyond its threshold's `warn_above` (any row,
-    without a threshold). Its severity: `ERROR` above its `fail_above`; else its outcome's
-    (the policy's choice, a warning rule's `WARN`); else the run's `outcome`. A collapsed check
-    is `ERROR` when one of its failing rules is.
-    """
+    # NOTE: a rule fails its check beyond its threshold's `warn_above` (any failed row without one);
+    # its severity is ERROR above `fail_above`, else its outcome's (the policy's, a warning rule's
+    # WARN), else the run's.
     failing = [
         rule.name
         for rule in group.rules
@@ -140,10 +128,8 @@ def _judged(
 def _threshold_metadata(
     group: CheckGroup, verdicts: Mapping[str, RuleVerdict], *, fails_run: bool
 ) -> dict[str, Any]:
-    """A single rule's threshold and observed fraction; a collapsed check's, one row per rule.
-
-    `fails_run` is the policy's `writes`: a stored table's check says `at ERROR`, not `the run`.
-    """
+    # NOTE: `fails_run` is the policy's `writes`: a stored table's check says `at ERROR`, not `the
+    # run`.
     judged = [verdicts[rule.name] for rule in group.rules if rule.name in verdicts]
     if not judged:
         return {}
@@ -177,16 +163,11 @@ def _threshold_metadata(
 def _single_rule_tables(
     samples: Samples, rules: Mapping[str, str], masked: frozenset[str]
 ) -> dict[str, dg.TableMetadataValue]:
-    """The sample of each one-rule check's rule (`rules`: check name to rule) as its table value.
-
-    The samples are rows of one quarantine: their rows are converted once (a row that several
-    rules show, once), and each rule's table holds its own rows' records and the one shared
-    schema, the value it would get alone, without a conversion and a table schema per rule,
-    which a wide schema with many failing rules (every column, for every rule) would pay once
-    per rule.
-    """
     if not rules:
         return {}
+    # NOTE: the samples are rows of one quarantine: they are converted once (a row several rules
+    # show, once), and every rule's table shares the records and one schema, where a wide schema
+    # with many failing rules would pay a conversion and a schema per rule.
     records, schema = table_records(samples.rows, masked)
     return {
         check: table_of_records([records[p] for p in samples.positions[rule]], schema)
@@ -197,7 +178,6 @@ def _single_rule_tables(
 def _group_metadata(
     group: CheckGroup, counts: Mapping[str, int], sample: dg.TableMetadataValue | None
 ) -> dict[str, Any]:
-    """One check's metadata: its rule and expression, or a row per rule, and its sample."""
     metadata: dict[str, Any] = {}
     if group.collapsed:
         metadata[names.RULES] = records_value(
@@ -253,96 +233,83 @@ def partition_metadata(partition_key: str | None) -> dict[str, str]:
     return {} if partition_key is None else {names.PARTITION: str(partition_key)}
 
 
-def _reading(
-    key: dg.AssetKey, info: SchemaInfo, settings: Settings, partition_key: str | None
-) -> OutputRun:
-    """A stored table as a run decides it: an output without a quarantine, nothing to write."""
-    output = ValidatedOutput(
-        name=key.to_python_identifier(),
-        key=key,
-        info=info,
-        settings=settings,
-        quarantine=False,
-        clear_quarantine=False,
+def _described(group: CheckGroup, policy: ResolvedPolicy | None) -> str:
+    if policy is None:
+        return group.description
+    bounded = [r for r in group.rules if r.name in policy.thresholds]
+    if not bounded:
+        return group.description
+    fails_run = policy.writes
+    if not group.collapsed:
+        listed = policy.thresholds[bounded[0].name].describe(fails_run=fails_run)
+        return f"{group.description.rstrip('.')}. Threshold: {listed}."
+    listed = "; ".join(
+        f"{r.name} {policy.thresholds[r.name].describe(fails_run=fails_run)}" for r in bounded
     )
-    return OutputRun(output, partition_key, writer=None, clear_quarantine=False, writes_table=False)
+    return f"{group.description.rstrip('.')}. Thresholds: {listed}."
 
 
-def _reported(
-    outcome: Outcome, severity: dg.AssetCheckSeverity
-) -> tuple[list[dg.AssetCheckResult], ColumnSchemaError | None]:
-    """A run's outcome as read-only checks report it: its checks at `severity`, and the error
-    of a column mismatch, the one outcome that stops them. Nothing is written or raised here.
+class RuleChecks:
+    """The schema's checks: the column-schema gate's, then one per check group of its rules.
+
+    The quality policy's thresholds judge the rules that have one: a tolerated rule's check
+    passes, and a rule above its `fail_above` fails the run.
     """
-    output = outcome.run.output
-    extra = partition_metadata(outcome.run.partition_key)
-    if isinstance(outcome, ColumnMismatch):
-        problems = [dict(problem) for problem in outcome.problems]
-        error = ColumnSchemaError(output.info.name, problems)
-        return [column_schema_result(output.key, problems, extra)], error
-    if isinstance(outcome, Unchecked):
-        return [column_schema_result(output.key, extra_metadata=extra)], None
-    rows = None if isinstance(outcome, Skipped) else outcome.rows
-    evaluation = rows.evaluation if rows is not None else None
-    settings = output.settings
-    results = check_results_for(
-        check_groups(
+
+    name = "rules"
+    when = When.BEFORE_WRITE
+
+    def declare(self, target: Target) -> list[DeclaredCheck]:
+        outcomes = rule_outcomes(target.info, target.warning_rules, target.policy)
+        groups = check_groups(
+            target.info, target.granularity, target.schema_rules, target.warning_rules
+        )
+        return [
+            DeclaredCheck(
+                names.COLUMN_SCHEMA_CHECK,
+                column_schema_description(target.info.name),
+                blocking=True,
+            ),
+            *(
+                DeclaredCheck(
+                    group.name,
+                    _described(group, target.policy),
+                    blocking=any(outcomes[r.name].blocking for r in group.rules),
+                )
+                for group in groups
+            ),
+        ]
+
+    def series(self, output: ValidatedOutput) -> tuple[Series, ...]:
+        return ()
+
+    def judge(self, judged: Judged) -> RulesVerdict | None:
+        policy = judged.output.settings.policy
+        if policy is None:
+            return None
+        return RulesVerdict(rule_verdicts(policy, judged.counts, judged.rows))
+
+    def results(
+        self, verdict: RulesVerdict | None, reported: Reported
+    ) -> list[dg.AssetCheckResult]:
+        output, settings = reported.output, reported.output.settings
+        assert reported.failures is not None  # judged before the write, on the split rows
+        groups = check_groups(
             output.info, settings.check_granularity, settings.schema_rules, settings.warning_rules
-        ),
-        rows.failures if rows is not None else Failures.none(output.info),
-        asset_key=output.key,
-        severity=severity,
-        max_failure_samples=settings.max_failure_samples,
-        extra_metadata=extra,
-        policy=settings.policy,
-        verdicts=evaluation.rules if evaluation is not None else None,
-    )
-    return [*results, *policy_check_results(settings.policy, evaluation, output.key, extra)], None
+        )
+        return list(
+            check_results_for(
+                groups,
+                reported.failures,
+                asset_key=output.key,
+                severity=reported.severity,
+                max_failure_samples=settings.max_failure_samples,
+                extra_metadata=reported.metadata,
+                policy=settings.policy,
+                verdicts=verdict.rules if verdict is not None else None,
+                sample_tables=reported.sample_tables,
+            )
+        )
 
 
-def stored_table_results(
-    info: SchemaInfo,
-    settings: Settings,
-    frame: Frame,
-    asset_key: dg.AssetKey,
-    severity: dg.AssetCheckSeverity,
-    partition_key: str | None,
-) -> Iterator[dg.AssetCheckResult]:
-    """The results of checking a stored table: a run's own decision, reported without a write.
-
-    The table is split and its outcome classified by the run's code (`decide`), as an output
-    without a quarantine; nothing is written, moved or quarantined, and no abort is raised:
-    only a column mismatch stops, after its failing result.
-    """
-    checks, error = _reported(
-        decide(_reading(asset_key, info, settings, partition_key), frame), severity
-    )
-    yield from checks
-    if error is not None:
-        raise error
-
-
-def stored_members_results(
-    info: CollectionInfo,
-    tables: Mapping[str, Frame],
-    keys: Mapping[str, dg.AssetKey],
-    settings: Mapping[str, Settings],
-    severity: dg.AssetCheckSeverity,
-    partition_key: str | None,
-) -> Iterator[dg.AssetCheckResult]:
-    """Every member's results from the run's one joint split of their stored tables.
-
-    `tables`, `keys` and `settings` are by member name. A column mismatch in any member runs
-    no rule of any: every member reports its column check, and the first mismatch is raised.
-    """
-    runs = {
-        member: _reading(key, info.members[member].info, settings[member], partition_key)
-        for member, key in keys.items()
-    }
-    outcomes = decide_members(info, tables, runs)
-    reports = [_reported(outcomes[member], severity) for member in runs]
-    for checks, _ in reports:
-        yield from checks
-    errors = [error for _, error in reports if error is not None]
-    if errors:
-        raise errors[0]
+RULE_CHECKS = RuleChecks()

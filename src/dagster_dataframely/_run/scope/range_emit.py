@@ -1,16 +1,10 @@
-"""Emission of a run over a partition range: one write, and a report per partition.
+"""A range's `emit.Layout`: one write, and a report per partition.
 
-Each partition's outcome is emitted by `emit`'s own tail, under the one rule of every step (every
-quarantine first, no table when any outcome fails the step); this module is only the range's
-`Layout`, which regroups them by output. The manager stores the range in one write, so each output
-yields one materialization holding every partition's valid rows; each partition's own counts,
-statistics and samples go onto that partition's materialization event through
-`add_asset_metadata(partition_key=...)`. On the range as a whole goes only what every partition
-replaces with its own value, so no partition shows another's figures: the invalid count and
-quarantine address, when every partition has them, so that they lead each partition's metadata
-(`report.range_leading_metadata`). A check result cannot name a partition (Dagster takes it from
-the step), so each partition's results are yielded as `dg.AssetCheckEvaluation`s of that partition,
-after the check's output.
+Each output yields one materialization of every partition's valid rows; each partition's own
+metadata goes on that partition's event (`add_asset_metadata(partition_key=...)`), and the
+range's carries only what every partition replaces with its own (`range_leading_metadata`). A
+check result cannot name a partition, so each partition's results are yielded as
+`dg.AssetCheckEvaluation`s of it, after the check's output.
 """
 
 from __future__ import annotations
@@ -22,12 +16,11 @@ from itertools import groupby
 import dagster as dg
 import polars as pl
 
+from dagster_dataframely._run.emit.emit import Emission, first_error
+from dagster_dataframely._run.report.report import range_leading_metadata
+from dagster_dataframely._run.split.valid_rows import ValidRows
 from dagster_dataframely._upstream import check_evaluation_target
 from dagster_dataframely.errors import ValidationFailedError
-
-from .emit import Emission
-from .report.report import range_leading_metadata
-from .split.valid_rows import ValidRows
 
 RangeYield = Iterator[dg.MaterializeResult[ValidRows] | dg.AssetCheckEvaluation | dg.Output[None]]
 """What a step over a partition range yields: per output its one materialization, then each
@@ -57,16 +50,22 @@ class RangeLayout:
         self, failed: Sequence[Emission], emissions: Sequence[Emission]
     ) -> ValidationFailedError:
         """The first failing partition's error, noting every partition and output that failed."""
-        return _noted(failed)
+        shown = ", ".join(
+            f"{e.outcome.run.partition_key} of {e.outcome.run.output.key.to_user_string()!r}"
+            for e in failed
+        )
+        return first_error(
+            failed,
+            f"the run validated each partition of its range on its own, and these failed it: "
+            f"{shown}. The range is stored in one write, so no partition's table was written "
+            "(each keeps its previous contents); every partition's checks were reported, and an "
+            "asset with a quarantine wrote the range's invalid rows to it.",
+        )
 
 
 def _table(
     context: dg.AssetExecutionContext, partitions: list[Emission]
 ) -> dg.MaterializeResult[ValidRows] | None:
-    """One output's materialization of the range, each partition's metadata put on its event.
-
-    Every partition of an output has a table, or none does (the step writes no table).
-    """
     tables = [e.table for e in partitions if e.table is not None]
     if not tables:
         return None
@@ -96,13 +95,9 @@ def _table(
 def _evaluations(
     context: dg.AssetExecutionContext, partitions: list[Emission]
 ) -> Iterator[dg.AssetCheckEvaluation | dg.Output[None]]:
-    """Each check's output once, then its evaluation in each partition, as a check result's.
-
-    A `dg.AssetCheckResult` becomes the check's output and one evaluation of the step's
-    partition; here the output is yielded for a selected check only, as Dagster does, and one
-    evaluation per partition, with what Dagster fills in for a check result: its blocking
-    flag, and the partition's latest materialization as the target.
-    """
+    # NOTE: as Dagster does for a check result: the check's output once, for a selected check only,
+    # then one evaluation per partition with the spec's blocking flag and the partition's latest
+    # materialization as its target.
     announced: set[dg.AssetCheckKey] = set()
     for emission in partitions:
         partition = emission.outcome.run.partition_key
@@ -130,20 +125,3 @@ def _evaluations(
                 blocking=spec.blocking,
                 partition=partition if spec.partitions_def is not None else None,
             )
-
-
-def _noted(failed: Sequence[Emission]) -> ValidationFailedError:
-    """The first failing partition's error, noting every partition and output that failed."""
-    first = failed[0].error
-    assert first is not None
-    shown = ", ".join(
-        f"{e.outcome.run.partition_key} of {e.outcome.run.output.key.to_user_string()!r}"
-        for e in failed
-    )
-    first.add_note(
-        f"dagster-dataframely: the run validated each partition of its range on its own, and "
-        f"these failed it: {shown}. The range is stored in one write, so no partition's table "
-        "was written (each keeps its previous contents); every partition's checks were "
-        "reported, and an asset with a quarantine wrote the range's invalid rows to it."
-    )
-    return first

@@ -1,12 +1,9 @@
 """Each returned row's partition by the asset's `partition_expr`, among those a run stores.
 
-A database IO manager (a `DbIOManager`, such as DuckDB's) replaces a run's partitions by the
-column `partition_expr` names: it deletes the rows whose value falls in them (a time window's
-`>= start AND < end`, a static key's `IN`), then inserts every row it is given. A row whose
-value falls in no partition of the run is inserted beside rows the run does not replace, and is
-never deleted by a rerun: it is stored again by every run. So a run over a partition range
-(`partition_range`), and a run of one partition on such a manager (`scope.OneStep`), read each
-row's partition here, the same way, and refuse a row outside them before anything is written.
+A database IO manager replaces a run's partitions by that column (a delete of their rows, then
+an insert of every row it is given): a row of no partition of the run would be stored beside
+rows the run does not replace, and again by every rerun. So a range, and one partition on such
+a manager, read each row's partition here and refuse a row outside them before any write.
 """
 
 from __future__ import annotations
@@ -19,12 +16,13 @@ from typing import Any
 import dagster as dg
 import polars as pl
 
+from dagster_dataframely._run.decide.output_run import OutputRun
+from dagster_dataframely._run.returned import Frame
+from dagster_dataframely._run.split.split import collect_once, column_problems
+from dagster_dataframely._run.split.staging import scan_staged
+from dagster_dataframely._run.validated_output import ValidatedOutput
 from dagster_dataframely._store.storage_slots import PARTITION_EXPR, partition_expr_gaps
 from dagster_dataframely.errors import PartitionRangeError
-
-from .split.split import Frame, collect_once, column_problems
-from .split.staging import scan_staged
-from .validated_output import OutputRun, ValidatedOutput
 
 _EPOCH = dt.datetime(1970, 1, 1)
 _MICROSECOND = dt.timedelta(microseconds=1)
@@ -122,7 +120,6 @@ class RowPartitions:
         return str(expr)
 
     def _staged(self, run: OutputRun, frame: pl.LazyFrame) -> pl.LazyFrame:
-        """A scan of `frame`'s rows, run once into the run's staging directory."""
         assert run.staging is not None  # only a streamed output's rows are staged
         asset = run.output.key.to_user_string()
         return scan_staged(run.staging.sink(frame, "partition", asset=asset))
@@ -130,15 +127,6 @@ class RowPartitions:
     def _by_partition(
         self, output: ValidatedOutput, rows: Frame, assignment: pl.Expr
     ) -> dict[str, Frame]:
-        """`rows` split by partition key, a frame (empty when it has no rows) for every key.
-
-        `rows` is a `LazyFrame` only over staged rows, and only for one partition.
-
-        Raises
-        ------
-        PartitionRangeError
-            Some rows belong to no partition of the run.
-        """
         if len(self.keys) == 1:
             # NOTE: one partition takes every row there is, so only the rows outside it are
             # counted, without a copy of the rows keyed by partition (streamed when staged).
@@ -169,11 +157,8 @@ class RowPartitions:
         return {key: parts.get((str(key),), rows.clear()) for key in self.keys}
 
     def _outside(self, output: ValidatedOutput, outside: int, height: int) -> tuple[str, str]:
-        """The problem and the fix when `outside` of `height` rows belong to no partition.
-
-        They name counts and the `partition_expr`, never a value: a row's value may be one the
-        event log must not show (a sensitive column's, or any with samples off).
-        """
+        # NOTE: counts and the `partition_expr`, never a value: a row's value may be one the event
+        # log must not show.
         expr = self.partition_expr(output)
         if len(self.keys) > 1:
             return (
@@ -193,7 +178,6 @@ class RowPartitions:
         )
 
     def _of_the_partition(self, expr: str | Mapping[str, str]) -> str:
-        """Which rows are the partition's, said with what the function's context gives."""
         definition = self.partitions_def
         if isinstance(expr, Mapping) and isinstance(definition, dg.MultiPartitionsDefinition):
             return (
@@ -206,14 +190,6 @@ class RowPartitions:
         return f"whose {expr!r} is `context.partition_key`"
 
     def _assignment(self, output: ValidatedOutput, frame: Frame) -> pl.Expr:
-        """Each row's partition key as text, null for a row of no partition of the run.
-
-        Raises
-        ------
-        PartitionRangeError
-            `partition_expr` names no column of the frame, or gives values no time window
-            can hold.
-        """
         expr = self.partition_expr(output)
         definition = self.partitions_def
         schema = frame.collect_schema() if isinstance(frame, pl.LazyFrame) else frame.schema
@@ -246,13 +222,6 @@ class RowPartitions:
         sql: str,
         schema: pl.Schema,
     ) -> pl.Expr:
-        """Each row's key in one partitions definition, as text; null outside `keys`.
-
-        A time window holds a row whose value falls in it, as the database's own `>= start
-        AND < end` does: a time-zone-aware value is compared as an instant, a naive one or a
-        date as wall-clock time in the definition's time zone. Any other definition's key is
-        the value itself, as text.
-        """
         try:
             value = pl.sql_expr(sql)
             dtype = pl.LazyFrame(schema=schema).select(value).collect_schema().dtypes()[0]
@@ -267,6 +236,9 @@ class RowPartitions:
         if not isinstance(definition, dg.TimeWindowPartitionsDefinition):
             text = value.cast(pl.String)
             return pl.when(text.is_in(list(keys))).then(text)
+        # NOTE: a time window holds a row whose value falls in it, as the database's `>= start AND <
+        # end`: an aware value compared as an instant, a naive one or a date as wall-clock time in
+        # the definition's time zone.
         if isinstance(dtype, pl.Datetime) and dtype.time_zone is not None:
             micros, aware = value.dt.epoch("us"), True
         elif isinstance(dtype, pl.Datetime | pl.Date):
@@ -289,14 +261,12 @@ class RowPartitions:
 
 
 def _micros(moment: dt.datetime, aware: bool) -> int:
-    """Microseconds since 1970: of the instant, or of the wall-clock time without its zone."""
     if aware:
         return (moment - _EPOCH.replace(tzinfo=dt.UTC)) // _MICROSECOND
     return (moment.replace(tzinfo=None) - _EPOCH) // _MICROSECOND
 
 
 def _unused_name(columns: Sequence[str]) -> str:
-    """A column name for each row's partition key that no returned column has."""
     name = "dy_partition"
     while name in columns:
         name += "_"

@@ -12,6 +12,8 @@ from dataclasses import dataclass
 
 from dagster_dataframely._model.quality_policy import ResolvedPolicy
 from dagster_dataframely._model.row_threshold import Threshold, breaches, tolerates
+from dagster_dataframely._run.validated_output import ValidatedOutput
+from dagster_dataframely.errors import ThresholdExceededError, ValidationFailedError
 
 
 @dataclass(frozen=True, slots=True)
@@ -51,3 +53,37 @@ def rule_verdicts(
         rule: RuleVerdict(rule, counts.get(rule, 0), rows, threshold)
         for rule, threshold in policy.thresholds.items()
     }
+
+
+@dataclass(frozen=True, slots=True)
+class RulesVerdict:
+    """The quality policy's verdict on every rule that has a threshold, by rule name."""
+
+    rules: Mapping[str, RuleVerdict]
+
+    @property
+    def breaches(self) -> list[RuleVerdict]:
+        """The rules above their `fail_above`, in the schema's order."""
+        return [verdict for verdict in self.rules.values() if verdict.fails_run]
+
+    @property
+    def fails_run(self) -> bool:
+        return bool(self.breaches)
+
+    def error(self, output: ValidatedOutput, address: str | None) -> ValidationFailedError | None:
+        """The first rule above its bound, naming the others."""
+        breaches = self.breaches
+        if not breaches:
+            return None
+        first = breaches[0]
+        bound = first.threshold.fail_above
+        assert bound is not None  # a breach has a bound to breach
+        return ThresholdExceededError(
+            output.info.name,
+            first.rule,
+            first.failed,
+            first.rows,
+            bound,
+            address=address,
+            other_rules=[verdict.rule for verdict in breaches[1:]],
+        )

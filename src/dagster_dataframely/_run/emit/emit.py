@@ -1,20 +1,15 @@
 """Emission: what each outcome of a step writes, yields and raises, under one rule for all.
 
-Every quarantine of the step is written before anything is yielded, so before the first table
-(Dagster writes an output when it is yielded): a quarantine that cannot be written leaves every
-table as it was. If any outcome fails the step, no table is written at all, every output's
-checks still report, the quarantines that have rows are still written, and the first failure
-is raised. A single asset is the one-output case of the same rule. How the results are
-yielded, and which error is raised, is the `Layout`'s: a step's own, or a partition range's
-(`range_emit`).
-
-The statistics, the costliest report and one that needs only the valid rows, run in a thread
-while the quarantines are written and the checks are built (ADR 0004); each quarantine frame is
-built in another while its checks' samples become Python values (ADR 0006).
+Every quarantine is written before the first table is yielded (Dagster writes an output when it
+is yielded); if any outcome fails the step, no table is written, every output's checks still
+report, and the first failure is raised. How results are yielded and which error is raised is
+the `Layout`'s (a step's, or a range's). The statistics run in a thread while the quarantines
+are written (ADR 0004), and each quarantine frame is built while its samples are (ADR 0006).
 """
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Iterator, Mapping, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
@@ -25,17 +20,15 @@ import polars as pl
 from typing_extensions import TypeAliasType
 
 from dagster_dataframely._model import names
-from dagster_dataframely._model.check_groups import CheckGroup, check_groups
-from dagster_dataframely._store.quarantine_writer import QuarantineWriter
-from dagster_dataframely._upstream import document_type_alias
-from dagster_dataframely.errors import (
-    ColumnSchemaError,
-    NoValidRowsError,
-    ValidationAbortError,
-    ValidationFailedError,
+from dagster_dataframely._model.check_groups import check_groups
+from dagster_dataframely._run.checks.kind import Reported
+from dagster_dataframely._run.checks.rule_checks import (
+    column_schema_result,
+    failure_samples,
+    partition_metadata,
 )
-
-from .policy.outcome import (
+from dagster_dataframely._run.decide.evaluation import Evaluation, check_results
+from dagster_dataframely._run.decide.outcome import (
     Aborted,
     AllInvalid,
     Clean,
@@ -47,19 +40,21 @@ from .policy.outcome import (
     Skipped,
     Unchecked,
 )
-from .policy.policy import Evaluation, policy_check_results
-from .report.check_results import (
-    check_results_for,
-    column_schema_result,
-    failure_samples,
-    partition_metadata,
+from dagster_dataframely._run.decide.output_run import OutputRun
+from dagster_dataframely._run.report.report import materialization_metadata, quarantined_first
+from dagster_dataframely._run.report.statistics import staged_statistics, statistics_tables
+from dagster_dataframely._run.split.failures import Failures, Samples
+from dagster_dataframely._run.split.valid_rows import ValidRows
+from dagster_dataframely._store.quarantine_writer import QuarantineWriter
+from dagster_dataframely._upstream import document_type_alias
+from dagster_dataframely.errors import (
+    ColumnSchemaError,
+    NoValidRowsError,
+    ValidationAbortError,
+    ValidationFailedError,
 )
-from .report.failures import Failures, Samples
-from .report.quarantine_notice import passing_quarantine_line, warn_of_passing_quarantines
-from .report.report import materialization_metadata, quarantined_first
-from .report.statistics import statistics_tables
-from .split.valid_rows import ValidRows, staged_statistics
-from .validated_output import OutputRun
+
+from .quarantine_notice import passing_quarantine_line, warn_of_passing_quarantines
 
 AssetYield = TypeAliasType(
     "AssetYield", Iterator[dg.MaterializeResult[pl.DataFrame] | dg.AssetCheckResult]
@@ -82,26 +77,16 @@ _Yield = TypeVar("_Yield", covariant=True)
 
 
 @dataclass(frozen=True, slots=True, eq=False)
-class _Report:
-    """What one outcome yields and raises, built while the statistics run."""
-
-    checks: list[dg.AssetCheckResult]
-    error: ValidationFailedError | None = None
-    address: str | None = None
-    """Where the quarantine was written, when it was."""
-
-
-@dataclass(frozen=True, slots=True, eq=False)
 class Emission:
     """What one outcome yields, and the error it raises, once its quarantine is written."""
 
     outcome: Outcome
-    table: dg.MaterializeResult[ValidRows] | None
-    """The table's materialization, None when the step writes no table for this outcome."""
     checks: list[dg.AssetCheckResult]
-    error: ValidationFailedError | None
+    error: ValidationFailedError | None = None
     address: str | None = None
     """Where the quarantine was written, when it was."""
+    table: dg.MaterializeResult[ValidRows] | None = None
+    """The table's materialization, None when the step writes no table for this outcome."""
 
 
 class Layout(Protocol[_Yield]):
@@ -164,17 +149,24 @@ class _EachOutcome:
         self, failed: Sequence[Emission], emissions: Sequence[Emission]
     ) -> ValidationFailedError:
         """The first failing output's own error; in a step of several outputs, noting them all."""
-        first = failed[0].error
-        assert first is not None
-        if len(emissions) > 1:
-            shown = ", ".join(repr(e.outcome.run.output.key.to_user_string()) for e in failed)
-            first.add_note(
-                f"dagster-dataframely: the outputs that failed this step: {shown}. No table of "
-                "the step was written (every output keeps its previous contents); every "
-                "output's checks were reported, and the quarantines of outputs with invalid "
-                "rows were written."
-            )
-        return first
+        if len(emissions) == 1:
+            return first_error(failed)
+        shown = ", ".join(repr(e.outcome.run.output.key.to_user_string()) for e in failed)
+        return first_error(
+            failed,
+            f"the outputs that failed this step: {shown}. No table of the step was written "
+            "(every output keeps its previous contents); every output's checks were reported, "
+            "and the quarantines of outputs with invalid rows were written.",
+        )
+
+
+def first_error(failed: Sequence[Emission], note: str | None = None) -> ValidationFailedError:
+    """The first failing outcome's error, with the package's `note` added."""
+    first = failed[0].error
+    assert first is not None
+    if note is not None:
+        first.add_note(f"dagster-dataframely: {note}")
+    return first
 
 
 EACH_OUTCOME = _EachOutcome()
@@ -182,13 +174,9 @@ EACH_OUTCOME = _EachOutcome()
 
 
 def _prepare(outcomes: Sequence[Outcome], returned: Returned | None = None) -> list[Emission]:
-    """Write the step's quarantines and build what each outcome yields, under the one rule.
-
-    Nothing is yielded and no table is written yet: Dagster writes a table when its
-    materialization is yielded, after every quarantine here.
-    """
+    # NOTE: nothing is yielded yet: Dagster writes a table when its materialization is yielded,
+    # after every quarantine here.
     write_tables = not any(outcome.fails_step for outcome in outcomes)
-    tables: list[dg.MaterializeResult[ValidRows] | None] = []
     # One worker each, so that a quarantine to write never waits behind another's statistics.
     with (
         ThreadPoolExecutor(1, thread_name_prefix="dagster-dataframely") as statistics_pool,
@@ -198,22 +186,21 @@ def _prepare(outcomes: Sequence[Outcome], returned: Returned | None = None) -> l
             _start_statistics(statistics_pool, o) if write_tables else None for o in outcomes
         ]
         # Every quarantine is written here, before the first table is yielded.
-        reports = [_report(outcome, write_tables, quarantine_pool) for outcome in outcomes]
-        for outcome, report, pending in zip(outcomes, reports, statistics, strict=True):
-            table = None
-            if write_tables and isinstance(outcome, Clean | Partial):
-                found = pending.result() if pending is not None else {}
-                table = _table(outcome, report.address, found, returned)
-            tables.append(table)
-    return [
-        Emission(outcome, table, report.checks, report.error, report.address)
-        for outcome, report, table in zip(outcomes, reports, tables, strict=True)
-    ]
+        emissions = [_report(outcome, write_tables, quarantine_pool) for outcome in outcomes]
+        return [
+            dataclasses.replace(
+                e,
+                table=_table(
+                    e.outcome, e.address, pending.result() if pending is not None else {}, returned
+                ),
+            )
+            if write_tables and isinstance(e.outcome, Clean | Partial)
+            else e
+            for e, pending in zip(emissions, statistics, strict=True)
+        ]
 
 
 def _warn_if_quarantined_while_passing(emissions: Sequence[Emission], log: Any) -> None:
-    """In a step that succeeds, warn through `log` of each output whose rows were quarantined
-    while every one of its checks passed (`quarantine_notice`)."""
     if any(emission.error is not None for emission in emissions):
         return  # the step fails, and its error says what happened
     warn_of_passing_quarantines(
@@ -224,7 +211,6 @@ def _warn_if_quarantined_while_passing(emissions: Sequence[Emission], log: Any) 
 def _start_statistics(
     pool: ThreadPoolExecutor, outcome: Outcome
 ) -> Future[Mapping[str, dg.TableMetadataValue]] | None:
-    """Submit the statistics of a table that will be written; None when it has none."""
     if not isinstance(outcome, Clean | Partial) or not outcome.run.output.settings.statistics:
         return None
     info, valid = outcome.run.output.info, outcome.rows.valid
@@ -233,33 +219,21 @@ def _start_statistics(
     return pool.submit(statistics_tables, valid, info.distinct_columns, info.sensitive)
 
 
-def _report(outcome: Outcome, write_tables: bool, pool: ThreadPoolExecutor) -> _Report:
-    """Write the outcome's quarantine if it has one to write, and build its checks and error.
-
-    The invalid rows are written whenever there are any and a quarantine to take them (an
-    abort has none); with `clear_quarantine`, so is the empty frame of a clean outcome whose
-    table is written, so the quarantine is replaced beside it and not beside a table the step
-    leaves as it was. Without it, that empty frame is written only where no quarantine is
-    stored yet, so that the quarantine can be read from the first run on. A quarantine of
-    invalid rows is built in `pool` while the checks are.
-    """
+def _report(outcome: Outcome, write_tables: bool, pool: ThreadPoolExecutor) -> Emission:
     output = outcome.run.output
     in_partition = partition_metadata(outcome.run.partition_key)
     match outcome:
         case ColumnMismatch(problems=problems):
-            listed = [dict(p) for p in problems]
-            return _Report(
-                [column_schema_result(output.key, listed, in_partition)],
-                ColumnSchemaError(output.info.name, listed),
+            return Emission(
+                outcome,
+                outcome_checks(outcome, _ERROR, in_partition),
+                ColumnSchemaError(output.info.name, [dict(p) for p in problems]),
             )
-        case Unchecked():
-            # Only the column gate ran, and passed; the step fails on another member's columns.
-            return _Report([column_schema_result(output.key, extra_metadata=in_partition)])
-        case Skipped():
-            # Dagster wants a result for every declared check: every rule passes over zero rows.
-            return _Report(_Checks.of(outcome, Failures.none(output.info)).results(_ERROR))
+        case Unchecked() | Skipped():
+            return Emission(outcome, outcome_checks(outcome, _ERROR, in_partition))
         case Aborted(rows=rows):
-            return _Report(
+            return Emission(
+                outcome,
                 _Checks.of(outcome, rows.failures).results(_ERROR, evaluation=rows.evaluation),
                 ValidationAbortError(
                     output.info.name, rows.quarantined.invalid_count, rows.quarantined.counts
@@ -267,7 +241,8 @@ def _report(outcome: Outcome, write_tables: bool, pool: ThreadPoolExecutor) -> _
             )
         case AllInvalid(rows=rows, writer=writer):
             checks, address = _write_quarantine(outcome, rows, writer, pool)
-            return _Report(
+            return Emission(
+                outcome,
                 # No materialization carries the address, so every check does.
                 checks.results(
                     _ERROR, {names.QUARANTINE_ADDRESS: address}, evaluation=rows.evaluation
@@ -288,15 +263,18 @@ def _report(outcome: Outcome, write_tables: bool, pool: ThreadPoolExecutor) -> _
             else:
                 checks = _Checks.of(outcome, rows.failures)
             where = {names.QUARANTINE_ADDRESS: written} if written is not None else {}
-            assert rows.evaluation is not None  # only a policy refuses rows this way
-            return _Report(
+            return Emission(
+                outcome,
                 checks.results(_ERROR, where, evaluation=rows.evaluation),
-                rows.evaluation.error(output.info.name, output.key, written),
+                rows.evaluation.error(output, written),
                 written,
             )
         case Partial(rows=rows, writer=writer):
             checks, address = _write_quarantine(outcome, rows, writer, pool)
-            return _Report(_warned(checks, rows, address, write_tables), address=address)
+            return Emission(outcome, _warned(checks, rows, address, write_tables), address=address)
+        # NOTE: a clean outcome's empty quarantine replaces the stored one only beside a table this
+        # step writes (`clear_quarantine`), and is otherwise written only where none is stored yet,
+        # so it can be read from the first run on.
         case Clean(rows=rows, run=run):
             checks = _Checks.of(outcome, rows.failures)
             cleared = None
@@ -305,22 +283,41 @@ def _report(outcome: Outcome, write_tables: bool, pool: ThreadPoolExecutor) -> _
             elif write_tables and run.initial_writer is not None:
                 # The first clean run of a partition stores an empty quarantine to be read.
                 cleared = run.initial_writer(rows.quarantined.quarantine_frame)
-            return _Report(_warned(checks, rows, cleared, write_tables), address=cleared)
+            return Emission(outcome, _warned(checks, rows, cleared, write_tables), address=cleared)
 
 
 _ERROR = dg.AssetCheckSeverity.ERROR
 
 
+def outcome_checks(
+    outcome: Outcome, severity: dg.AssetCheckSeverity, metadata: Mapping[str, Any]
+) -> list[dg.AssetCheckResult]:
+    """An outcome's check results at `severity`, their failure samples made here.
+
+    A column mismatch fails the column-schema check and runs no other; an unchecked member's
+    passes alone (the step fails on another member's columns). A skip reports every kind's
+    checks over zero rows, as Dagster wants a result for every declared check.
+    """
+    output = outcome.run.output
+    match outcome:
+        case ColumnMismatch(problems=problems):
+            return [column_schema_result(output.key, [dict(p) for p in problems], metadata)]
+        case Unchecked():
+            return [column_schema_result(output.key, extra_metadata=metadata)]
+        case Skipped():
+            failures = Failures.none(output.info)
+            return check_results(None, Reported(output, failures, severity, metadata))
+        case _:
+            reported = Reported(output, outcome.rows.failures, severity, metadata)
+            return check_results(outcome.rows.evaluation, reported)
+
+
 def _write_quarantine(
     outcome: Outcome, rows: Rows, writer: QuarantineWriter, pool: ThreadPoolExecutor
 ) -> tuple[_Checks, str]:
-    """Write the outcome's invalid rows through `writer`; its checks, and where the rows went.
-
-    The quarantine frame (a text column per rule over every invalid row) is Polars work, which
-    releases the GIL: it is built in `pool` while the checks' samples become Python values. The
-    samples are taken first, so that their own query does not wait behind it for Polars'
-    threads. The writer runs here, on the calling thread.
-    """
+    # NOTE: the quarantine frame is Polars work, which releases the GIL: it is built in `pool` while
+    # the samples become Python values, the samples taken first so their query does not wait behind
+    # it.
     samples = rows.failures.samples(outcome.run.output.settings.max_failure_samples)
     quarantine = pool.submit(lambda: rows.quarantined.quarantine_frame)
     checks = _Checks.of(outcome, rows.failures, samples)
@@ -330,11 +327,8 @@ def _write_quarantine(
 def _warned(
     checks: _Checks, rows: Rows, address: str | None, write_tables: bool
 ) -> list[dg.AssetCheckResult]:
-    """The checks of a clean or partial outcome, at `WARN`.
-
-    Without a materialization (another output fails the step), they carry where the invalid
-    rows went.
-    """
+    # NOTE: without a materialization (another output fails the step), the checks carry where the
+    # invalid rows went.
     extra = {names.QUARANTINE_ADDRESS: address} if address is not None and not write_tables else {}
     return checks.results(dg.AssetCheckSeverity.WARN, extra, evaluation=rows.evaluation)
 
@@ -350,22 +344,22 @@ class _Checks:
 
     outcome: Outcome
     failures: Failures
-    groups: tuple[CheckGroup, ...]
     sample_tables: Mapping[str, dg.TableMetadataValue]
     """Each check's failure sample as its table value, by check name."""
 
     @classmethod
     def of(cls, outcome: Outcome, failures: Failures, samples: Samples | None = None) -> _Checks:
         """The checks of `failures`, with their sampled rows if taken already."""
-        output = outcome.run.output
-        settings = output.settings
+        settings = outcome.run.output.settings
         groups = check_groups(
-            output.info, settings.check_granularity, settings.schema_rules, settings.warning_rules
+            outcome.run.output.info,
+            settings.check_granularity,
+            settings.schema_rules,
+            settings.warning_rules,
         )
         if samples is None:
             samples = failures.samples(settings.max_failure_samples)
-        tables = failure_samples(groups, samples, failures.info.sensitive)
-        return cls(outcome, failures, groups, tables)
+        return cls(outcome, failures, failure_samples(groups, samples, failures.info.sensitive))
 
     def results(
         self,
@@ -374,27 +368,11 @@ class _Checks:
         *,
         evaluation: Evaluation | None = None,
     ) -> list[dg.AssetCheckResult]:
-        """The output's check results at `severity`, each naming the partition it ran over.
-
-        With a quality policy, its thresholds judge the rule checks and its own checks follow.
-        """
+        """Every kind's results at `severity`, each naming the partition it ran over."""
         run = self.outcome.run
-        settings = run.output.settings
         metadata = {**(extra or {}), **partition_metadata(run.partition_key)}
-        results = list(
-            check_results_for(
-                self.groups,
-                self.failures,
-                asset_key=run.output.key,
-                severity=severity,
-                max_failure_samples=settings.max_failure_samples,
-                extra_metadata=metadata,
-                policy=settings.policy,
-                verdicts=evaluation.rules if evaluation is not None else None,
-                sample_tables=self.sample_tables,
-            )
-        )
-        return results + policy_check_results(settings.policy, evaluation, run.output.key, metadata)
+        reported = Reported(run.output, self.failures, severity, metadata, self.sample_tables)
+        return check_results(evaluation, reported)
 
 
 def _table(
@@ -403,10 +381,6 @@ def _table(
     statistics: Mapping[str, dg.TableMetadataValue],
     returned: Returned | None,
 ) -> dg.MaterializeResult[ValidRows]:
-    """The table's materialization: the valid rows, this package's metadata over the user's.
-
-    The invalid count and the quarantine's address lead, before the user's keys too.
-    """
     output = outcome.run.output
     rows = outcome.rows
     user = (returned or {}).get(output.name)
@@ -418,7 +392,7 @@ def _table(
         statistics,
         warning_count=rows.warning_count,
         partitioned=outcome.run.partition_key is not None,
-        undeclared=rows.evaluation.undeclared if rows.evaluation is not None else None,
+        undeclared=rows.undeclared,
     )
     return dg.MaterializeResult(
         asset_key=output.key,
@@ -430,13 +404,8 @@ def _table(
 
 
 def _stored_value(run: OutputRun, valid: ValidRows) -> ValidRows:
-    """The valid rows as the IO manager must receive them.
-
-    A manager that sinks gets a `LazyFrame` where the run asks for one (`OutputRun.lazy_table`:
-    a streaming run, staged or not, or values kept out of the event log): the same rows, and
-    the same file. A DuckDB table (never handed one) is first fitted to the rows
-    (`OutputRun.fit_table`).
-    """
+    # NOTE: a manager that sinks gets a LazyFrame where the run asks for one
+    # (`OutputRun.lazy_table`); a DuckDB table, never handed one, is fitted to the rows first.
     if run.staging is not None or run.lazy_table:
         return valid.lazy()
     if run.fit_table is not None and isinstance(valid, pl.DataFrame):
@@ -445,7 +414,6 @@ def _stored_value(run: OutputRun, valid: ValidRows) -> ValidRows:
 
 
 def _user_metadata(returned: dg.MaterializeResult[Any] | None) -> Mapping[str, Any]:
-    """The user's returned metadata without the keys this package writes, which win."""
     if returned is None or not returned.metadata:
         return {}
     return {k: v for k, v in returned.metadata.items() if not names.is_package_metadata_key(k)}

@@ -13,7 +13,9 @@ from typing import Any
 
 import dagster as dg
 
-from dagster_dataframely._run.policy.outcome import Outcome, Partial
+from dagster_dataframely._run.checks.rule_checks import RULE_CHECKS
+from dagster_dataframely._run.checks.thresholds import RulesVerdict
+from dagster_dataframely._run.decide.outcome import Outcome, Partial
 
 
 def passing_quarantine_line(
@@ -32,7 +34,8 @@ def passing_quarantine_line(
         f"{_rows(rows.quarantined.invalid_count)}{where} of "
         f"{run.output.key.to_user_string()!r} went to its quarantine{went}"
     )
-    verdicts = rows.evaluation.rules if rows.evaluation is not None else {}
+    judged = rows.evaluation.verdicts.get(RULE_CHECKS.name)
+    verdicts = judged.rules if isinstance(judged, RulesVerdict) else {}
     check_names = {rule.name: rule.check_name for rule in run.output.info.rules}
     tolerated = [
         f"{check_names.get(v.rule, v.rule)} ({v.failed} of {v.rows} rows failed, "

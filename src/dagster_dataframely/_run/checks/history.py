@@ -1,0 +1,164 @@
+"""What the instance remembers of an asset: named metric series, per partition.
+
+A check kind asks for the series it compares with (`Series`: a materialization metadata key, such
+as `dagster/row_count`, over the latest materializations of the partition or of the whole asset).
+Every kind's series are read together, once, when a run starts, through Dagster's public
+`DagsterInstance.fetch_materializations`, newest first and a page at a time: one query for a run
+of one partition, and about one for a range, whatever its size. A run over a partition range
+reads what a run of each partition alone would read (`RangeHistory`), so a single-run backfill
+judges every partition as one run per partition, in the range's order, would.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Collection, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import dagster as dg
+
+from dagster_dataframely._upstream import current_asset_context
+
+
+@dataclass(frozen=True, slots=True)
+class Series:
+    """A named metric series: one metadata key over an asset's latest materializations."""
+
+    key: str
+    """The materialization metadata key whose values make the series."""
+    window: int
+    """How many of the latest materializations are read; one without `key` gives no point."""
+    asset_wide: bool = False
+    """The whole asset's latest materializations, whichever partition, not the partition's."""
+
+
+@dataclass(frozen=True, slots=True)
+class Point:
+    """One materialization's value of a series, and where and when it was recorded."""
+
+    value: Any
+    partition: str | None
+    run_id: str
+    timestamp: float
+    """When the materialization was recorded (seconds since 1970)."""
+    tags: Mapping[str, str] = field(default_factory=dict)
+    """The materialization's tags, such as a mark a user set on it."""
+
+
+History = Mapping[Series, tuple[Point, ...]]
+"""One partition's series, each one's points newest first."""
+
+
+@dataclass(frozen=True, slots=True)
+class RangeHistory:
+    """What one run of each partition of a range, alone and in the range's order, would read."""
+
+    partitions: Mapping[str | None, History]
+    """Each partition's history as the instance holds it when the run starts."""
+
+    def of(
+        self, partition: str | None, written_before: Mapping[str, Sequence[Point]] | None = None
+    ) -> History:
+        """`partition`'s history, after the partitions before it in the range wrote theirs.
+
+        `written_before` are, by metadata key, the points each earlier partition of the range
+        whose own run would have written a table records, in the range's order: an asset-wide
+        series holds them before the instance's, as it would after a run of each.
+        """
+        history = self.partitions[partition]
+        if not written_before:
+            return history
+        return {
+            series: (*reversed(written_before.get(series.key, ())), *points)[: series.window]
+            if series.asset_wide
+            else points
+            for series, points in history.items()
+        }
+
+
+def read_history(
+    context: Any, key: dg.AssetKey, partition_key: str | None, series: Collection[Series]
+) -> History | None:
+    """`series` of one partition (None: an unpartitioned asset, or no key); None without any.
+
+    `context` is the asset's (None when its function declares none: the running step's is
+    used). A direct call without a context has no instance, so no point.
+    """
+    histories = read_range_history(context, key, [partition_key], series)
+    return histories.of(partition_key) if histories is not None else None
+
+
+def read_range_history(
+    context: Any,
+    key: dg.AssetKey,
+    partition_keys: Sequence[str | None],
+    series: Collection[Series],
+) -> RangeHistory | None:
+    """`series` of each of `partition_keys`, read together; None when no series is asked for."""
+    if not series:
+        return None
+    context = context if context is not None else current_asset_context()
+    if context is None:
+        return RangeHistory({p: dict.fromkeys(series, ()) for p in partition_keys})
+    instance: dg.DagsterInstance = context.instance
+    own = max((s.window for s in series if not s.asset_wide), default=0)
+    wide = max((s.window for s in series if s.asset_wide), default=0)
+    asset = _latest(instance, key, [None], wide)[None]
+    latest = _latest(instance, key, partition_keys, own)
+    return RangeHistory(
+        {
+            partition: {s: _points(asset if s.asset_wide else latest[partition], s) for s in series}
+            for partition in partition_keys
+        }
+    )
+
+
+def _latest(
+    instance: dg.DagsterInstance,
+    key: dg.AssetKey,
+    partitions: Sequence[str | None],
+    count: int,
+) -> dict[str | None, list[dg.EventLogRecord]]:
+    found: dict[str | None, list[dg.EventLogRecord]] = {p: [] for p in partitions}
+    if not count:
+        return found
+    if None in found:  # the whole asset: its latest, whichever partition
+        found[None] = list(instance.fetch_materializations(key, limit=count).records)
+    # NOTE: the partitions still short of `count` are read together, newest first, a page of
+    # `count` records each at a time: a range costs about one query, and a partition never
+    # materialized ends the reading of its own records at once.
+    short = sorted(str(p) for p in partitions if p is not None)
+    cursor = None
+    while short:
+        page = instance.fetch_materializations(
+            dg.AssetRecordsFilter(asset_key=key, asset_partitions=short),
+            limit=count * len(short),
+            cursor=cursor,
+        )
+        for record in page.records:
+            kept = found.get(record.partition_key)
+            if kept is not None and len(kept) < count:
+                kept.append(record)
+        short = [p for p in short if len(found[p]) < count]
+        if not page.has_more:
+            break
+        cursor = page.cursor
+    return found
+
+
+def _points(records: Sequence[dg.EventLogRecord], series: Series) -> tuple[Point, ...]:
+    points = []
+    for record in records[: series.window]:
+        materialization = record.asset_materialization
+        if materialization is None or series.key not in materialization.metadata:
+            continue
+        points.append(
+            Point(
+                materialization.metadata[series.key].value,
+                record.partition_key,
+                record.run_id,
+                record.timestamp,
+                materialization.tags or {},
+            )
+        )
+    return tuple(points)

@@ -1,0 +1,1 @@
+"""Emission: what each outcome of a step writes, yields and raises."""

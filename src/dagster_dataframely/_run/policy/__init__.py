@@ -1,1 +1,0 @@
-"""The policy family: what the failing rows come to (outcome, thresholds, volume, history)."""
