@@ -190,7 +190,7 @@ test-newest: .venv-newest/.synced-from-requirements  ## The whole suite on the n
 	.venv-newest/bin/$(VERSION_JOB_PYTEST)
 
 ci-requirements: | $(UV)
-	$(COMPILE) --group postgres --extra parquet --extra duckdb --resolution lowest-direct \
+	$(COMPILE) --group postgres --extra parquet --extra duckdb --extra delta --resolution lowest-direct \
 		--python-version 3.11 --upgrade -o requirements/ci-lowest.txt
 	$(COMPILE) --python-version 3.13 --upgrade -o requirements/ci-newest.txt
 
