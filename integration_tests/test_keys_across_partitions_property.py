@@ -31,12 +31,11 @@ from dagster_dataframely._run.checks.keys_across_partitions import (
     repeated_in_frames,
     repeated_keys_of,
 )
-from dagster_dataframely._store.stored_keys import (
-    _listed_files,
-    _probed_files,
+from dagster_dataframely._store.manager_kinds.duckdb_manager import (
     grouped_in_duckdb,
     partition_columns,
 )
+from dagster_dataframely._store.manager_kinds.path_manager import _listed_files, _probed_files
 
 pytestmark = pytest.mark.integration
 

@@ -17,34 +17,15 @@ inside `QuarantineAwareIOManager`, which filters what its managers record.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from typing import Any
 
 import dagster as dg
 
 from dagster_dataframely._model.shown_values import ShownValues
-from dagster_dataframely._upstream import (
-    database_handled_types,
-    db_io_manager_parts,
-    output_io_manager,
-    running_step,
-    step_output,
-)
+from dagster_dataframely._upstream import output_io_manager, running_step, step_output
 
-from .io_manager import QuarantineRouter
-from .lazy_tables import records_dagster_polars_metadata, sinks_lazy
-
-DAGSTER_POLARS_VALUE_KEYS = {"table": "its first rows", "stats": "every column's min and max"}
-"""The metadata of dagster-polars' managers that holds values, and what each holds."""
-
-_TYPED_HANDLERS = {
-    "dagster_polars": "`dagster/column_schema`",
-    "dagster_duckdb_polars": "`dataframe_columns`",
-}
-"""Type handlers of database managers that record the column types, by package, and the key."""
-
-_PREVIEWLESS_HANDLERS = frozenset({"dagster_duckdb_polars"})
-"""Type handlers of database managers known to record no row: only the types and the count."""
+from .manager_kinds.kind_choice import kind_of
 
 
 def warn_of_unfiltered(context: Any, outputs: Sequence[tuple[str, str, ShownValues]]) -> None:
@@ -81,58 +62,18 @@ def warn_of_unfiltered(context: Any, outputs: Sequence[tuple[str, str, ShownValu
 
 def _recorded(manager: dg.IOManager, shown: ShownValues) -> list[str]:
     """What `manager` records that may show a value `shown` hides, as phrases; empty for none."""
-    if isinstance(manager, QuarantineRouter | dg.InMemoryIOManager):
-        return []
-    previews = _previews(manager)
+    kind = kind_of(manager)
+    previews = kind.previews()
     if previews is not None and not previews:
         return [
             "whatever it records (the package cannot see it; a preview or statistics hold values)"
         ]
     recorded = [f"`{key}` ({holds})" for key, holds in (previews or {}).items()]
-    types = _types_key(manager)
+    types = kind.types_key()
     if shown.typed and types is not None:
         columns = ", ".join(repr(column) for column in sorted(shown.typed))
         recorded.append(f"{types} (the column types, whose text shows the categories of {columns})")
     return recorded
-
-
-def _previews(manager: dg.IOManager) -> Mapping[str, str] | None:
-    """The metadata of `manager` that holds rows, by key; empty when unknown; None for none.
-
-    None for a dagster-polars path manager (handed a `LazyFrame`), a path manager that adds
-    nothing to Dagster's own `path`, and a database manager whose handlers are known to record
-    no row.
-    """
-    if isinstance(manager, dg.UPathIOManager):
-        if sinks_lazy(manager) and records_dagster_polars_metadata(manager):
-            return None
-        if type(manager).get_metadata is dg.UPathIOManager.get_metadata:
-            return None
-        return {}
-    packages = _handler_packages(manager)
-    if packages is None:
-        return {}
-    if "dagster_polars" in packages:
-        return DAGSTER_POLARS_VALUE_KEYS
-    return None if packages <= _PREVIEWLESS_HANDLERS else {}
-
-
-def _types_key(manager: dg.IOManager) -> str | None:
-    """The key under which `manager` records the column types as text; None where it does not."""
-    if isinstance(manager, dg.UPathIOManager):
-        return "`dagster/column_schema`" if records_dagster_polars_metadata(manager) else None
-    for package in sorted(_handler_packages(manager) or ()):
-        if package in _TYPED_HANDLERS:
-            return _TYPED_HANDLERS[package]
-    return None
-
-
-def _handler_packages(manager: dg.IOManager) -> frozenset[str] | None:
-    """The top-level packages of a database manager's type handlers; None for another manager."""
-    if database_handled_types(manager) is None:
-        return None
-    _, handlers = db_io_manager_parts(manager)
-    return frozenset(type(handler).__module__.split(".")[0] for handler in handlers.values())
 
 
 def _unfiltered_line(asset: str, shown: ShownValues, manager: str, recorded: list[str]) -> str:

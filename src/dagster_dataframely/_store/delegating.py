@@ -17,7 +17,6 @@ from dagster_dataframely._model import names
 from dagster_dataframely._model.keys import coerce_asset_key, definition_asset_key, quarantine_key
 from dagster_dataframely._upstream import (
     DagsterInvalidPropertyError,
-    is_duckdb_io_manager,
     output_context_for,
     output_io_manager,
     running_step,
@@ -31,11 +30,11 @@ from dagster_dataframely.errors import (
 )
 
 from .concurrent_runs import claim_partition
-from .duckdb_tables import transactional
-from .io_manager import write_through
+from .manager_kinds.kind_choice import kind_of
 from .manager_metadata import shown_manager_metadata
 from .observations import quarantine_observation
 from .quarantine_writer import QuarantineWriter
+from .router import write_through
 from .step_storage import table_output
 from .storage_slots import check_quarantine_storage
 from .write_errors import shown_write_failure
@@ -126,20 +125,16 @@ def delegating_writer(
         # a manager that sinks a streamed table must write, not sink.
         output = output_context_for(handle, target, dagster_type=QUARANTINE_FRAME)
         io_manager = output_io_manager(handle)
-        # A DuckDB quarantine's slice is replaced in one transaction, in a table grown to fit.
-        writer = (
-            transactional(io_manager, create_empty=True)
-            if is_duckdb_io_manager(io_manager)
-            else io_manager
-        )
+        name = type(io_manager).__name__
+        writer = kind_of(io_manager).quarantine_writer(staged=False, name=name)
         # A failure's message, like the metadata below, shows only what the asset may show.
         with shown_write_failure(
             output.definition_metadata,
             asset=target.to_user_string(),
-            manager=type(io_manager).__name__,
+            manager=name,
             note=f"dagster-dataframely could not write the quarantine {target.to_user_string()!r} "
             f"(the invalid rows of {key.to_user_string()!r}) through "
-            f"{type(io_manager).__name__}; the table of {key.to_user_string()!r} was not "
+            f"{name}; the table of {key.to_user_string()!r} was not "
             "written either, so it keeps its previous contents.",
         ):
             write_through(writer, output, frame)

@@ -9,29 +9,19 @@ wraps, and sends a quarantine write (from `delegating_writer`) or read (an input
 
 # No `from __future__ import annotations` here: Dagster reads the resource's field annotations
 # at class creation and would not recognize a `ResourceDependency` written as a string.
-from collections.abc import Iterator, Mapping
+from collections.abc import Mapping
 from typing import Any, Self
 
 import dagster as dg
-import polars as pl
 from pydantic import PrivateAttr
 
-from dagster_dataframely._credentials import refuse_credentials, without_credentials
-from dagster_dataframely._model import names
-from dagster_dataframely._model.keys import quarantined_asset_key
-from dagster_dataframely._upstream import (
-    NestedResourceFactory,
-    context_for_manager,
-    database_handled_types,
-    is_duckdb_io_manager,
-    resource_config_of,
-)
-from dagster_dataframely.errors import QuarantineFrameTypeError, QuarantineIOManagerError
+from dagster_dataframely._credentials import refuse_credentials
+from dagster_dataframely._upstream import NestedResourceFactory, resource_config_of
+from dagster_dataframely.errors import QuarantineIOManagerError
 
-from .duckdb_tables import fitting, transactional
-from .manager_metadata import shown_manager_metadata, written_dtypes
-from .staged_writes import staged
-from .write_errors import shown_write_failure
+from .manager_kinds.kind_choice import kind_of
+from .manager_kinds.manager_kind import ManagerKind
+from .router import QuarantineRouter, WrappedManager
 
 
 class QuarantineAwareIOManager(NestedResourceFactory):
@@ -185,7 +175,7 @@ class QuarantineAwareIOManager(NestedResourceFactory):
         """How errors name one wrapped manager: the class the user passed, and the argument."""
         return f"{self._passed_names[field]} (the {field} argument)"
 
-    def _wrap(self, field: str, manager: object) -> "WrappedManager":
+    def _wrap(self, field: str, manager: object) -> WrappedManager:
         """One of the wrapped managers, checked now that Dagster resolved it, staged if asked."""
         self._passed_names.setdefault(field, type(manager).__name__)
         name = self._argument(field)
@@ -197,145 +187,6 @@ class QuarantineAwareIOManager(NestedResourceFactory):
         return WrappedManager(
             _checked(name, manager), name, config, staged_writes=self.staged_writes
         )
-
-
-class WrappedManager:
-    """A wrapped manager, with the resource config every context forwarded to it must carry."""
-
-    def __init__(
-        self,
-        manager: dg.IOManager,
-        name: str,
-        config: Mapping[str, Any] | None,
-        *,
-        staged_writes: bool,
-    ) -> None:
-        self.name = name
-        self.manager = manager
-        self.config = config
-        duckdb = is_duckdb_io_manager(manager)
-        written = staged(manager, name) if staged_writes else manager
-        # Who a table's `handle_output` goes to: the manager, or a staged copy of it; a DuckDB
-        # table is fitted to the frame first either way.
-        self.table_writer = fitting(manager) if duckdb and not staged_writes else written
-        # A DuckDB quarantine's slice is replaced in one transaction, staged or not, and an
-        # empty one still creates its table, so that it can be read.
-        self.quarantine_writer = transactional(manager, create_empty=True) if duckdb else written
-
-    def forward(self, context: Any, *, clear_logged_metadata: bool = False) -> Any:
-        # The wrapped manager's own config, not the wrapper's; None for a manager passed as a
-        # plain instance, which is what Dagster gives such a manager when bound directly.
-        return context_for_manager(
-            context, self.config, clear_logged_metadata=clear_logged_metadata
-        )
-
-
-class QuarantineRouter(dg.IOManager):
-    """The IO manager `QuarantineAwareIOManager` creates: decides, per context, who stores it."""
-
-    def __init__(
-        self, *, table: WrappedManager, quarantine: WrappedManager, plain_asset_previews: bool
-    ) -> None:
-        self._table = table
-        self._quarantine = quarantine
-        self._plain_asset_previews = plain_asset_previews
-
-    @property
-    def table(self) -> WrappedManager:
-        """The manager every ordinary output and input goes to."""
-        return self._table
-
-    @property
-    def quarantine(self) -> WrappedManager:
-        """The manager quarantine writes and reads go to (the table's when none was given)."""
-        return self._quarantine
-
-    def handle_output(self, context: dg.OutputContext, obj: Any) -> None:
-        if not _is_quarantine_write(context):
-            self._store(self._table, self._table.table_writer, context, obj)
-            return
-        if not isinstance(obj, pl.DataFrame):
-            raise QuarantineFrameTypeError(context.asset_key.to_user_string(), type(obj).__name__)
-        logged = self._store(self._quarantine, self._quarantine.quarantine_writer, context, obj)
-        context.add_output_metadata({names.QUARANTINE_ADDRESS: _address(logged, context.asset_key)})
-
-    def load_input(self, context: dg.InputContext) -> Any:
-        target = self._quarantine if _is_quarantine_read(context) else self._table
-        return target.manager.load_input(target.forward(context))
-
-    def _store(
-        self, target: WrappedManager, writer: dg.IOManager, context: dg.OutputContext, obj: Any
-    ) -> Mapping[str, Any]:
-        """Write with `writer` (one of `target`'s), copy its metadata onto `context`, return it.
-
-        The metadata of a validated output keeps only the values its settings let it show, and
-        so does the error of a write that failed (`shown_write_failure`); any other output's
-        loses its previews unless the resource keeps them (`plain_asset_previews`).
-        """
-        forwarded = target.forward(context, clear_logged_metadata=True)
-        written = context.asset_key.to_user_string() if context.has_asset_key else context.name
-        with shown_write_failure(
-            context.definition_metadata,
-            asset=written,
-            manager=target.name,
-            note=f"The write went through {target.name}.",
-        ):
-            write_through(writer, forwarded, obj)
-        logged = shown_manager_metadata(
-            forwarded.get_logged_metadata(),
-            context.definition_metadata,
-            written_dtypes(obj),
-            plain_previews=self._plain_asset_previews,
-        )
-        if logged:
-            context.add_output_metadata(logged)
-        return logged
-
-
-def write_through(manager: dg.IOManager, context: dg.OutputContext, obj: Any) -> None:
-    """`manager.handle_output`, run to its end even when the manager yields its metadata."""
-    result = manager.handle_output(context, obj)
-    if isinstance(result, Iterator):
-        for _ in result:
-            pass
-
-
-def _is_quarantine_write(context: dg.OutputContext) -> bool:
-    """`delegating_writer` writes `<name>_quarantine` from the step of `<name>` itself."""
-    if not context.has_asset_key:
-        return False
-    source = quarantined_asset_key(context.asset_key)
-    try:
-        return source is not None and context.asset_spec.key == source
-    except dg.DagsterInvariantViolationError:
-        return False
-
-
-def _is_quarantine_read(context: dg.InputContext) -> bool:
-    """An input is a quarantine when its asset was declared with `quarantine_spec`."""
-    if not context.has_asset_key:
-        return False
-    source = quarantined_asset_key(context.asset_key)
-    upstream = context.upstream_output
-    if source is None or upstream is None:
-        return False
-    return upstream.definition_metadata.get(names.QUARANTINE_OF) == source.to_user_string()
-
-
-def _address(logged: Mapping[str, Any], key: dg.AssetKey) -> str:
-    """The location the wrapped manager reports for what it wrote, without credentials.
-
-    A `UPathIOManager` logs the file as `path`; a `DbIOManager` logs `dagster/table_name`
-    (`<database>.<schema>.<table>`, of which the schema and table identify it). A manager that
-    reports neither leaves the quarantine's asset key as the address.
-    """
-    path = logged.get("path")
-    if path is not None:
-        return without_credentials(str(getattr(path, "value", path)))
-    table = logged.get("dagster/table_name")
-    if table is not None:
-        return ".".join(str(getattr(table, "value", table)).rsplit(".", 2)[-2:])
-    return key.to_user_string()
 
 
 def _refuse_credentials_in(config: object, name: str, key: str = "") -> None:
@@ -350,15 +201,8 @@ def _refuse_credentials_in(config: object, name: str, key: str = "") -> None:
             _refuse_credentials_in(value, name, key)
 
 
-def _checked(name: str, manager: object) -> dg.IOManager:
-    """Check one resolved manager, or explain what to bind instead."""
-    if isinstance(manager, QuarantineRouter):
-        raise QuarantineIOManagerError(
-            f"another QuarantineAwareIOManager, {name}",
-            "wrapping the wrapper would route every quarantine twice",
-            "Pass the IO manager that stores your tables, and give the quarantine's own manager "
-            "as quarantine_io_manager.",
-        )
+def _checked(name: str, manager: object) -> ManagerKind:
+    """The kind of one resolved manager, or what to bind instead."""
     if not isinstance(manager, dg.IOManager):
         raise QuarantineIOManagerError(
             name,
@@ -366,11 +210,6 @@ def _checked(name: str, manager: object) -> dg.IOManager:
             "Pass a ConfigurableIOManager, a ConfigurableIOManagerFactory, a dg.IOManager or an "
             "@dg.io_manager, such as PolarsParquetIOManager or DuckDBPolarsIOManager.",
         )
-    handled = database_handled_types(manager)
-    if handled is not None and not any(issubclass(pl.DataFrame, t) for t in handled):
-        raise QuarantineIOManagerError(
-            name,
-            "its type handlers cannot store a pl.DataFrame, and the package stores Polars frames",
-            "Use a database IO manager with a Polars type handler, such as DuckDBPolarsIOManager.",
-        )
-    return manager
+    kind = kind_of(manager)
+    kind.check_wrappable(name)
+    return kind

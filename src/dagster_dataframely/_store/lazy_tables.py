@@ -16,7 +16,7 @@ import dagster as dg
 
 from dagster_dataframely._upstream import output_io_manager, running_step, step_output
 
-from .io_manager import QuarantineRouter
+from .manager_kinds.kind_choice import kind_of
 
 
 def sinks_lazy_table(context: Any, asset_key: dg.AssetKey) -> bool:
@@ -30,22 +30,4 @@ def sinks_lazy_table(context: Any, asset_key: dg.AssetKey) -> bool:
     if step is None:
         return False
     handle = step_output(step, context.assets_def.get_output_name_for_asset_key(asset_key))
-    manager = output_io_manager(handle)
-    return sinks_lazy(manager.table.manager if isinstance(manager, QuarantineRouter) else manager)
-
-
-def sinks_lazy(manager: dg.IOManager) -> bool:
-    """Whether `manager` writes a `LazyFrame` by sinking it: a path manager of dagster-polars'."""
-    return isinstance(manager, dg.UPathIOManager) and callable(
-        getattr(manager, "sink_df_to_path", None)
-    )
-
-
-def records_dagster_polars_metadata(manager: dg.IOManager) -> bool:
-    """Whether `manager`'s metadata is dagster-polars' own: of a `LazyFrame`, path and types."""
-    get_metadata = getattr(type(manager), "get_metadata", None)
-    return _from_dagster_polars(get_metadata)
-
-
-def _from_dagster_polars(code: object) -> bool:
-    return str(getattr(code, "__module__", "")).split(".")[0] == "dagster_polars"
+    return kind_of(output_io_manager(handle)).sinks_lazy

@@ -1,14 +1,9 @@
-"""Staged writes: a failed or killed write leaves the last good table exactly as it was.
+"""Staged writes of a path manager: a failed or killed write leaves the last good file.
 
-The managers most users pick replace a table in ways a crash can cut in half.
 `PolarsParquetIOManager` (any `UPathIOManager`) opens the table's own file for writing, so a
-process killed or a disk filled mid-write leaves a truncated file where the table was.
-`DuckDBPolarsIOManager` (any `DbIOManager`) deletes the slice, then inserts the new rows, each
-statement committed on its own, so a crash between the two leaves the slice empty, and a frame
-that gained a column fails the insert after the delete went through.
-
-`QuarantineAwareIOManager(staged_writes=True)` writes through `staged(manager)` instead, which
-keeps the manager's own layout, reading and metadata, and changes only how the bytes land:
+process killed or a disk filled mid-write leaves a truncated file where the table was. With
+`QuarantineAwareIOManager(staged_writes=True)` it writes through `staged(manager)` instead,
+which keeps the manager's own layout, reading and metadata, and changes only how the bytes land:
 
 - A file on a local disk is written by the manager to a hidden file beside the table
   (`.dy-staged-<random>.tmp`), flushed to disk, then renamed over the table: a rename within
@@ -24,13 +19,8 @@ Each staging file or directory is locked (`<staging>.lock`, an advisory lock the
 when its process dies) for as long as its write runs. What a killed write leaves, staging and
 lock, is removed by the next staged write into the same directory: the table's own directory,
 or the temporary directory of the same machine for an object store. Staging whose lock is held
-is a write still running and is never touched.
-- A DuckDB slice replacement runs in one transaction (`duckdb_tables.transactional`): fit the
-  table to the frame, delete the slice, insert, commit. A crash or error before the commit
-  rolls all of it back.
-
-Any other manager is refused when the resource is created, since nothing from outside can make
-its writes atomic.
+is a write still running and is never touched. The other kinds stage in their own way
+(`manager_kinds`): DuckDB in one transaction, Delta by its own commit.
 """
 
 from __future__ import annotations
@@ -47,10 +37,8 @@ from typing import Any
 import dagster as dg
 from upath import UPath
 
-from dagster_dataframely import _upstream
 from dagster_dataframely.errors import QuarantineIOManagerError, StagedWriteError
 
-from .duckdb_tables import transactional
 from .files import LOCAL_PROTOCOLS
 
 __all__ = ["STAGING_PREFIX", "staged"]
@@ -64,45 +52,12 @@ _OBJECT_STORE_PROTOCOLS = frozenset(
 )
 
 
-def staged(manager: dg.IOManager, name: str) -> dg.IOManager:
-    """Return an IO manager that writes as `manager` does, replacing a table only when complete.
+def staged(manager: dg.UPathIOManager, name: str) -> dg.IOManager:
+    """A copy of `manager` that stages each file: renamed into place or uploaded whole.
 
-    Parameters
-    ----------
-    manager
-        The IO manager as Dagster built it: a `UPathIOManager` on a local disk or an object
-        store, or the `DbIOManager` a `DuckDBIOManager` builds.
-    name
-        How errors name the manager (the class the user passed, and the argument).
-
-    Returns
-    -------
-    A manager to call `handle_output` on; `load_input` should go to `manager` itself.
-
-    Raises
-    ------
-    QuarantineIOManagerError
-        `manager` stores somewhere its writes cannot be staged from outside.
+    Raises `QuarantineIOManagerError` (naming the manager as `name`) for a filesystem that can
+    do neither.
     """
-    if isinstance(manager, dg.UPathIOManager):
-        return _staged_files(manager, name)
-    if _upstream.is_duckdb_io_manager(manager):
-        return transactional(manager)
-    raise QuarantineIOManagerError(
-        name,
-        "staged_writes=True can make writes atomic only for a UPathIOManager (such as "
-        "PolarsParquetIOManager) on a local disk or an object store, and for a "
-        "DuckDBIOManager (such as DuckDBPolarsIOManager); this manager writes in its own way, "
-        "which nothing outside it can make atomic",
-        "Drop staged_writes=True, or store this asset with one of those managers.",
-    )
-
-
-# Files: write elsewhere, then move into place in one step.
-
-
-def _staged_files(manager: dg.UPathIOManager, name: str) -> dg.IOManager:
-    """A copy of a `UPathIOManager` that stages each file: renamed into place or uploaded whole."""
     protocols = manager.fs.protocol
     protocol = protocols if isinstance(protocols, str) else protocols[0]
     if protocol in LOCAL_PROTOCOLS:

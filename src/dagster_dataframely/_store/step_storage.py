@@ -23,16 +23,13 @@ from dagster_dataframely._model.keys import definition_asset_key, quarantine_key
 from dagster_dataframely._upstream import (
     StepOutput,
     current_asset_context,
-    is_duckdb_io_manager,
     output_context_for,
     output_io_manager,
     running_step,
     step_output,
-    upath_output_locations,
 )
 
-from .duckdb_tables import fit_table, table_exists
-from .io_manager import QuarantineRouter
+from .manager_kinds.kind_choice import kind_of
 from .storage_slots import check_partition_column, database_stores
 
 __all__ = [
@@ -125,11 +122,7 @@ def table_fit_for(
     handle = table_output(context, asset_key)
     if handle is None:
         return None
-    manager = output_io_manager(handle)
-    if not is_duckdb_io_manager(manager):
-        return None
-    output = output_context_for(handle, asset_key)
-    return lambda frame: fit_table(manager, output, frame)
+    return kind_of(output_io_manager(handle)).table_fit(output_context_for(handle, asset_key))
 
 
 def quarantine_stored_check(context: Any, asset_key: dg.AssetKey) -> Callable[[], bool] | None:
@@ -142,15 +135,6 @@ def quarantine_stored_check(context: Any, asset_key: dg.AssetKey) -> Callable[[]
     handle = table_output(context, asset_key)
     if handle is None:
         return None
-    manager = output_io_manager(handle)
     output = output_context_for(handle, quarantine_key(asset_key))
-    if isinstance(manager, QuarantineRouter):
-        output = manager.quarantine.forward(output)
-        manager = manager.quarantine.manager
-    if isinstance(manager, dg.UPathIOManager):
-        upath_manager = manager
-        return lambda: all(path.exists() for path in upath_output_locations(upath_manager, output))
-    if is_duckdb_io_manager(manager):
-        duckdb_manager = manager
-        return lambda: table_exists(duckdb_manager, output)
-    return None
+    store = kind_of(output_io_manager(handle)).quarantine_store(output)
+    return store.kind.stored_check(store.context)

@@ -20,41 +20,24 @@ from __future__ import annotations
 
 import posixpath
 from collections.abc import Mapping
-from dataclasses import dataclass
 from typing import Any
 
 import dagster as dg
-from dagster import UPathIOManager
 from upath import UPath
 
-from dagster_dataframely._upstream import (
-    database_handled_types,
-    db_range_slice,
-    upath_base,
-    upath_output_locations,
-)
 from dagster_dataframely.errors import (
     MissingPartitionExprError,
     PartitionKeyTooLongError,
-    PartitionRangeError,
     QuarantineStorageError,
     UnsafePathKeyError,
 )
 
 from .files import LOCAL_PROTOCOLS, NAME_MAX
-from .io_manager import QuarantineRouter
+from .manager_kinds.kind_choice import kind_of
+from .manager_kinds.manager_kind import Store
 
 PARTITION_EXPR = "partition_expr"
 """The definition metadata a database IO manager stores partitions by, and rows are read by."""
-
-
-@dataclass(frozen=True)
-class Store:
-    """One manager and the context it would receive for one write."""
-
-    name: str
-    manager: dg.IOManager
-    context: dg.OutputContext
 
 
 def check_quarantine_storage(
@@ -86,23 +69,16 @@ def check_quarantine_storage(
     """
     table_store, quarantine_store = _stores(manager, table, quarantine)
     shown = asset.to_user_string()
-    if isinstance(quarantine_store.manager, dg.InMemoryIOManager):
-        raise QuarantineStorageError(
-            shown,
-            quarantine_store.name,
-            "it stores each value under the step's output (run, step and output name), not "
-            "under the asset key, so the quarantine would share the table's slot and the "
-            "table's write would replace the invalid rows",
-        )
+    quarantine_store.kind.check_own_slot(shown, quarantine_store.name)
     stores = (table_store, quarantine_store)
-    path_based = [(s, s.manager) for s in stores if isinstance(s.manager, UPathIOManager)]
+    path_based = [(s, root) for s in stores if (root := s.kind.base()) is not None]
     if not path_based:
         return
     # The quarantine's key is the table's with `_quarantine` added, under the same partition.
     _check_path_keys(shown, table.asset_key, table)
     table_files = _files(table_store)
-    for store, path_manager in path_based:
-        base = _normalized(upath_base(path_manager))
+    for store, root in path_based:
+        base = _normalized(root)
         for file in _files(store):
             _refuse_long_names(file, table)
             if file[0] != base[0] or _climbs(posixpath.relpath(file[1], base[1])):
@@ -142,44 +118,8 @@ def check_range_storage(
         or is a database manager and the range of a multi-partitioned asset is no rectangle it
         can store in one write.
     """
-    table_store, quarantine_store = _stores(manager, table, quarantine or table)
-    stores = (table_store, quarantine_store) if quarantine is not None else (table_store,)
-    for store in stores:
-        if database_handled_types(store.manager) is not None:
-            _refuse_scattered_range(asset, partitions, store)
-        if not isinstance(store.manager, UPathIOManager):
-            continue
-        files = upath_output_locations(store.manager, store.context)
-        if len(files) > 1:
-            raise PartitionRangeError(
-                asset.to_user_string(),
-                partitions,
-                f"{store.name} stores each partition in a file of its own, so it would write "
-                f"{len(files)} files for this one output, which it refuses to do",
-                "Launch the backfill with one run per partition "
-                "(`backfill_policy=dg.BackfillPolicy.multi_run()`), or store the asset with "
-                "an IO manager that writes a range in one step, such as DuckDBPolarsIOManager.",
-            )
-
-
-def _refuse_scattered_range(asset: dg.AssetKey, partitions: str, store: Store) -> None:
-    """Raise unless the database manager of `store` writes the range as one slice.
-
-    Its `handle_output` would fail after the function ran (Dagster's bare `CheckError`) for a
-    multi-partitioned range of more than one key in every dimension.
-    """
-    if db_range_slice(store.manager, store.context) is not None:
-        return
-    raise PartitionRangeError(
-        asset.to_user_string(),
-        partitions,
-        f"{store.name} stores a range of a multi-partitioned asset in one write only when its "
-        "keys differ in one dimension (the rows of one rectangle of partitions are deleted and "
-        "inserted), and the keys of this range differ in every dimension",
-        "Launch one run per key of one dimension (for an asset by day and region, one "
-        "backfill per region over the days, or per day over the regions), or launch the "
-        "backfill with one run per partition (`backfill_policy=dg.BackfillPolicy.multi_run()`).",
-    )
+    for store in _stores(manager, table, quarantine):
+        store.kind.check_range(asset.to_user_string(), partitions, store.name, store.context)
 
 
 def partition_expr_gaps(
@@ -233,9 +173,7 @@ def database_stores(
     A `DbIOManager` replaces a partition by deleting the rows `partition_expr` puts in it and
     inserting every row it is given, so a row outside the partition outlives every rerun.
     """
-    table_store, quarantine_store = _stores(manager, table, quarantine or table)
-    stores = (table_store, quarantine_store) if quarantine is not None else (table_store,)
-    return [store for store in stores if database_handled_types(store.manager) is not None]
+    return [store for store in _stores(manager, table, quarantine) if store.kind.partitions_by_expr]
 
 
 def path_key_problem(key: str) -> str | None:
@@ -254,20 +192,13 @@ def path_key_problem(key: str) -> str | None:
 
 
 def _stores(
-    manager: dg.IOManager, table: dg.OutputContext, quarantine: dg.OutputContext
-) -> tuple[Store, Store]:
-    """Who stores the table and who stores the quarantine, with the contexts they receive."""
-    if isinstance(manager, QuarantineRouter):
-        return (
-            Store(manager.table.name, manager.table.manager, manager.table.forward(table)),
-            Store(
-                manager.quarantine.name,
-                manager.quarantine.manager,
-                manager.quarantine.forward(quarantine),
-            ),
-        )
-    name = type(manager).__name__
-    return Store(name, manager, table), Store(name, manager, quarantine)
+    manager: dg.IOManager, table: dg.OutputContext, quarantine: dg.OutputContext | None
+) -> tuple[Store, ...]:
+    """Who stores the table, and the quarantine (when there is one), with their contexts."""
+    kind = kind_of(manager)
+    if quarantine is None:
+        return (kind.table_store(table),)
+    return kind.table_store(table), kind.quarantine_store(quarantine)
 
 
 def _check_path_keys(asset: str, key: dg.AssetKey, context: dg.OutputContext) -> None:
@@ -305,9 +236,7 @@ def _partition_path(partition_key: str) -> str:
 
 def _files(store: Store) -> set[tuple[str, str]]:
     """The files a path-based store would write, normalized; none for any other manager."""
-    if not isinstance(store.manager, UPathIOManager):
-        return set()
-    return {_normalized(path) for path in upath_output_locations(store.manager, store.context)}
+    return {_normalized(path) for path in store.kind.files(store.context) or ()}
 
 
 def _climbs(relative: str) -> bool:
