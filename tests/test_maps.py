@@ -120,5 +120,6 @@ def test_every_path_a_recipe_lists_exists() -> None:
     paths = [p for p in re.findall(r"`([^`\s]+)`", recipes) if "/" in p or p.endswith(".md")]
     assert paths, "the recipes name no file"
     assert "src/dagster_dataframely/_model/setting_model.py" in paths
+    assert "src/dagster_dataframely/_store/manager_kinds/kind_choice.py" in paths
     missing = [path for path in paths if not (ROOT / path).exists()]
     assert not missing, f"CONTRIBUTING.md's recipes name files that do not exist: {missing}"
