@@ -4,9 +4,11 @@ wrapped manager, plain or staged, does exactly what the bare manager does.
 Every test here runs the same assertions three times: against the bare manager, the wrapped
 one, and the wrapped one with `staged_writes=True`. dagster-polars: eager and lazy loads,
 `Optional` outputs returning `None`, partition dicts (eager, lazy, missing partitions allowed),
-`path` and `dagster/uri` metadata, column selection. dagster-duckdb-polars: ops with `schema`
-output metadata, key prefixes, a custom schema, column selection, time-window, static, multi
-and dynamic partitions, a self-dependent partitioned asset. And a `dg.EnvVar` in a wrapped
+`path` and `dagster/uri` metadata, column selection, on its parquet manager and on its Delta
+manager (a table per partition, and one table partitioned by `partition_by`).
+dagster-duckdb-polars: ops with `schema` output metadata, key prefixes, a custom schema, column
+selection, time-window, static, multi and dynamic partitions, a self-dependent partitioned
+asset. And a `dg.EnvVar` in a wrapped
 manager's config is read when the resource starts. Storage options are in
 `s3/test_wrapper_conformance.py`, on the suite's S3 server.
 """
@@ -22,7 +24,7 @@ import duckdb
 import polars as pl
 import pytest
 from dagster_duckdb_polars import DuckDBPolarsIOManager
-from dagster_polars import PolarsParquetIOManager
+from dagster_polars import PolarsDeltaIOManager, PolarsParquetIOManager
 from polars.testing import assert_frame_equal
 
 import dagster_dataframely as dd
@@ -126,6 +128,79 @@ def test_polars_partition_dicts_eager_lazy_and_missing_allowed(tmp_path: Path, m
         assert_frame_equal(seen["eager"][day], expected)
         assert_frame_equal(seen["lazy"][day].collect(), expected)
     assert files_under(tmp_path) == {f"daily/{day}.parquet" for day in written}
+
+
+# dagster-polars' Delta manager
+
+
+def delta_tables(root: Path) -> set[str]:
+    """Every Delta table below `root` (a directory holding a `_delta_log`), relative to it."""
+    return {log.parent.relative_to(root).as_posix() for log in root.rglob("_delta_log")}
+
+
+@BY_MODE
+def test_delta_loads_eager_lazy_selected_and_optional(tmp_path: Path, mode: str) -> None:
+    seen: dict[str, Any] = {}
+    assets = polars_loads(seen)
+    table, absent = assets[:2]
+
+    result = run(assets, bound(mode, PolarsDeltaIOManager(base_dir=str(tmp_path))))
+
+    assert_polars_loads(seen)
+    assert delta_tables(tmp_path) == {"table.delta"}  # nothing for `absent`
+    assert not [path for path in tmp_path.rglob("*") if path.name.startswith(".dy-")]
+    metadata = materialization_metadata(result, table.key)
+    assert metadata["path"] == str(tmp_path / "table.delta")
+    assert metadata["version"] == 0
+    assert metadata["dagster/row_count"] == FRAME.height
+    assert [column.name for column in metadata["dagster/column_schema"].columns] == ["a", "b"]
+    assert materialization_metadata(result, absent.key)["missing"] is True
+
+
+@BY_MODE
+def test_delta_partition_dicts_and_a_table_partitioned_by_delta(tmp_path: Path, mode: str) -> None:
+    seen: dict[str, Any] = {}
+
+    def frame_of(context: dg.AssetExecutionContext) -> pl.DataFrame:
+        return FRAME.with_columns(day=pl.lit(context.partition_key).str.to_date())
+
+    @dg.asset(partitions_def=THREE_DAYS)
+    def daily(context: dg.AssetExecutionContext) -> pl.DataFrame:
+        return frame_of(context)
+
+    @dg.asset(partitions_def=THREE_DAYS, metadata={"partition_by": "day"})
+    def native(context: dg.AssetExecutionContext) -> pl.DataFrame:
+        return frame_of(context)
+
+    # NOTE: no missing partition: the Delta manager fails to load one, wrapped or not.
+    @dg.asset
+    def eager_rollup(daily: dict[str, pl.DataFrame]) -> None:
+        seen["eager"] = daily
+
+    @dg.asset
+    def lazy_rollup(daily: dict[str, pl.LazyFrame]) -> None:
+        seen["lazy"] = daily
+
+    @dg.asset
+    def native_rollup(native: pl.LazyFrame) -> None:
+        seen["native"] = native.collect()
+
+    manager = bound(mode, PolarsDeltaIOManager(base_dir=str(tmp_path)))
+    days = ["2026-01-01", "2026-01-02", "2026-01-03"]
+    for day in [*days, days[0]]:  # the first day again: its rows are replaced, not added
+        run([daily, native], manager, partition_key=day)
+    rollups = [eager_rollup, lazy_rollup, native_rollup]
+    run([daily, native, *rollups], manager, selection=[r.key for r in rollups])
+
+    assert sorted(seen["eager"]) == days
+    assert sorted(seen["lazy"]) == days
+    expected = {day: FRAME.with_columns(day=pl.lit(day).str.to_date()) for day in days}
+    for day in days:
+        assert_frame_equal(seen["eager"][day], expected[day])
+        assert_frame_equal(seen["lazy"][day].collect(), expected[day])
+    both = pl.concat(expected.values())
+    assert_frame_equal(seen["native"].sort("day", "a"), both.sort("day", "a"))
+    assert delta_tables(tmp_path) == {f"daily/{day}.delta" for day in days} | {"native.delta"}
 
 
 # dagster-duckdb-polars
