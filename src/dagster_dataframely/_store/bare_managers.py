@@ -61,7 +61,6 @@ def warn_of_unfiltered(context: Any, outputs: Sequence[tuple[str, str, ShownValu
 
 
 def _recorded(manager: dg.IOManager, shown: ShownValues) -> list[str]:
-    """What `manager` records that may show a value `shown` hides, as phrases; empty for none."""
     kind = kind_of(manager)
     previews = kind.previews()
     if previews is not None and not previews:
@@ -77,7 +76,6 @@ def _recorded(manager: dg.IOManager, shown: ShownValues) -> list[str]:
 
 
 def _unfiltered_line(asset: str, shown: ShownValues, manager: str, recorded: list[str]) -> str:
-    """One output's line of the warning: what it hides, who records what."""
     hidden = [] if shown.rows else ["row_sample=0"]
     if shown.masked:
         hidden.append("sensitive columns " + ", ".join(repr(c) for c in sorted(shown.masked)))

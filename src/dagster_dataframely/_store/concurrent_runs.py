@@ -227,7 +227,6 @@ def say_word(
 
 
 def _where(asset: dg.AssetKey, ours: Set[str] | None) -> str:
-    """The asset and its partitions as the engine events name them."""
     if ours is None:
         return repr(asset.to_user_string())
     if len(ours) == 1:
@@ -250,7 +249,6 @@ def _contenders(
     *,
     among: Collection[str] | None = None,
 ) -> Iterator[Contender]:
-    """The other runs in progress whose latest word for an overlapping partition is not `stops`."""
     filters = dg.RunsFilter(statuses=_RUNNING, run_ids=list(among) if among is not None else None)
     for record in instance.get_run_records(filters=filters):
         run_id = record.dagster_run.run_id
@@ -264,8 +262,6 @@ def _contenders(
 def _latest_word(
     instance: dg.DagsterInstance, run_id: str, asset: dg.AssetKey, ours: Set[str] | None
 ) -> Word | None:
-    """What run `run_id` last said about `asset`, if it planned an overlapping partition of it
-    and the step that said it has not ended since; None otherwise."""
     planned = False
     word: Word | None = None
     speaking_step: str | None = None
@@ -288,7 +284,6 @@ def _latest_word(
 def _overlaps(
     partition: str | None, partitions: Container[str] | None, ours: Set[str] | None
 ) -> bool:
-    """Whether a planned materialization covers one of our partitions (all, if unpartitioned)."""
     if ours is None:
         return True
     if partition is not None:

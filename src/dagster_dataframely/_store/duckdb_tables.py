@@ -91,10 +91,8 @@ def connection_of(manager: dg.IOManager, context: Any, table_slice: Any) -> Any:
 
 @contextlib.contextmanager
 def _connection(client: Any, context: Any, table_slice: Any) -> Iterator[Any]:
-    """The client's connection, closed on an error too (dagster-duckdb closes it only on success).
-
-    An open connection keeps the database file locked for this process until it is collected.
-    """
+    # NOTE: closed on an error too: dagster-duckdb closes it only on success, and an open
+    # connection keeps the database file locked for this process until it is collected.
     with client.connect(context, table_slice) as connection:
         try:
             yield connection
@@ -231,7 +229,6 @@ def stored_columns(connection: Any, table_slice: Any) -> list[str]:
 
 
 def _fit_to_table(connection: Any, table_slice: Any, frame: pl.DataFrame) -> pl.DataFrame:
-    """Add the frame's new columns to an existing table; return the frame in the table's order."""
     columns = stored_columns(connection, table_slice)
     if not columns:
         return frame  # a new table: the handler creates it from the frame
@@ -254,7 +251,6 @@ def _fit_to_table(connection: Any, table_slice: Any, frame: pl.DataFrame) -> pl.
 
 
 def _create_empty_table(connection: Any, table_slice: Any, frame: pl.DataFrame) -> None:
-    """Create the table with the frame's columns and no rows, if there is none yet."""
     qualified = f"{table_slice.schema}.{table_slice.table}"
     connection.execute(f"create schema if not exists {table_slice.schema}")
     with _registered(connection, frame) as view:
@@ -262,7 +258,6 @@ def _create_empty_table(connection: Any, table_slice: Any, frame: pl.DataFrame) 
 
 
 def _duckdb_types(connection: Any, frame: pl.DataFrame) -> dict[str, str]:
-    """The DuckDB type of each column of `frame`, as DuckDB itself would create it."""
     with _registered(connection, frame) as view:
         described = connection.execute(f"describe select * from {view}").fetchall()
     return {str(row[0]): str(row[1]) for row in described}
@@ -270,7 +265,6 @@ def _duckdb_types(connection: Any, frame: pl.DataFrame) -> dict[str, str]:
 
 @contextlib.contextmanager
 def _registered(connection: Any, frame: pl.DataFrame) -> Iterator[str]:
-    """The frame's columns, with no rows, as a view of `connection` while the block runs."""
     view = f"dy_fit_{secrets.token_hex(4)}"
     connection.register(view, frame.head(0).to_arrow())
     try:

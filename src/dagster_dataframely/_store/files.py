@@ -205,12 +205,10 @@ def file_writer(
 
 
 def _as_upath(directory: UPath | Path | str) -> UPath:
-    """A directory as a `UPath`, which every protocol `quarantine_path` takes shares."""
     return directory if isinstance(directory, UPath) else UPath(directory)
 
 
 def _asset_segments(key: dg.AssetKey) -> list[str]:
-    """Return the segments `UPathIOManager` makes of an asset key, first to last."""
     # As `UPathIOManager` does: build a path from the parts, then make an absolute one
     # relative by escaping its root, so it cannot replace the base directory.
     relative = UPath(*key.path)
@@ -221,7 +219,6 @@ def _asset_segments(key: dg.AssetKey) -> list[str]:
 
 
 def _partition_segments(partition_key: str) -> list[str]:
-    """Return the escaped path segments of a partition key, none of them empty."""
     if isinstance(partition_key, dg.MultiPartitionKey):
         by_name = sorted(partition_key.keys_by_dimension.items())
         return [_escape_segment(dimension_key) for _, dimension_key in by_name]
@@ -229,7 +226,6 @@ def _partition_segments(partition_key: str) -> list[str]:
 
 
 def _escape_segment(raw: str) -> str:
-    """Escape `raw` into one path segment that a filesystem takes literally."""
     if raw == "":
         return _EMPTY_SEGMENT
     if raw in {".", ".."}:
@@ -254,7 +250,6 @@ def _escape_segment(raw: str) -> str:
 
 
 def _refuse_long_names(partition_key: str) -> None:
-    """Raise `PartitionKeyTooLongError` for a partition segment no local file name can hold."""
     *directories, file = _partition_segments(partition_key)
     for name in (*directories, file + EXTENSION):
         if len(name.encode()) > NAME_MAX:
@@ -262,13 +257,10 @@ def _refuse_long_names(partition_key: str) -> None:
 
 
 def _write_local(frame: pl.DataFrame, target: Path, root: Path) -> None:
-    """Write `frame` to `target` so that `target` is either the old file or the new one.
-
-    The temporary file goes to `staging_directory(root)`, outside the quarantine directory
-    `root`: any other file below a directory breaks `pl.scan_parquet(<directory>)`, and a
-    killed process leaves its temporary file behind. Where the staging directory cannot be
-    used, the temporary file goes beside `target`.
-    """
+    # NOTE: The temporary file goes to `staging_directory(root)`, outside the quarantine directory
+    # `root`: any other file below a directory breaks `pl.scan_parquet(<directory>)`, and a killed
+    # process leaves its temporary file behind. Where the staging directory cannot be used, the
+    # temporary file goes beside `target`.
     target.parent.mkdir(parents=True, exist_ok=True)
     directory = _temporary_directory(root, beside=target.parent)
     # A short name, so it fits wherever `target`'s name fits. Mode 0o666 lets the umask decide
@@ -300,11 +292,8 @@ def staging_directory(root: Path) -> Path | None:
 
 
 def _temporary_directory(root: Path, *, beside: Path) -> Path:
-    """The staging directory of `root` if a file there can be renamed to `beside`, else `beside`.
-
-    A rename is atomic only within one filesystem, and the parent of `root` may be on
-    another (`root` a mount point) or not writable.
-    """
+    # NOTE: A rename is atomic only within one filesystem, and the parent of `root` may be on
+    # another (`root` a mount point) or not writable.
     staging = staging_directory(root)
     if staging is None:
         return beside
@@ -317,7 +306,7 @@ def _temporary_directory(root: Path, *, beside: Path) -> Path:
 
 
 def _write_remote(frame: pl.DataFrame, target: UPath) -> None:
-    """Serialise `frame`, then upload it, so a frame that fails to serialise uploads nothing."""
+    # NOTE: serialised before the upload, so a frame that fails to serialise uploads nothing.
     # fsspec uploads whatever was buffered when a file opened for writing is closed, even on
     # an exception, so writing the parquet straight into it could replace a good object with
     # part of a file.

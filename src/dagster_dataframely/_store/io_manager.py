@@ -172,11 +172,9 @@ class QuarantineAwareIOManager(NestedResourceFactory):
         )
 
     def _argument(self, field: str) -> str:
-        """How errors name one wrapped manager: the class the user passed, and the argument."""
         return f"{self._passed_names[field]} (the {field} argument)"
 
     def _wrap(self, field: str, manager: object) -> WrappedManager:
-        """One of the wrapped managers, checked now that Dagster resolved it, staged if asked."""
         self._passed_names.setdefault(field, type(manager).__name__)
         name = self._argument(field)
         # Read now that the resource starts, so an `EnvVar` has its value: the config the
@@ -190,7 +188,6 @@ class QuarantineAwareIOManager(NestedResourceFactory):
 
 
 def _refuse_credentials_in(config: object, name: str, key: str = "") -> None:
-    """Refuse every string in a manager's configuration that is a URL carrying credentials."""
     if isinstance(config, str):
         refuse_credentials(config, f"The {key or 'configuration'} of {name}")
     elif isinstance(config, Mapping):
@@ -202,7 +199,6 @@ def _refuse_credentials_in(config: object, name: str, key: str = "") -> None:
 
 
 def _checked(name: str, manager: object) -> ManagerKind:
-    """The kind of one resolved manager, or what to bind instead."""
     if not isinstance(manager, dg.IOManager):
         raise QuarantineIOManagerError(
             name,

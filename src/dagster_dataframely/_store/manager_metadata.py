@@ -80,7 +80,6 @@ def written_dtypes(obj: object) -> Mapping[str, pl.DataType]:
 
 
 def _shown_table(table: dg.TableMetadataValue, masked: frozenset[str]) -> dg.TableMetadataValue:
-    """The table without the `masked` columns, each text cell cut as the package's own are."""
     columns = [column for column in table.schema.columns if column.name not in masked]
     records = [
         dg.TableRecord(
@@ -99,7 +98,6 @@ def _shown_table(table: dg.TableMetadataValue, masked: frozenset[str]) -> dg.Tab
 def _masked_types(
     schema: dg.TableSchema, masked: frozenset[str], dtypes: Mapping[str, pl.DataType]
 ) -> dg.TableSchema:
-    """`schema` with each sensitive column's type as `dtype_text` shows it (`MASK` if unknown)."""
     columns = [
         dg.TableColumn(
             name=column.name,

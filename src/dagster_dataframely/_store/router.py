@@ -77,12 +77,9 @@ class QuarantineRouter(dg.IOManager):
     def _store(
         self, target: WrappedManager, writer: dg.IOManager, context: dg.OutputContext, obj: Any
     ) -> Mapping[str, Any]:
-        """Write with `writer` (one of `target`'s), copy its metadata onto `context`, return it.
-
-        The metadata of a validated output keeps only the values its settings let it show, and
-        so does the error of a write that failed (`shown_write_failure`); any other output's
-        loses its previews unless the resource keeps them (`plain_asset_previews`).
-        """
+        # NOTE: The metadata of a validated output keeps only the values its settings let it show,
+        # and so does the error of a write that failed (`shown_write_failure`); any other output's
+        # loses its previews unless the resource keeps them (`plain_asset_previews`).
         forwarded = target.forward(context, clear_logged_metadata=True)
         written = context.asset_key.to_user_string() if context.has_asset_key else context.name
         with shown_write_failure(

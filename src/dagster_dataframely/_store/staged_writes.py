@@ -89,7 +89,6 @@ _Dump = Callable[[UPath], None]
 
 
 def _replace_local(dump: _Dump, target: UPath) -> None:
-    """Dump to a hidden file beside `target`, flush it to disk, rename it over `target`."""
     target_path = Path(target.path)
     _remove_orphans(target_path.parent)
     staging = target_path.with_name(f"{STAGING_PREFIX}{secrets.token_hex(8)}.tmp")
@@ -110,7 +109,6 @@ def _replace_local(dump: _Dump, target: UPath) -> None:
 
 
 def _upload_whole(dump: _Dump, target: UPath) -> None:
-    """Dump to a file in a local staging directory, then upload it to `target` in one request."""
     temporary = Path(tempfile.gettempdir())
     _remove_orphans(temporary)
     staging = temporary / f"{STAGING_PREFIX}{secrets.token_hex(8)}.tmp"
@@ -130,21 +128,19 @@ def _upload_whole(dump: _Dump, target: UPath) -> None:
 
 
 def _was_written(staging: Path) -> bool:
-    """Whether the manager wrote anything: dagster-polars writes nothing for a `None` output.
-
-    An `Optional` output that returned `None` leaves the table's place as it was, staged or not.
-    """
+    # NOTE: dagster-polars writes nothing for a `None` output: an `Optional` output that
+    # returned `None` leaves the table's place as it was, staged or not.
     return staging.exists()
 
 
 def _refuse_directory(staging: Path) -> None:
-    """Refuse a staging path the manager made a directory: it cannot be placed whole."""
+    # NOTE: a directory the manager made cannot be placed whole.
     if staging.is_dir():
         raise StagedWriteError(staging.name)
 
 
 def _fsync(path: Path) -> None:
-    """Flush a staged file to disk before it is renamed, so the rename never shows a part."""
+    # NOTE: flushed before the rename, so the rename never shows a part.
     descriptor = os.open(path, os.O_RDONLY)
     try:
         os.fsync(descriptor)
@@ -153,13 +149,12 @@ def _fsync(path: Path) -> None:
 
 
 def _fsync_directory(directory: Path) -> None:
-    """Make the rename itself durable; a no-op where directories cannot be opened (Windows)."""
+    # NOTE: makes the rename itself durable; a no-op where directories cannot be opened (Windows).
     with contextlib.suppress(OSError):
         _fsync(directory)
 
 
 def _remove(path: Path) -> None:
-    """Remove a staging path, file or directory, leaving nothing a reader could trip over."""
     if path.is_dir():
         for child in sorted(path.rglob("*"), reverse=True):
             child.rmdir() if child.is_dir() else child.unlink()
@@ -170,7 +165,7 @@ def _remove(path: Path) -> None:
 
 @contextlib.contextmanager
 def _held_lock(staging: Path) -> Iterator[None]:
-    """An exclusive advisory lock on `<staging>.lock` while the block runs (POSIX only)."""
+    # NOTE: an advisory lock, so POSIX only.
     try:
         import fcntl
     except ImportError:  # Windows: no orphan sweeping, and nothing to hold
@@ -194,7 +189,6 @@ def _held_lock(staging: Path) -> Iterator[None]:
 
 
 def _is_still(lock: Path, descriptor: int) -> bool:
-    """Whether the file open as `descriptor` is the one at `lock` now."""
     try:
         return os.stat(lock).st_ino == os.fstat(descriptor).st_ino
     except FileNotFoundError:
@@ -202,13 +196,10 @@ def _is_still(lock: Path, descriptor: int) -> bool:
 
 
 def _remove_orphans(directory: Path) -> None:
-    """Remove what a killed staged write left in `directory`: staging whose lock nobody holds.
-
-    A `pl.scan_parquet(directory)` refuses a directory holding a file of another extension,
-    so a leftover beside a table would break it until removed, and one in the temporary
-    directory holds a partition's bytes on the worker's disk. A lock held means a write still
-    running, in this process or another one on this machine.
-    """
+    # NOTE: A `pl.scan_parquet(directory)` refuses a directory holding a file of another extension,
+    # so a leftover beside a table would break it until removed, and one in the temporary directory
+    # holds a partition's bytes on the worker's disk. A lock held means a write still running, in
+    # this process or another one on this machine.
     try:
         import fcntl
     except ImportError:

@@ -194,7 +194,6 @@ def path_key_problem(key: str) -> str | None:
 def _stores(
     manager: dg.IOManager, table: dg.OutputContext, quarantine: dg.OutputContext | None
 ) -> tuple[Store, ...]:
-    """Who stores the table, and the quarantine (when there is one), with their contexts."""
     kind = kind_of(manager)
     if quarantine is None:
         return (kind.table_store(table),)
@@ -202,7 +201,6 @@ def _stores(
 
 
 def _check_path_keys(asset: str, key: dg.AssetKey, context: dg.OutputContext) -> None:
-    """Raise `UnsafePathKeyError` for an asset key or partition key a path would not keep."""
     candidates = ["/".join(key.path)]
     if context.has_asset_partitions:
         candidates.extend(_partition_path(k) for k in context.asset_partition_keys)
@@ -213,11 +211,8 @@ def _check_path_keys(asset: str, key: dg.AssetKey, context: dg.OutputContext) ->
 
 
 def _refuse_long_names(file: tuple[str, str], table: dg.OutputContext) -> None:
-    """Raise `PartitionKeyTooLongError` for a local file name no filesystem can create.
-
-    The manager would fail with a bare `OSError` ("File name too long") after the function ran;
-    an object store has no such limit.
-    """
+    # NOTE: The manager would fail with a bare `OSError` ("File name too long") after the function
+    # ran; an object store has no such limit.
     protocol, path = file
     if protocol not in LOCAL_PROTOCOLS:
         return
@@ -228,22 +223,19 @@ def _refuse_long_names(file: tuple[str, str], table: dg.OutputContext) -> None:
 
 
 def _partition_path(partition_key: str) -> str:
-    """The partition key as `UPathIOManager` joins it: dimension keys by dimension name."""
+    # NOTE: dimension keys by dimension name, as `UPathIOManager` joins them.
     if isinstance(partition_key, dg.MultiPartitionKey):
         return "/".join(k for _, k in sorted(partition_key.keys_by_dimension.items()))
     return partition_key
 
 
 def _files(store: Store) -> set[tuple[str, str]]:
-    """The files a path-based store would write, normalized; none for any other manager."""
     return {_normalized(path) for path in store.kind.files(store.context) or ()}
 
 
 def _climbs(relative: str) -> bool:
-    """Whether a relative path leads out of the directory it is relative to."""
     return relative == ".." or relative.startswith("../")
 
 
 def _normalized(path: UPath) -> tuple[str, str]:
-    """A path as the filesystem resolves it: its protocol, and its `..` and `.` resolved."""
     return path.protocol, posixpath.normpath(path.path)

@@ -63,7 +63,6 @@ def warn_of_upstream_previews(
 def _shown_columns(
     instance: dg.DagsterInstance, key: dg.AssetKey, sensitive: frozenset[str]
 ) -> dict[str, frozenset[str]]:
-    """The table values of `key`'s last materialization showing `sensitive` columns, by key."""
     records = instance.fetch_materializations(key, limit=1).records
     materialization = records[0].asset_materialization if records else None
     if materialization is None:

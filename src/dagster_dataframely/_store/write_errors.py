@@ -45,7 +45,6 @@ def shown_write_failure(
 def _withheld(
     error: Exception, definition_metadata: Mapping[str, Any], asset: str, manager: str
 ) -> StorageWriteError | None:
-    """The error to raise instead of `error`; None to raise `error` itself."""
     if isinstance(error, DagsterDataframelyError):
         return None
     shown = ShownValues.from_definition_metadata(definition_metadata)

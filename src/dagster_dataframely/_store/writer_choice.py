@@ -80,11 +80,8 @@ def can_clear(context: Any) -> bool:
 def _call_partition_key(
     context: Any, partitions_def: dg.PartitionsDefinition[str] | None
 ) -> str | None:
-    """A direct call's partition key, a multi-partition key parsed into its dimensions.
-
-    `dg.build_asset_context(partition_key="2026-01-01|eu")` keeps a plain string where a run
-    has a `dg.MultiPartitionKey`.
-    """
+    # NOTE: `dg.build_asset_context(partition_key="2026-01-01|eu")` keeps a plain string where a run
+    # has a `dg.MultiPartitionKey`.
     if not context.has_partition_key:
         return None
     return run_partition_key(partitions_def, context.partition_key, function="build_asset_context")

@@ -91,7 +91,6 @@ class DeltaManager(PathManager):
 def _partition_columns(
     metadata: Mapping[str, Any], partitions_def: dg.PartitionsDefinition
 ) -> dict[str | None, str] | None:
-    """The column of each dimension (None for a definition of one), by `partition_by`."""
     partition_by = metadata.get(PARTITION_BY)
     if isinstance(partition_by, str):
         return {None: partition_by}
@@ -105,7 +104,6 @@ def _partition_columns(
 def _held_key(
     values: Mapping[str | None, str | None], holds: Mapping[str | None, Any]
 ) -> str | None:
-    """The Dagster key of a stored partition, if the definition holds it now."""
     if any(value is None or not holds[dimension](value) for dimension, value in values.items()):
         return None
     if None in values:

@@ -110,13 +110,10 @@ def partition_columns(
 
 
 def _held_partitions(connection: Any, table: str, column: PartitionColumn) -> pl.DataFrame:
-    """The partition keys `column`'s dimension holds now; a time window's with its bounds.
-
-    A time window dimension's are only the windows between the earliest and the latest time
-    stored (a day's margin either side, clipped to the definition), so an hourly definition of
-    years costs what its stored span costs. The bounds are wall-clock times in the definition's
-    timezone, as DuckDB's manager compares its partition column with them.
-    """
+    # NOTE: A time window dimension's are only the windows between the earliest and the latest time
+    # stored (a day's margin either side, clipped to the definition), so an hourly definition of
+    # years costs what its stored span costs. The bounds are wall-clock times in the definition's
+    # timezone, as DuckDB's manager compares its partition column with them.
     dimension = column.dimension
     if not isinstance(dimension, dg.TimeWindowPartitionsDefinition):
         keys = dimension.get_partition_keys(dynamic_partitions_store=column.instance)
@@ -137,7 +134,6 @@ def _held_partitions(connection: Any, table: str, column: PartitionColumn) -> pl
 def _keys_spanning(
     dimension: dg.TimeWindowPartitionsDefinition, earliest: Any, latest: Any
 ) -> list[str]:
-    """The keys of `dimension`'s windows that may hold a time from `earliest` to `latest`."""
     first, last = dimension.get_first_partition_window(), dimension.get_last_partition_window()
     if earliest is None or first is None or last is None:
         return []
@@ -153,7 +149,6 @@ def _keys_spanning(
 
 
 def _in_zone(value: Any, zone: ZoneInfo) -> datetime:
-    """A stored time (a `DATE`, a wall-clock `TIMESTAMP`, a `TIMESTAMPTZ`) as a time in `zone`."""
     moment = value if isinstance(value, datetime) else datetime(value.year, value.month, value.day)
     if moment.tzinfo is None:
         return moment.replace(tzinfo=zone)

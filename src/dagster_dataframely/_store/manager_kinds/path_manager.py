@@ -135,7 +135,6 @@ def _listed_files(
     instance: dg.DagsterInstance,
     stored: StoredNames = stored_files,
 ) -> dict[str, UPath]:
-    """The stored files of the partitions the definition holds, found by one listing."""
     folder = _upstream.upath_asset_folder(manager, context)
     # NOTE: an object store's listing may be cached by an earlier read in this process, and
     # the files written since are not in it.
@@ -155,7 +154,6 @@ _Holds = Callable[[str], bool]
 def _holds_by_dimension(
     partitions_def: dg.PartitionsDefinition, instance: dg.DagsterInstance
 ) -> dict[str | None, _Holds]:
-    """Whether each dimension holds a key now, by its name (None for a definition of one)."""
 
     def holds(dimension: dg.PartitionsDefinition) -> _Holds:
         if isinstance(dimension, dg.TimeWindowPartitionsDefinition):
@@ -170,13 +168,10 @@ def _holds_by_dimension(
 
 
 def _held_keys_named(name: str, holds: Mapping[str | None, _Holds]) -> Iterator[Any]:
-    """The held partition keys a file named `name` (below the asset's folder) may hold.
-
-    Every reading a layout like Dagster's allows: a leading `/` escaped as `%2F` or not; a
-    multi-partition key's parts in the order of their dimension names, joined by `/`, each
-    part perhaps holding a `/` itself (every split into one part per dimension); and a part's
-    leading or trailing `/`, which a local path drops where it doubles a separator.
-    """
+    # NOTE: Every reading a layout like Dagster's allows: a leading `/` escaped as `%2F` or not; a
+    # multi-partition key's parts in the order of their dimension names, joined by `/`, each part
+    # perhaps holding a `/` itself (every split into one part per dimension); and a part's leading
+    # or trailing `/`, which a local path drops where it doubles a separator.
     texts = {name, "/" + name[3:]} if name.startswith("%2F") else {name}
     if None in holds:
         yield from (key for text in texts for key in (text, text + "/") if holds[None](key))
@@ -206,8 +201,6 @@ def _probed_files(
     partitions_def: dg.PartitionsDefinition,
     instance: dg.DagsterInstance,
 ) -> dict[str, UPath]:
-    """The stored files of the partitions the definition holds, each one looked for: a
-    manager with a layout of its own, whose files a listing cannot name."""
     keys = partitions_def.get_partition_keys(dynamic_partitions_store=instance)
     if not keys:
         return {}
