@@ -8,7 +8,7 @@ from typing import Any
 import dagster as dg
 import polars as pl
 
-from dagster_dataframely._store.router import write_through
+from dagster_dataframely._store.manager_kinds.router import write_through
 
 
 class YieldingIOManager(dg.IOManager):

@@ -31,10 +31,10 @@ from dagster_dataframely.errors import (
 
 from .concurrent_runs import claim_partition
 from .manager_kinds.kind_choice import kind_of
+from .manager_kinds.router import write_through
 from .manager_metadata import shown_manager_metadata
 from .observations import quarantine_observation
 from .quarantine_writer import QuarantineWriter
-from .router import write_through
 from .step_storage import table_output
 from .storage_slots import check_quarantine_storage
 from .write_errors import shown_write_failure

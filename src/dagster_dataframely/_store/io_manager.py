@@ -21,7 +21,7 @@ from dagster_dataframely.errors import QuarantineIOManagerError
 
 from .manager_kinds.kind_choice import kind_of
 from .manager_kinds.manager_kind import ManagerKind
-from .router import QuarantineRouter, WrappedManager
+from .manager_kinds.router import QuarantineRouter, WrappedManager
 
 
 class QuarantineAwareIOManager(NestedResourceFactory):

@@ -12,10 +12,10 @@ from collections.abc import Mapping
 
 import dagster as dg
 
-from dagster_dataframely._store.router import QuarantineRouter
 from dagster_dataframely.errors import QuarantineIOManagerError
 
 from .manager_kind import ManagerKind, Store
+from .router import QuarantineRouter
 
 
 class WrappedManagers(ManagerKind):

@@ -17,12 +17,12 @@ import polars as pl
 from dagster_dataframely._credentials import without_credentials
 from dagster_dataframely._model import names
 from dagster_dataframely._model.keys import quarantined_asset_key
+from dagster_dataframely._store.manager_metadata import shown_manager_metadata, written_dtypes
+from dagster_dataframely._store.write_errors import shown_write_failure
 from dagster_dataframely._upstream import context_for_manager
 from dagster_dataframely.errors import QuarantineFrameTypeError
 
-from .manager_kinds.manager_kind import ManagerKind
-from .manager_metadata import shown_manager_metadata, written_dtypes
-from .write_errors import shown_write_failure
+from .manager_kind import ManagerKind
 
 
 class WrappedManager:
