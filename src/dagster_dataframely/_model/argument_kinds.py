@@ -10,15 +10,18 @@ import reprlib
 
 import dagster as dg
 
+from dagster_dataframely.errors import InvalidArgumentsError
+
 SEVERITIES = (dg.AssetCheckSeverity.WARN, dg.AssetCheckSeverity.ERROR)
 SEVERITY_TEXT = "dg.AssetCheckSeverity.WARN or dg.AssetCheckSeverity.ERROR"
 
 
 def wrong_kind(
-    parameter: str, value: object, expected: str, fix: str | None = None
-) -> tuple[str, str]:
-    """The problem and the fix of a value of the wrong kind, for `InvalidArgumentsError`."""
-    return (
+    function: str, parameter: str, value: object, expected: str, fix: str | None = None
+) -> InvalidArgumentsError:
+    """The refusal by `function` of a value of the wrong kind for its `parameter`."""
+    return InvalidArgumentsError(
+        function,
         f"`{parameter}=` takes {expected}, not {given(value)}",
         fix if fix is not None else f"Pass {expected}.",
     )

@@ -9,15 +9,15 @@ schema's rules (as warning rules are), and it then travels, resolved, on the ass
 
 from __future__ import annotations
 
-from collections.abc import Collection, Iterable, Mapping
+import functools
+from collections.abc import Callable, Collection, Iterable, Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
-from typing import Literal, TypeAlias
+from typing import Any, Literal, TypeAlias
 
 import dagster as dg
 
 from dagster_dataframely.errors import (
-    InvalidArgumentsError,
     ThresholdNotApplicableError,
     UnknownPolicyRuleError,
 )
@@ -26,6 +26,8 @@ from .argument_kinds import SEVERITIES, SEVERITY_TEXT, wrong_kind
 from .row_threshold import Threshold
 from .schema import SchemaInfo
 from .volume_check import VolumeCheck
+
+_refused = functools.partial(wrong_kind, "QualityPolicy")
 
 UndeclaredColumns: TypeAlias = Literal["report", "check"]
 _UNDECLARED_CHOICES = ("report", "check")
@@ -112,109 +114,89 @@ class QualityPolicy:
 
     def __post_init__(self) -> None:
         if self.threshold is not None and not isinstance(self.threshold, Threshold):
-            raise InvalidArgumentsError(
-                "QualityPolicy",
-                *wrong_kind(
-                    "threshold",
-                    self.threshold,
-                    "a dd.Threshold",
-                    "Pass it as volume=, and a dd.Threshold as threshold=."
-                    if isinstance(self.threshold, VolumeCheck)
-                    else "Wrap the bounds in one: threshold=dd.Threshold(warn_above=..., "
-                    "fail_above=...).",
-                ),
+            raise _refused(
+                "threshold",
+                self.threshold,
+                "a dd.Threshold",
+                "Pass it as volume=, and a dd.Threshold as threshold=."
+                if isinstance(self.threshold, VolumeCheck)
+                else "Wrap the bounds in one: threshold=dd.Threshold(warn_above=..., "
+                "fail_above=...).",
             )
         object.__setattr__(self, "rules", _checked_rules(self.rules))
         object.__setattr__(self, "severity", _checked_severity(self.severity))
         object.__setattr__(self, "blocking", _checked_blocking(self.blocking))
         if self.volume is not None and not isinstance(self.volume, VolumeCheck):
-            raise InvalidArgumentsError(
-                "QualityPolicy",
-                *wrong_kind(
-                    "volume", self.volume, "a dd.VolumeCheck", "Pass dd.VolumeCheck(...), or None."
-                ),
+            raise _refused(
+                "volume",
+                self.volume,
+                "a dd.VolumeCheck",
+                "Pass dd.VolumeCheck(...), or None.",
             )
         if self.undeclared_columns is not None and not (
             isinstance(self.undeclared_columns, str)
             and self.undeclared_columns in _UNDECLARED_CHOICES
         ):
-            raise InvalidArgumentsError(
-                "QualityPolicy",
-                *wrong_kind(
-                    "undeclared_columns",
-                    self.undeclared_columns,
-                    "'report' or 'check'",
-                    "Pass 'report' to list them on each materialization, 'check' to also check "
-                    "them, or None.",
-                ),
+            raise _refused(
+                "undeclared_columns",
+                self.undeclared_columns,
+                "'report' or 'check'",
+                "Pass 'report' to list them on each materialization, 'check' to also check "
+                "them, or None.",
             )
 
 
 def _checked_rules(rules: object) -> Mapping[str, Threshold]:
-    if not isinstance(rules, Mapping):
-        raise InvalidArgumentsError(
-            "QualityPolicy",
-            *wrong_kind(
-                "rules",
-                rules,
-                "a mapping from rule name to dd.Threshold",
-                "Pass {'amount|min': dd.Threshold(...), ...}.",
-            ),
-        )
-    for name, threshold in rules.items():
-        if not isinstance(name, str):
-            raise InvalidArgumentsError(
-                "QualityPolicy",
-                *wrong_kind(
-                    "rules", name, "rule names as text", "Name each rule as Dataframely does."
-                ),
-            )
-        if not isinstance(threshold, Threshold):
-            raise InvalidArgumentsError(
-                "QualityPolicy",
-                *wrong_kind(
-                    "rules",
-                    threshold,
-                    "a dd.Threshold for each rule",
-                    f"Wrap the bounds in one: {{{name!r}: dd.Threshold(warn_above=..., "
-                    "fail_above=...)}.",
-                ),
-            )
-    return MappingProxyType(dict(rules))
+    return _by_rule(
+        "rules",
+        rules,
+        (
+            "a mapping from rule name to dd.Threshold",
+            "Pass {'amount|min': dd.Threshold(...), ...}.",
+        ),
+        lambda threshold: isinstance(threshold, Threshold),
+        "a dd.Threshold",
+        lambda name: (
+            f"Wrap the bounds in one: {{{name!r}: dd.Threshold(warn_above=..., fail_above=...)}}."
+        ),
+    )
 
 
 def _checked_severity(severity: object) -> SeverityChoice | None:
     if severity is None or severity in SEVERITIES:
         return severity
-    if not isinstance(severity, Mapping):
-        raise InvalidArgumentsError(
-            "QualityPolicy",
-            *wrong_kind(
-                "severity",
-                severity,
-                f"{SEVERITY_TEXT}, or a mapping of rule name to one",
-                f"Pass {SEVERITY_TEXT} (the enum, not its name).",
-            ),
-        )
-    for name, chosen in severity.items():
+    return _by_rule(
+        "severity",
+        severity,
+        (
+            f"{SEVERITY_TEXT}, or a mapping of rule name to one",
+            f"Pass {SEVERITY_TEXT} (the enum, not its name).",
+        ),
+        lambda chosen: chosen in SEVERITIES,
+        SEVERITY_TEXT,
+        lambda name: f"Map {name!r} to {SEVERITY_TEXT} (the enum, not its name).",
+    )
+
+
+def _by_rule(
+    parameter: str,
+    mapping: object,
+    refused: tuple[str, str],
+    accepts: Callable[[object], bool],
+    each: str,
+    fix: Callable[[str], str],
+) -> Mapping[str, Any]:
+    # NOTE: `rules=` and `severity=` map rule names to a value each, refused alike.
+    if not isinstance(mapping, Mapping):
+        raise _refused(parameter, mapping, *refused)
+    for name, value in mapping.items():
         if not isinstance(name, str):
-            raise InvalidArgumentsError(
-                "QualityPolicy",
-                *wrong_kind(
-                    "severity", name, "rule names as text", "Name each rule as Dataframely does."
-                ),
+            raise _refused(
+                parameter, name, "rule names as text", "Name each rule as Dataframely does."
             )
-        if chosen not in SEVERITIES:
-            raise InvalidArgumentsError(
-                "QualityPolicy",
-                *wrong_kind(
-                    "severity",
-                    chosen,
-                    f"{SEVERITY_TEXT} for each rule",
-                    f"Map {name!r} to {SEVERITY_TEXT} (the enum, not its name).",
-                ),
-            )
-    return MappingProxyType(dict(severity))
+        if not accepts(value):
+            raise _refused(parameter, value, f"{each} for each rule", fix(name))
+    return MappingProxyType(dict(mapping))
 
 
 def _checked_blocking(blocking: object) -> bool | tuple[str, ...]:
@@ -225,15 +207,11 @@ def _checked_blocking(blocking: object) -> bool | tuple[str, ...]:
     if isinstance(blocking, str):
         return (blocking,)
     if isinstance(blocking, Mapping) or not isinstance(blocking, Iterable):
-        raise InvalidArgumentsError(
-            "QualityPolicy", *wrong_kind("blocking", blocking, expected, fix)
-        )
+        raise _refused("blocking", blocking, expected, fix)
     names = tuple(blocking)
     for name in names:
         if not isinstance(name, str):
-            raise InvalidArgumentsError(
-                "QualityPolicy", *wrong_kind("blocking", name, "rule names as text", fix)
-            )
+            raise _refused("blocking", name, "rule names as text", fix)
     return names
 
 
@@ -255,9 +233,7 @@ def checked_policy(function: str, policy: object) -> QualityPolicy | None:
         fix = "Build the policy from its fields: quality_policy=dd.QualityPolicy(**{...})."
     else:
         fix = "Pass dd.QualityPolicy(...), or None for no policy."
-    raise InvalidArgumentsError(
-        function, *wrong_kind("quality_policy", policy, "a dd.QualityPolicy", fix)
-    )
+    raise wrong_kind(function, "quality_policy", policy, "a dd.QualityPolicy", fix)
 
 
 @dataclass(frozen=True, slots=True, eq=False)

@@ -9,7 +9,6 @@ from typing import Literal, TypeAlias
 import dagster as dg
 
 from dagster_dataframely.errors import (
-    InvalidArgumentsError,
     InvalidThresholdError,
 )
 
@@ -106,31 +105,28 @@ class VolumeCheck:
             if value is not None and not _is_fraction(value, most):
                 raise InvalidThresholdError(name, repr(value), _fraction_problem(value, most))
         if not _is_count(self.window) or self.window < 1:
-            raise InvalidArgumentsError(
+            raise wrong_kind(
                 "VolumeCheck",
-                *wrong_kind(
-                    "window",
-                    self.window,
-                    "an int of at least 1, the number of recent materializations",
-                    "Pass a count such as window=5: the median of the last five runs.",
-                ),
+                "window",
+                self.window,
+                "an int of at least 1, the number of recent materializations",
+                "Pass a count such as window=5: the median of the last five runs.",
             )
         if not isinstance(self.compare_with, str) or self.compare_with not in _COMPARE_CHOICES:
-            raise InvalidArgumentsError(
+            raise wrong_kind(
                 "VolumeCheck",
-                *wrong_kind(
-                    "compare_with",
-                    self.compare_with,
-                    "'partition' or 'asset'",
-                    "Pass compare_with='partition' or compare_with='asset'.",
-                ),
+                "compare_with",
+                self.compare_with,
+                "'partition' or 'asset'",
+                "Pass compare_with='partition' or compare_with='asset'.",
             )
         if self.severity not in SEVERITIES:
-            raise InvalidArgumentsError(
+            raise wrong_kind(
                 "VolumeCheck",
-                *wrong_kind(
-                    "severity", self.severity, SEVERITY_TEXT, f"Pass {SEVERITY_TEXT} (the enum)."
-                ),
+                "severity",
+                self.severity,
+                SEVERITY_TEXT,
+                f"Pass {SEVERITY_TEXT} (the enum).",
             )
         if all(
             bound is None
