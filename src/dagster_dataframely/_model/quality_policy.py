@@ -9,7 +9,6 @@ schema's rules (as warning rules are), and it then travels, resolved, on the ass
 
 from __future__ import annotations
 
-import functools
 from collections.abc import Callable, Collection, Iterable, Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
@@ -18,6 +17,7 @@ from typing import Any, Literal, TypeAlias
 import dagster as dg
 
 from dagster_dataframely.errors import (
+    InvalidArgumentsError,
     ThresholdNotApplicableError,
     UnknownPolicyRuleError,
 )
@@ -27,7 +27,10 @@ from .row_threshold import Threshold
 from .schema import SchemaInfo
 from .volume_check import VolumeCheck
 
-_refused = functools.partial(wrong_kind, "QualityPolicy")
+
+def _refused(parameter: str, value: object, expected: str, fix: str) -> InvalidArgumentsError:
+    return wrong_kind("QualityPolicy", parameter, value, expected, fix)
+
 
 UndeclaredColumns: TypeAlias = Literal["report", "check"]
 _UNDECLARED_CHOICES = ("report", "check")
