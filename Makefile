@@ -67,14 +67,13 @@ screenshots: | $(UV)
 WORKERS ?= 2
 PARALLEL := -n $(WORKERS)
 
-# integration_tests/distributed/ runs apart, in one pytest process: its tests share one Dask
-# cluster, PostgreSQL server and S3 server, started once for the folder (a pytest-xdist worker
-# each would start its own).
-DISTRIBUTED := integration_tests/distributed
+# integration_tests/distributed/'s tests share one Dask cluster, PostgreSQL server and S3
+# server, started once for the folder: `--dist loadgroup` runs them on one worker (their
+# conftest groups them), beginning first, while the other workers run the rest of the suite.
+GROUPED := --dist loadgroup
 
 test: $(SYNCED)  ## Run the whole test suite: unit tests and the integration suite.
-	DAGSTER_DATAFRAMELY_TEST_COLLECT_ALL=1 $(VENV)/bin/pytest $(PARALLEL) --ignore=$(DISTRIBUTED)
-	DAGSTER_DATAFRAMELY_TEST_COLLECT_ALL=1 $(VENV)/bin/pytest $(DISTRIBUTED)
+	DAGSTER_DATAFRAMELY_TEST_COLLECT_ALL=1 $(VENV)/bin/pytest $(PARALLEL) $(GROUPED)
 
 unit: $(SYNCED)
 	$(VENV)/bin/pytest tests $(PARALLEL)
@@ -95,9 +94,16 @@ unit-hostile: $(SYNCED)
 # - mypy over a user's snippet (the settings keywords' types) and mypy and pyright over the typed
 #   examples of the docs: development tools, not in the version jobs' environments, and the
 #   types they read are the package's own.
+# And the search of each property test (hypothesis) for the package's own mistakes: a property
+# proves two paths equal on any input, and `make test` draws its full count of examples. A
+# version job looks for a dependency or a Python that behaves differently, which shows on the
+# first examples a property draws (every property still runs, on every version); so there
+# each draws at most PER_VERSION_EXAMPLES (`--examples-per-property`, the root conftest.py).
+PER_VERSION_EXAMPLES := 10
 NOT_PER_VERSION := --ignore=integration_tests/test_docs_examples.py -m "not fault_injection" \
 	--ignore=integration_tests/test_typed_examples.py \
-	--deselect tests/model/test_setting_keywords.py::test_mypy_refuses_a_misspelt_setting_and_a_wrong_type
+	--deselect tests/model/test_setting_keywords.py::test_mypy_refuses_a_misspelt_setting_and_a_wrong_type \
+	--examples-per-property $(PER_VERSION_EXAMPLES)
 
 # The unit suite on another interpreter, in an environment of its own built from the same lock:
 #   make unit-on INTERPRETER=/path/to/python3.13
@@ -111,8 +117,7 @@ unit-on: | $(UV)
 		$(UNIT_ON_VENV)/bin/pytest tests $(PARALLEL) $(NOT_PER_VERSION)
 
 integration: $(SYNCED)
-	$(VENV)/bin/pytest integration_tests $(PARALLEL) --ignore=$(DISTRIBUTED)
-	$(VENV)/bin/pytest $(DISTRIBUTED)
+	$(VENV)/bin/pytest integration_tests $(PARALLEL) $(GROUPED)
 
 lint: $(SYNCED)
 	$(VENV)/bin/ruff check .
