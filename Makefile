@@ -67,13 +67,15 @@ screenshots: | $(UV)
 WORKERS ?= 2
 PARALLEL := -n $(WORKERS)
 
-# integration_tests/distributed/'s tests share one Dask cluster, PostgreSQL server and S3
-# server, started once for the folder: `--dist loadgroup` runs them on one worker (their
-# conftest groups them), beginning first, while the other workers run the rest of the suite.
-GROUPED := --dist loadgroup
+# integration_tests/distributed/ runs in one pytest process of its own (its tests share one Dask
+# cluster, PostgreSQL server and S3 server, started once for the folder; a pytest-xdist worker
+# each would start its own), at the same time as the rest of the suite: its processes mostly
+# wait on each other (scripts/test_suite.py; its output follows the rest's).
+DISTRIBUTED := integration_tests/distributed
 
 test: $(SYNCED)  ## Run the whole test suite: unit tests and the integration suite.
-	DAGSTER_DATAFRAMELY_TEST_COLLECT_ALL=1 $(VENV)/bin/pytest $(PARALLEL) $(GROUPED)
+	DAGSTER_DATAFRAMELY_TEST_COLLECT_ALL=1 $(VENV)/bin/python scripts/test_suite.py \
+		$(VENV)/bin/pytest $(DISTRIBUTED) $(PARALLEL)
 
 unit: $(SYNCED)
 	$(VENV)/bin/pytest tests $(PARALLEL)
@@ -117,7 +119,7 @@ unit-on: | $(UV)
 		$(UNIT_ON_VENV)/bin/pytest tests $(PARALLEL) $(NOT_PER_VERSION)
 
 integration: $(SYNCED)
-	$(VENV)/bin/pytest integration_tests $(PARALLEL) $(GROUPED)
+	$(VENV)/bin/python scripts/test_suite.py $(VENV)/bin/pytest $(DISTRIBUTED) integration_tests $(PARALLEL)
 
 lint: $(SYNCED)
 	$(VENV)/bin/ruff check .
