@@ -35,26 +35,11 @@ from integration_tests.s3.support import S3Endpoint, empty_and_delete
 
 from . import pipeline
 
-FOLDER = Path(__file__).resolve().parent
-ROOT = FOLDER.parent.parent
+ROOT = Path(__file__).resolve().parent.parent.parent
 WORKERS = 3
 STARTUP_SECONDS = 120.0
 BUCKET = "dd-distributed"
 LOOPBACK = "127.0.0.1"
-
-
-@pytest.hookimpl(tryfirst=True)
-def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    """Under `--dist loadgroup` (`make test`), the folder's tests run on one xdist worker.
-
-    Its cluster, PostgreSQL server and S3 server start once, on that worker, while the other
-    workers run the rest of the suite: the folder's processes spend much of their time waiting
-    on each other, so it costs the run far less than a pytest process of its own after it.
-    """
-    for item in items:
-        if item.path.is_relative_to(FOLDER):
-            # NOTE: before xdist's own hook, which reads the mark to group the tests.
-            item.add_marker(pytest.mark.xdist_group("distributed"))
 
 
 @pytest.fixture(scope="package")
