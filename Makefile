@@ -67,14 +67,15 @@ screenshots: | $(UV)
 WORKERS ?= 2
 PARALLEL := -n $(WORKERS)
 
-# integration_tests/distributed/ runs apart, in one pytest process: its tests share one Dask
-# cluster, PostgreSQL server and S3 server, started once for the folder (a pytest-xdist worker
-# each would start its own).
+# integration_tests/distributed/ runs in one pytest process of its own (its tests share one Dask
+# cluster, PostgreSQL server and S3 server, started once for the folder; a pytest-xdist worker
+# each would start its own), at the same time as the rest of the suite: its processes mostly
+# wait on each other (scripts/test_suite.py; its output follows the rest's).
 DISTRIBUTED := integration_tests/distributed
 
 test: $(SYNCED)  ## Run the whole test suite: unit tests and the integration suite.
-	DAGSTER_DATAFRAMELY_TEST_COLLECT_ALL=1 $(VENV)/bin/pytest $(PARALLEL) --ignore=$(DISTRIBUTED)
-	DAGSTER_DATAFRAMELY_TEST_COLLECT_ALL=1 $(VENV)/bin/pytest $(DISTRIBUTED)
+	DAGSTER_DATAFRAMELY_TEST_COLLECT_ALL=1 $(VENV)/bin/python scripts/test_suite.py \
+		$(VENV)/bin/pytest $(DISTRIBUTED) $(PARALLEL)
 
 unit: $(SYNCED)
 	$(VENV)/bin/pytest tests $(PARALLEL)
@@ -95,9 +96,16 @@ unit-hostile: $(SYNCED)
 # - mypy over a user's snippet (the settings keywords' types) and mypy and pyright over the typed
 #   examples of the docs: development tools, not in the version jobs' environments, and the
 #   types they read are the package's own.
+# And the search of each property test (hypothesis) for the package's own mistakes: a property
+# proves two paths equal on any input, and `make test` draws its full count of examples. A
+# version job looks for a dependency or a Python that behaves differently, which shows on the
+# first examples a property draws (every property still runs, on every version); so there
+# each draws at most PER_VERSION_EXAMPLES (`--examples-per-property`, the root conftest.py).
+PER_VERSION_EXAMPLES := 10
 NOT_PER_VERSION := --ignore=integration_tests/test_docs_examples.py -m "not fault_injection" \
 	--ignore=integration_tests/test_typed_examples.py \
-	--deselect tests/model/test_setting_keywords.py::test_mypy_refuses_a_misspelt_setting_and_a_wrong_type
+	--deselect tests/model/test_setting_keywords.py::test_mypy_refuses_a_misspelt_setting_and_a_wrong_type \
+	--examples-per-property $(PER_VERSION_EXAMPLES)
 
 # The unit suite on another interpreter, in an environment of its own built from the same lock:
 #   make unit-on INTERPRETER=/path/to/python3.13
@@ -111,8 +119,7 @@ unit-on: | $(UV)
 		$(UNIT_ON_VENV)/bin/pytest tests $(PARALLEL) $(NOT_PER_VERSION)
 
 integration: $(SYNCED)
-	$(VENV)/bin/pytest integration_tests $(PARALLEL) --ignore=$(DISTRIBUTED)
-	$(VENV)/bin/pytest $(DISTRIBUTED)
+	$(VENV)/bin/python scripts/test_suite.py $(VENV)/bin/pytest $(DISTRIBUTED) integration_tests $(PARALLEL)
 
 lint: $(SYNCED)
 	$(VENV)/bin/ruff check .

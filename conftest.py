@@ -4,6 +4,7 @@ import os
 
 import pytest
 from hypothesis import settings
+from tests.property_examples import cap_examples
 
 from dagster_dataframely._model.settings import setting_variables
 
@@ -11,6 +12,28 @@ from dagster_dataframely._model.settings import setting_variables
 # second, and a deadline would fail it for the machine's load, not for the property.
 settings.register_profile("shared-machine", deadline=None)
 settings.load_profile("shared-machine")
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    parser.addoption(
+        "--examples-per-property",
+        type=int,
+        default=None,
+        metavar="N",
+        help="draw at most N examples in each property test (the version jobs: see the Makefile)",
+    )
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """With `--examples-per-property N`, no property test draws more than N examples.
+
+    The version jobs look for a dependency or a Python that behaves differently; such a change
+    shows on the first examples a property draws. The search of the input space for the
+    package's own mistakes is `make test`'s, on the full count.
+    """
+    cap: int | None = config.getoption("examples_per_property")
+    if cap is not None:
+        cap_examples((getattr(item, "obj", None) for item in items), cap)
 
 
 def pytest_configure(config: pytest.Config) -> None:
