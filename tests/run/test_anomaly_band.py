@@ -57,8 +57,7 @@ def plain_band(
             for p in usable
             if p.at is not None and plain_season(p.at, chosen.seasonality) == season
         ]
-        if len(same) >= chosen.min_history:
-            pool = same
+        pool = same
     values = [float(p.value) for p in pool[-chosen.training_window :] if p.value is not None]
     if len(values) < chosen.min_history:
         return len(values), None, None, None
@@ -70,6 +69,15 @@ def plain_band(
         spread = 1.4826 * plain_median([abs(v - centre) for v in values])
     half = max(chosen.sensitivity * spread, chosen.min_relative_change * abs(centre))
     return len(values), centre, centre - half, centre + half
+
+
+def plain_score(
+    value: float, centre: float, lower: float, upper: float, sensitivity: float
+) -> float:
+    half = (upper - lower) / 2
+    if half == 0:
+        return 0.0 if value == centre else math.copysign(math.inf, value - centre)
+    return (value - centre) / (half / sensitivity)
 
 
 values = st.floats(min_value=-1e4, max_value=1e4, allow_nan=False)
@@ -120,6 +128,9 @@ def test_the_band_is_the_plain_computation_over_the_same_history(
         value < lower and chosen.direction != "spike"
     )
     assert band.passed == (not fails)
+    assert band.score == pytest.approx(
+        plain_score(value, centre, lower, upper, chosen.sensitivity), rel=1e-6, abs=1e-6
+    )
 
 
 @settings(max_examples=200, deadline=None)
@@ -203,7 +214,7 @@ def test_the_judged_point_is_not_in_its_own_band() -> None:
     # NOTE: Elementary's reported case: with the new value inside its 14-point training set, a
     # 25% jump of a steady metric passed at sensitivity 2.
     history = daily([100.0, 101.0, 99.0, 100.0, 102.0, 98.0, 100.0] * 2)
-    chosen = AnomalySettings(sensitivity=2, seasonality=None, method="mean_std")
+    chosen = AnomalySettings(training_window=14, sensitivity=2, seasonality=None, method="mean_std")
     band = judge_point(history, 125.0, START + timedelta(days=14), chosen)
     assert not band.passed
     assert band.used == 14
@@ -211,31 +222,44 @@ def test_the_judged_point_is_not_in_its_own_band() -> None:
 
 def test_until_min_history_the_value_passes_and_says_so() -> None:
     history = daily([0.01, 0.02, 0.01])
-    band = judge_point(
-        history, 0.9, START + timedelta(days=3), AnomalySettings(), metric="null_fraction of email"
-    )
+    at = START + timedelta(days=3)
+    chosen = AnomalySettings(seasonality=None)
+    band = judge_point(history, 0.9, at, chosen, metric="null_fraction of email")
     assert band.passed
     assert not band.enough_history
     assert (band.lower, band.upper, band.score) == (None, None, None)
     assert band.sentence == (
         "null_fraction of email is not judged yet: it has 3 usable earlier points "
-        "and needs 7 before it judges"
+        "and needs 4 before it judges"
+    )
+
+
+def test_a_seasonal_band_waits_for_enough_points_of_its_season() -> None:
+    # NOTE: three weeks of a metric with quiet weekends: a band from every day would flag the
+    # fourth Saturday; the weekly band waits for a fourth Saturday in the past.
+    history = daily([100.0, 102.0, 98.0, 101.0, 99.0, 20.0, 21.0] * 3)
+    saturday = START + timedelta(days=21 + 5)
+    band = judge_point(history, 20.0, saturday, AnomalySettings(), metric="row count")
+    assert band.passed
+    assert not band.enough_history
+    assert band.used == 3
+    assert band.sentence == (
+        "row count is not judged yet: it has 3 usable earlier points of the same weekday "
+        "and needs 4 before it judges"
     )
 
 
 def test_the_sentence_names_value_band_score_and_training_points() -> None:
     history = daily([0.01, 0.012, 0.01, 0.011, 0.01, 0.012, 0.011] * 3)
-    band = judge_point(
-        history,
-        0.31,
-        START + timedelta(days=21),
-        AnomalySettings(),
-        metric="null_fraction of email",
-    )
+    at = START + timedelta(days=21)
+    chosen = AnomalySettings(seasonality=None)
+    band = judge_point(history, 0.31, at, chosen, metric="null_fraction of email")
     assert not band.passed
-    assert band.used == 21  # three earlier Mondays are fewer than min_history: every day trains
-    assert band.sentence.startswith("null_fraction of email is 0.31, above the expected ")
-    assert "from 21 earlier points)" in band.sentence
+    assert band.used == 12
+    assert band.sentence == (
+        "null_fraction of email is 0.31, above the expected 0.00359\u20130.0184 "
+        "(score 201.7, from 12 earlier points)"
+    )
 
 
 def test_a_seasonal_band_says_it_is_from_the_same_weekday() -> None:
@@ -246,6 +270,10 @@ def test_a_seasonal_band_says_it_is_from_the_same_weekday() -> None:
     assert band.passed
     assert band.used == 8
     assert band.window == (START + timedelta(days=5), START + timedelta(days=54))
+    assert band.sentence == (
+        "row count is 20.5, within the expected 17.0\u201323.0 "
+        "(score 0.8, from 8 earlier points of the same weekday)"
+    )
     assert "from 8 earlier points of the same weekday" in band.sentence
     assert not judge_point(history, 100.0, saturday, AnomalySettings()).passed
 
@@ -267,7 +295,8 @@ def test_a_flat_past_lets_only_the_relative_floor_decide() -> None:
     assert inside.passed
     assert (inside.lower, inside.upper) == (190.0, 210.0)
     assert not outside.passed
-    assert outside.score == math.inf
+    assert outside.score == pytest.approx(5.5)  # 11 over a spread widened to 10 / 5
+    assert judge_point(daily([0.0] * 10), 0.001, None, chosen).score == math.inf
     assert judge_point(history, 200.0, None, chosen).score == 0.0
 
 
