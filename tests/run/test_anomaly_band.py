@@ -252,7 +252,7 @@ def test_a_seasonal_band_waits_for_enough_points_of_its_season() -> None:
 def test_the_sentence_names_value_band_score_and_training_points() -> None:
     history = daily([0.01, 0.012, 0.01, 0.011, 0.01, 0.012, 0.011] * 3)
     at = START + timedelta(days=21)
-    chosen = AnomalySettings(seasonality=None)
+    chosen = AnomalySettings(training_window=12, sensitivity=5, seasonality=None)
     band = judge_point(history, 0.31, at, chosen, metric="null_fraction of email")
     assert not band.passed
     assert band.used == 12
@@ -266,7 +266,8 @@ def test_a_seasonal_band_says_it_is_from_the_same_weekday() -> None:
     weekends_low = [100.0, 102.0, 98.0, 101.0, 99.0, 20.0, 21.0]
     history = daily(weekends_low * 8)
     saturday = START + timedelta(days=56 + 5)
-    band = judge_point(history, 20.5, saturday, AnomalySettings(), metric="row count")
+    chosen = AnomalySettings(min_relative_change=0.15)
+    band = judge_point(history, 20.5, saturday, chosen, metric="row count")
     assert band.passed
     assert band.used == 8
     assert band.window == (START + timedelta(days=5), START + timedelta(days=54))
@@ -289,7 +290,7 @@ def test_excluded_points_are_counted_by_reason() -> None:
 
 def test_a_flat_past_lets_only_the_relative_floor_decide() -> None:
     history = daily([200.0] * 10)
-    chosen = AnomalySettings(seasonality=None, min_relative_change=0.05)
+    chosen = AnomalySettings(seasonality=None, sensitivity=5, min_relative_change=0.05)
     inside = judge_point(history, 209.0, START + timedelta(days=10), chosen)
     outside = judge_point(history, 211.0, START + timedelta(days=10), chosen)
     assert inside.passed

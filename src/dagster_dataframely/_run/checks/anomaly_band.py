@@ -77,11 +77,11 @@ class AnomalySettings:
 
     # NOTE: the defaults are the best of the grid `benchmarks/anomaly_detection.py --tune`
     # prints on its tuning seeds (synthetic daily series with a weekly season, trend, noise).
-    training_window: int = 12
+    training_window: int = 16
     min_history: int = 4
-    sensitivity: float = 5.0
+    sensitivity: float = 4.5
     direction: Direction = "both"
-    min_relative_change: float = 0.15
+    min_relative_change: float = 0.2
     seasonality: Seasonality | None = "day_of_week"
     method: Method = "median_mad"
 
