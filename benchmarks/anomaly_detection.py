@@ -55,7 +55,7 @@ FIRST_JUDGED = 28
 ELEMENTARY_WINDOW = 14
 ELEMENTARY_SENSITIVITY = 3.0
 
-Detector = Callable[[Sequence[float], Sequence[datetime], int], bool]
+Detector = Callable[["Series", int], bool]
 """Whether the point at an index is an alarm, given the whole series (only its past is read)."""
 
 
@@ -193,9 +193,9 @@ def _injected(
 # --- detectors -----------------------------------------------------------------------------------
 
 
-def elementary(values: Sequence[float], at: Sequence[datetime], index: int) -> bool:
+def elementary(series: Series, index: int) -> bool:
     """Elementary's defaults: |z| > 3 over the 14 points ending with (and including) this one."""
-    del at
+    values = series.values
     window = values[max(0, index - ELEMENTARY_WINDOW + 1) : index + 1]
     mean = statistics.fmean(window)
     spread = statistics.stdev(window)
@@ -204,15 +204,22 @@ def elementary(values: Sequence[float], at: Sequence[datetime], index: int) -> b
     return abs(values[index] - mean) / spread > ELEMENTARY_SENSITIVITY
 
 
-def band(settings: AnomalySettings) -> Detector:
-    """`judge_point` with `settings`: an alarm when the value fails its band."""
-    # NOTE: a window of same-weekday points spans 7 times as many days; the slice only saves
-    # time, it holds every point the band can use.
-    lookback = 7 * settings.training_window + 7
+def band(settings: AnomalySettings, marked: bool = False) -> Detector:
+    """`judge_point` with `settings`: an alarm when the value fails its band.
 
-    def detect(values: Sequence[float], at: Sequence[datetime], index: int) -> bool:
-        start = max(0, index - lookback)
-        history = [Point(values[i], at[i]) for i in range(start, index)]
+    `marked`: the past incident days are marked as incidents (as a user marks one after its
+    alarm), so they never train a later band.
+    """
+    # NOTE: a window of same-weekday points spans 7 times as many days (and more with marked
+    # days); the slice only saves time, it holds every point the band can use.
+    lookback = 7 * (settings.training_window + 8)
+
+    def detect(series: Series, index: int) -> bool:
+        values, at = series.values, series.at
+        history = [
+            Point(values[i], at[i], "incident" if marked and series.incidents[i] else None)
+            for i in range(max(0, index - lookback), index)
+        ]
         return not judge_point(history, values[index], at[index], settings).passed
 
     return detect
@@ -259,10 +266,7 @@ class Score:
 def scored(detector: Detector, series: Iterable[Series]) -> Score:
     score = Score()
     for one in series:
-        alarms = (
-            (index, detector(one.values, one.at, index))
-            for index in range(FIRST_JUDGED, len(one.values))
-        )
+        alarms = ((index, detector(one, index)) for index in range(FIRST_JUDGED, len(one.values)))
         score.add(one, alarms)
     return score
 
@@ -347,6 +351,7 @@ def main() -> None:
     }
     detectors: dict[str, Detector] = {
         "`judge_point`, defaults": band(AnomalySettings()),
+        "`judge_point`, defaults, past incidents marked": band(AnomalySettings(), marked=True),
         "Elementary's defaults": elementary,
     }
     print(f"seeds {arguments.seeds[0]}..{arguments.seeds[-1]}, {date.today()}")
