@@ -85,6 +85,12 @@ UNDECLARED_COLUMNS = "dataframely/undeclared_columns"
 PARTITION_ROW_COUNT = "dagster/partition_row_count"
 """Dagster's key for the rows of one partition (`TableMetadataSet.partition_row_count`)."""
 PACKAGE_METADATA_PREFIX = "dataframely/"
+METRIC_PREFIX = "dataframely/metric/"
+"""Materialization metadata: one number per declared column's metric, for plots and checks."""
+INCIDENT_RUN = "dataframely/incident_run"
+"""Metadata of a materialization reported to mark the run it names an incident (`mark_incident`)."""
+INCIDENT_TAG = "dagster-dataframely/incident"
+"""A run tag: `true` marks every materialization of the run an incident, left out of training."""
 
 FAILED_RULES = "dy_failed_rules"
 """The leading column of `dataframely/invalid_sample`: the rules each row failed, by check name."""
@@ -143,6 +149,11 @@ def column_check_name(column: str) -> str:
 def statistics_key(group: str) -> str:
     """Return the materialization metadata key of one dtype group's statistics table."""
     return VALID_STATISTICS_PREFIX + group
+
+
+def metric_key(column: str, metric: str) -> str:
+    """Return the materialization metadata key of one column's metric (`row_count`: no column)."""
+    return METRIC_PREFIX + f"{column}/{metric}"
 
 
 def is_package_metadata_key(key: str) -> bool:
