@@ -12,20 +12,18 @@ fraction only, which shows no value.
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import dagster as dg
+import polars as pl
 
 from dagster_dataframely._model import names
+from dagster_dataframely._model.schema import SchemaInfo
+from dagster_dataframely._run.checks.metric_names import METRICS
+from dagster_dataframely._run.split.valid_rows import ValidRows
 
-METRICS: Mapping[str, tuple[str, ...]] = {
-    "numeric": ("null_fraction", "mean", "std", "min", "median", "max"),
-    "temporal": ("null_fraction",),
-    "string": ("null_fraction", "distinct_count", "min_length", "max_length", "empty_fraction"),
-    "boolean": ("null_fraction", "true_fraction"),
-}
-"""The metrics each dtype group's column records, in order (a sensitive column: the first)."""
+from .statistics import staged_statistics, statistics_tables
 
 _FROM_STATISTIC = {
     "mean": "mean",
@@ -57,6 +55,20 @@ def metric_values(statistics: Mapping[str, dg.TableMetadataValue]) -> dict[str, 
                 if value is not None:
                     metrics[names.metric_key(column, metric)] = value
     return metrics
+
+
+def column_metrics(rows: ValidRows, columns: Sequence[str], info: SchemaInfo) -> dict[str, float]:
+    """The metrics of `columns` of `rows`, as a materialization of them records them.
+
+    Only those columns are measured: a column's statistics read that column alone, so they
+    are the figures the materialization records, at the cost of the watched columns.
+    """
+    order = rows.collect_schema().names()
+    # `pl.nth`, not `pl.col`: a column named `*` or `^a.*$` would select other columns.
+    chosen = rows.select(pl.nth(order.index(column)) for column in dict.fromkeys(columns))
+    if isinstance(chosen, pl.LazyFrame):
+        return metric_values(staged_statistics(chosen, info.distinct_columns, info.sensitive))
+    return metric_values(statistics_tables(chosen, info.distinct_columns, info.sensitive))
 
 
 def _metric(metric: str, cells: Mapping[str, Any]) -> float | None:
