@@ -206,3 +206,55 @@ def test_an_unknown_column_or_a_sensitive_columns_value_metric_is_refused() -> N
 def test_bad_arguments_are_refused_clearly(arguments: dict[str, Any], match: str) -> None:
     with pytest.raises(errors.InvalidArgumentsError, match=match):
         dd.AnomalyCheck(**arguments)
+
+
+def _book(rows: int) -> dict[str, pl.DataFrame]:
+    orders = pl.DataFrame({"order_id": [f"o{i}" for i in range(rows)], "amount": [1.0] * rows})
+    lines = pl.DataFrame(
+        {"order_id": [f"o{i}" for i in range(rows)], "line_no": [1] * rows, "quantity": [2] * rows}
+    )
+    return {"orders": orders, "lines": lines}
+
+
+@pytest.mark.parametrize("surface", ["multi_asset", "collection_asset"])
+def test_a_multi_assets_output_and_a_collections_members_are_judged_each_on_its_own_past(
+    tmp_path: Path, surface: str
+) -> None:
+    from tests.schemas import BookLines, BookOrders, OrderBook
+
+    check = dd.AnomalyCheck(min_history=3, seasonality=None)
+    policy = dd.QualityPolicy(anomaly=check)
+    book = {"rows": 50}
+    if surface == "multi_asset":
+
+        @dd.multi_asset(
+            outs={
+                "orders": dd.AssetOut(BookOrders, quality_policy=policy),
+                "lines": dd.AssetOut(BookLines),
+            }
+        )
+        def asset() -> dict[str, pl.DataFrame]:
+            return _book(book["rows"])
+
+    else:
+
+        @dd.collection_asset(OrderBook, quality_policy=policy)
+        def asset() -> dict[str, pl.DataFrame]:
+            return _book(book["rows"])
+
+    resources = {"io_manager": ParquetIOManager(base_dir=str(tmp_path))}
+    with dg.DagsterInstance.ephemeral() as instance:
+        for rows in (50, 52, 49):
+            book["rows"] = rows
+            dg.materialize([asset], resources=resources, instance=instance, run_config=QUIET)
+        book["rows"] = 5
+        result = dg.materialize([asset], resources=resources, instance=instance, run_config=QUIET)
+    judged = {
+        e.asset_key.to_user_string(): e
+        for e in result.get_asset_check_evaluations()
+        if e.check_name == ROW_CHECK
+    }
+    expected = {"orders"} if surface == "multi_asset" else {"orders", "lines"}
+    assert set(judged) == expected
+    assert all(not e.passed for e in judged.values())
+    assert figures(judged["orders"])[names.ANOMALY_TRAINING_POINTS] == 3
