@@ -258,3 +258,72 @@ def test_a_multi_assets_output_and_a_collections_members_are_judged_each_on_its_
     assert set(judged) == expected
     assert all(not e.passed for e in judged.values())
     assert figures(judged["orders"])[names.ANOMALY_TRAINING_POINTS] == 3
+
+
+@pytest.mark.filterwarnings("ignore::dagster.PreviewWarning")
+def test_one_run_of_a_range_judges_each_partition_on_its_own_past() -> None:
+    import datetime as dt
+
+    from tests.asset_support import range_tags
+
+    from .test_partition_range import DAILY, DAYS, SINGLE_RUN, RangeStore, Sales
+
+    sizes = dict.fromkeys(DAYS, 10)
+
+    @dd.asset(
+        Sales,
+        name="orders",
+        partitions_def=DAILY,
+        backfill_policy=SINGLE_RUN,
+        metadata={"partition_expr": "day"},
+        quality_policy=dd.QualityPolicy(
+            anomaly=dd.AnomalyCheck(["row_count", "amount/mean"], min_history=3)
+        ),
+    )
+    def asset(context: dg.AssetExecutionContext) -> pl.DataFrame:
+        return pl.DataFrame(
+            [
+                {
+                    "sale_id": f"s{i}",
+                    "day": dt.date.fromisoformat(day),
+                    "region": "us",
+                    "amount": 1.0,
+                }
+                for day in context.partition_keys
+                for i in range(sizes[day])
+            ]
+        )
+
+    store = RangeStore()
+    with dg.DagsterInstance.ephemeral() as instance:
+        for _ in range(3):
+            for day in DAYS:
+                dg.materialize(
+                    [asset],
+                    resources={"io_manager": store},
+                    instance=instance,
+                    partition_key=day,
+                    run_config=QUIET,
+                )
+        sizes[DAYS[1]] = 100
+        result = dg.materialize(
+            [asset],
+            resources={"io_manager": store},
+            instance=instance,
+            tags=range_tags(DAYS[0], DAYS[-1]),
+            run_config=QUIET,
+            raise_on_error=False,
+        )
+    judged = {
+        str(e.partition): e
+        for e in result.get_asset_check_evaluations()
+        if e.check_name == ROW_CHECK
+    }
+    assert {day: e.passed for day, e in judged.items()} == {
+        DAYS[0]: True,
+        DAYS[1]: False,
+        DAYS[2]: True,
+    }
+    # Each partition's own three earlier runs, never another day's.
+    assert all(figures(e)[names.ANOMALY_TRAINING_POINTS] == 3 for e in judged.values())
+    assert figures(judged[DAYS[1]])[names.ANOMALY_VALUE] == 100.0
