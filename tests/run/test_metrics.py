@@ -126,3 +126,39 @@ def test_metrics_are_bounded_by_the_schema_and_agree_with_the_tables(
         )
     else:
         assert names.metric_key("amount", "mean") not in metrics
+
+
+@settings(max_examples=30, deadline=None)
+@given(
+    st.lists(
+        st.tuples(st.one_of(st.none(), st.floats(-1e3, 1e3)), st.one_of(st.none(), st.text())),
+        max_size=25,
+    ),
+    st.sampled_from([["amount"], ["label"], ["label", "amount"], ["email"]]),
+)
+def test_a_checks_measure_of_some_columns_is_what_the_materialization_records(
+    rows: list[tuple[float | None, str | None]], columns: list[str]
+) -> None:
+    # The anomaly check measures its watched columns before the write, in memory or staged;
+    # the next runs learn from what the materialization records of the whole frame.
+    from dagster_dataframely._model.schema import read_schema
+    from dagster_dataframely._run.report.metrics import column_metrics
+
+    class Measured(dy.Schema):
+        amount = dy.Float64(nullable=True)
+        label = dy.String(nullable=True)
+        email = dy.String(nullable=True, metadata={"pii": True})
+
+    info = read_schema(Measured)
+    frame = pl.DataFrame(
+        {
+            "amount": [a for a, _ in rows],
+            "label": [b for _, b in rows],
+            "email": [b for _, b in rows],
+        },
+        schema={"amount": pl.Float64, "label": pl.String, "email": pl.String},
+    )
+    recorded = metric_values(statistics_tables(frame, info.distinct_columns, info.sensitive))
+    watched = {k: v for k, v in recorded.items() if k.split("/")[2] in columns}
+    assert column_metrics(frame, columns, info) == watched
+    assert column_metrics(frame.lazy(), columns, info) == watched
