@@ -82,7 +82,8 @@ def test_the_band_comes_from_the_partitions_own_points_without_incidents(
     shown = {key: value.value for key, value in found.metadata.items()}
     trained = [100.0, 104.0, 98.0, 101.0]  # eu, incidents left out
     centre = statistics.median(trained)
-    half = max(3.5 * 1.4826 * statistics.median(abs(t - centre) for t in trained), 0.05 * centre)
+    spread = 1.4826 * statistics.median(abs(t - centre) for t in trained)
+    half = max(CHECK.sensitivity * spread, CHECK.min_relative_change * centre)
     assert shown[names.ANOMALY_LOWER] == pytest.approx(centre - half)
     assert shown[names.ANOMALY_UPPER] == pytest.approx(centre + half)
     assert shown[names.ANOMALY_TRAINING_POINTS] == 4

@@ -30,9 +30,10 @@ class AnomalyCheck:
     check `dy_anomaly__<column>__<metric>` (`dy_anomaly__row_count` for the row count) compares
     a run's value with the band the same metric's earlier points give: their median widened by
     `sensitivity` times their spread (the scaled median absolute deviation), and never
-    narrower than `min_relative_change` of the median. The evaluated run is never in its own
-    training set, and materializations marked as incidents (a run tagged
-    `dagster-dataframely/incident=true`) never train a band. For a partitioned asset it runs
+    narrower than `min_relative_change` of the median. The defaults are those the detection
+    benchmark (`benchmarks/anomaly_detection.py`) found best on daily seasonal series. The
+    evaluated run is never in its own training set, and materializations marked as incidents
+    (a run tagged `dagster-dataframely/incident=true`) never train a band. For a partitioned asset it runs
     per partition. Until `min_history` points exist, the check passes and says so.
 
     Parameters
@@ -53,8 +54,8 @@ class AnomalyCheck:
         A change of at most this fraction of the centre never fails, however flat the past.
     seasonality
         `None`, or train on earlier points of the same weekday, hour or day of the month only
-        (the partition's start for a time-partitioned asset, the run's time otherwise), when
-        `min_history` of them exist.
+        (the partition's start for a time-partitioned asset, the run's time otherwise): until
+        `min_history` of them exist, the value passes unjudged.
     method
         `"median_mad"` (robust: one past outlier barely moves the band) or `"mean_std"`.
     compare_with
@@ -80,11 +81,12 @@ class AnomalyCheck:
     """
 
     metrics: Sequence[str] = (ROW_COUNT,)
-    training_window: int = 28
-    min_history: int = 7
-    sensitivity: float = 3.5
+    # NOTE: `anomaly_band.AnomalySettings`' defaults, tuned by `benchmarks/anomaly_detection.py`.
+    training_window: int = 16
+    min_history: int = 4
+    sensitivity: float = 4.5
     direction: Direction = "both"
-    min_relative_change: float = 0.05
+    min_relative_change: float = 0.2
     seasonality: Seasonality | None = "day_of_week"
     method: Method = "median_mad"
     compare_with: CompareWith = "partition"

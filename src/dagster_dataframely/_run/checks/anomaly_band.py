@@ -7,7 +7,8 @@ deviation scaled by 1.4826 to estimate a standard deviation, or the standard dev
 never narrower than `min_relative_change` of the centre, so a flat metric does not alarm on a
 tiny change. The evaluated point is never in its own training set, points marked as excluded
 (an incident) never enter it, and with a seasonality only past points of the same season (the
-same weekday, hour or day of the month) train it, when enough of them exist.
+same weekday, hour or day of the month) train it: until `min_history` of them exist the value
+passes unjudged, because a band learnt from every day flags every quiet weekend.
 
 Pure: Python and its standard library only, so the band can be computed and tested apart from
 Dagster and replayed by `benchmarks/anomaly_detection.py`.
@@ -54,26 +55,33 @@ class AnomalySettings:
         train the band: the most recent ones.
     min_history
         How many such points must exist before a value is judged; until then it passes and
-        says so. With a seasonality and fewer points of the same season, points of every
-        season train the band instead.
+        says so. With a seasonality they are points of the same season: a daily partition
+        with `"day_of_week"` is judged from its fifth week on.
     sensitivity
-        How many spreads (robust standard deviations) from the centre a value may lie.
+        How many spreads (robust standard deviations) from the centre a value may lie. The
+        default is wider than the textbook 3 because a spread learnt from a dozen points is
+        often an underestimate (`benchmarks/anomaly_detection.py --tune`).
     direction
         `"spike"` fails only above the band, `"drop"` only below it, `"both"` on either side.
     min_relative_change
         A change of at most this fraction of the centre never fails, however flat the past.
     seasonality
-        `None`, or train only on past points of the same weekday, hour or day of the month.
+        `None`, or train only on past points of the same weekday, hour or day of the month
+        (points without a time never train a seasonal band; a judged value without a time is
+        judged against every season). The default suits daily partitions; set `None` for a
+        metric recorded at another cadence without a weekly rhythm.
     method
         `"median_mad"` (median and scaled MAD: one past outlier barely moves the band) or
         `"mean_std"` (mean and sample standard deviation, as Elementary computes it).
     """
 
-    training_window: int = 28
-    min_history: int = 7
-    sensitivity: float = 3.5
+    # NOTE: the defaults are the best of the grid `benchmarks/anomaly_detection.py --tune`
+    # prints on its tuning seeds (synthetic daily series with a weekly season, trend, noise).
+    training_window: int = 16
+    min_history: int = 4
+    sensitivity: float = 4.5
     direction: Direction = "both"
-    min_relative_change: float = 0.05
+    min_relative_change: float = 0.2
     seasonality: Seasonality | None = "day_of_week"
     method: Method = "median_mad"
 
@@ -135,8 +143,10 @@ class Band:
     centre: float | None
     """The median (or mean) of the training points."""
     score: float | None
-    """How many spreads the value lies from the centre, signed (above is positive); infinite
-    when the past was flat and the value is not; `None` when nothing was judged."""
+    """How many spreads the value lies from the centre, signed (above is positive), the spread
+    widened to the relative floor where the floor is wider: beyond `sensitivity` in absolute
+    value is outside the band. Infinite only when the past is flat at 0 with no floor and the
+    value is not; `None` when nothing was judged."""
     used: int
     """How many past points trained the band."""
     excluded: Mapping[str, int] = field(default_factory=dict)
@@ -201,8 +211,8 @@ def judge_point(
     source = _source(len(numbers), seasonal, settings)
     if len(numbers) < settings.min_history:
         return unjudged(
-            f"{metric} is not judged yet: it has {len(numbers)} usable earlier points and "
-            f"needs {settings.min_history} before it judges"
+            f"{metric} is not judged yet: it has {_count(len(numbers), seasonal, settings)} "
+            f"and needs {settings.min_history} before it judges"
         )
     judged = _usable(value)
     centre, spread = _centre_and_spread(numbers, settings.method)
@@ -211,7 +221,7 @@ def judge_point(
     if judged is None:
         band = unjudged(f"{metric} has no value to judge; expected {_span(lower, upper)}")
         return replace(band, lower=lower, upper=upper, centre=centre)
-    score = _score(judged, centre, spread)
+    score = _score(judged, centre, half_width / settings.sensitivity)
     above, below = judged > upper, judged < lower
     fails_above = above and settings.direction in ("spike", "both")
     fails_below = below and settings.direction in ("drop", "both")
@@ -254,8 +264,7 @@ def _training(
             if point.at is not None and season_of(point.at, settings.seasonality) == season
         ]
         picked, excluded = _take(alike, settings.training_window)
-        if len(picked) >= settings.min_history:
-            return picked, excluded, True
+        return picked, excluded, True
     picked, excluded = _take(newest_first, settings.training_window)
     return picked, excluded, False
 
@@ -294,23 +303,27 @@ def _centre_and_spread(numbers: Sequence[float], method: Method) -> tuple[float,
 def _score(value: float, centre: float, spread: float) -> float:
     if spread > 0:
         return (value - centre) / spread
-    # NOTE: a flat past has no spread: any other value is infinitely far from it, and only
-    # the relative floor decides whether it fails.
+    # NOTE: the spread here is already widened to the floor, so only a past flat at 0 (whose
+    # floor is 0 too) has none: any other value is then infinitely far from it.
     if value == centre:
         return 0.0
     return math.copysign(math.inf, value - centre)
 
 
 def _source(count: int, seasonal: bool, settings: AnomalySettings) -> str:
-    points = "earlier point" if count == 1 else "earlier points"
+    return f"from {_count(count, seasonal, settings).replace('usable ', '')}"
+
+
+def _count(count: int, seasonal: bool, settings: AnomalySettings) -> str:
+    points = "usable earlier point" if count == 1 else "usable earlier points"
     if seasonal and settings.seasonality is not None:
         alike = {
             "day_of_week": "of the same weekday",
             "hour_of_day": "of the same hour",
             "day_of_month": "of the same day of the month",
         }[settings.seasonality]
-        return f"from {count} {points} {alike}"
-    return f"from {count} {points}"
+        return f"{count} {points} {alike}"
+    return f"{count} {points}"
 
 
 def _span(lower: float, upper: float) -> str:
