@@ -33,8 +33,9 @@ class AnomalyCheck:
     narrower than `min_relative_change` of the median. The defaults are those the detection
     benchmark (`benchmarks/anomaly_detection.py`) found best on daily seasonal series. The
     evaluated run is never in its own training set, and materializations marked as incidents
-    (a run tagged `dagster-dataframely/incident=true`) never train a band. For a partitioned asset it runs
-    per partition. Until `min_history` points exist, the check passes and says so.
+    (a run tagged `dagster-dataframely/incident=true`) never train a band. For a partitioned
+    asset it runs per partition. Until `min_history` points exist, the check passes and says
+    so.
 
     Parameters
     ----------
