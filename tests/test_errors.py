@@ -34,6 +34,7 @@ from dagster_dataframely.errors import (
     InvalidThresholdError,
     MaterializeResultFieldError,
     MaterializeResultValueError,
+    MetricAnomalyError,
     MissingPartitionExprError,
     MultiAssetKeyError,
     MultiAssetReturnError,
@@ -294,6 +295,23 @@ CASES = [
             "'mem://orders_quarantine'",
             "'primary_key'",
             "fail_above",
+        ),
+    ),
+    Case(
+        MetricAnomalyError,
+        ("sales/orders", ["the row count is 12, below the expected 950 to 1,050 (score -9.1)"]),
+        kwargs={"address": "mem://q"},
+        attributes={
+            "asset": "sales/orders",
+            "verdicts": ["the row count is 12, below the expected 950 to 1,050 (score -9.1)"],
+            "address": "mem://q",
+        },
+        fragments=(
+            "'sales/orders'",
+            "the row count is 12",
+            "kept its previous contents",
+            "'mem://q'",
+            "dd.AnomalyCheck",
         ),
     ),
     Case(
@@ -993,6 +1011,10 @@ SIGNATURES: dict[type[DagsterDataframelyError], list[tuple[str, Any, Any]]] = {
         ("address", KW, None),
         ("other_rules", KW, ()),
     ],
+    MetricAnomalyError: [
+        *((name, POS, inspect.Parameter.empty) for name in ("asset", "verdicts")),
+        ("address", KW, None),
+    ],
     RowCountOutOfBoundsError: [
         *(
             (name, POS, inspect.Parameter.empty)
@@ -1052,6 +1074,7 @@ CATEGORIES: dict[type[DagsterDataframelyError], set[type[DagsterDataframelyError
         NoValidRowsError,
         ThresholdExceededError,
         RowCountOutOfBoundsError,
+        MetricAnomalyError,
     },
     StorageRefusedError: {
         QuarantineKeyCollisionError,

@@ -14,6 +14,7 @@ from ._api.multi_asset import multi_asset
 from ._api.table_checks import table_checks
 from ._api.table_checks_component import TableChecksComponent
 from ._declare.quarantine_spec import quarantine_spec
+from ._model.anomaly_check import AnomalyCheck
 from ._model.quality_policy import QualityPolicy
 from ._model.row_threshold import Threshold
 from ._model.settings import Granularity, SchemaRules
@@ -25,6 +26,7 @@ from ._version import __version__ as __version__
 DagsterLibraryRegistry.register("dataframely-dagster", __version__, is_dagster_package=False)
 
 __all__ = [
+    "AnomalyCheck",
     "AssetOut",
     "Granularity",
     "QualityPolicy",

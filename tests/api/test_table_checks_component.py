@@ -453,6 +453,39 @@ def test_a_volume_check_is_refused_at_its_field_as_dd_table_checks_refuses_it(
     assert (error.file, error.field) == (f"{FILE}:7", "quality_policy.volume")
 
 
+def test_an_anomaly_check_is_read_from_yaml_and_refused_at_its_field(project: Path) -> None:
+    from scratch.schemas import Orders
+
+    with pytest.raises(dd.errors.ThresholdNotApplicableError, match="anomaly"):
+        dd.table_checks(
+            Orders,
+            "orders",
+            severity=dg.AssetCheckSeverity.WARN,
+            quality_policy=dd.QualityPolicy(anomaly=dd.AnomalyCheck()),
+        )
+    error = field_error(
+        project,
+        f"""
+        dataframely_schema: {ROOT_MODULE}.schemas:Orders
+        assets: [orders]
+        severity: WARN
+        quality_policy: {{anomaly: {{metrics: [row_count], direction: drop, severity: ERROR}}}}
+        """,
+    )
+    assert (error.file, error.field) == (f"{FILE}:7", "quality_policy.anomaly")
+    wrong = field_error(
+        project,
+        f"""
+        dataframely_schema: {ROOT_MODULE}.schemas:Orders
+        assets: [orders]
+        severity: WARN
+        quality_policy: {{anomaly: {{direction: up}}}}
+        """,
+    )
+    assert wrong.field == "quality_policy.anomaly"
+    assert "direction" in str(wrong)
+
+
 @pytest.mark.parametrize(
     ("policy", "field", "problem"),
     [

@@ -4,11 +4,13 @@ The YAML mirrors the Python object, key for key, so a policy moves between a `de
 `dd.table_checks` unchanged; each wrong value is refused at its own field, not deep inside.
 """
 
+import dataclasses
 from collections.abc import Callable, Mapping
 from typing import Any, TypeVar
 
 import dagster as dg
 
+from dagster_dataframely._model.anomaly_check import AnomalyCheck
 from dagster_dataframely._model.quality_policy import QualityPolicy
 from dagster_dataframely._model.row_threshold import Threshold
 from dagster_dataframely._model.volume_check import VolumeCheck
@@ -22,7 +24,7 @@ POLICY_EXAMPLE = (
     "rules: {amount|min: {fail_above: 0}}, severity: ERROR, blocking: true}"
 )
 _Built = TypeVar("_Built")
-NEEDS_RUN = ("volume", "undeclared_columns")
+NEEDS_RUN = ("volume", "undeclared_columns", "anomaly")
 """Keys of a `dd.QualityPolicy` that need the run writing the table: read, then refused by
 `dd.table_checks` with that reason, at their own field."""
 _USABLE = ("threshold", "rules", "severity", "blocking")
@@ -61,6 +63,7 @@ def read_policy(value: Mapping[str, Any], at: Locate) -> QualityPolicy:
             blocking=_blocking(value.get("blocking", False), (*root, "blocking"), at),
             volume=_volume(value.get("volume"), (*root, "volume"), at),
             undeclared_columns=value.get("undeclared_columns"),
+            anomaly=_anomaly(value.get("anomaly"), (*root, "anomaly"), at),
         ),
     )
 
@@ -117,8 +120,32 @@ def _volume(value: object, path: tuple[str | int, ...], at: Locate) -> VolumeChe
     return _built(path, at, lambda: VolumeCheck(**bounds))
 
 
+_ANOMALY_KEYS = tuple(field.name for field in dataclasses.fields(AnomalyCheck))
+_ANOMALY_TEXT = ("metrics", "direction", "seasonality", "method", "compare_with", "severity")
+
+
+def _anomaly(value: object, path: tuple[str | int, ...], at: Locate) -> AnomalyCheck | None:
+    if value is None:
+        return None
+    settings = _only(
+        _mapping(value, path, at, "anomaly: {metrics: [row_count]}"),
+        _ANOMALY_KEYS,
+        path,
+        at,
+        text=_ANOMALY_TEXT,
+    )
+    if "severity" in settings:
+        settings["severity"] = _severity(settings["severity"], (*path, "severity"), at)
+    return _built(path, at, lambda: AnomalyCheck(**settings))
+
+
 def _only(
-    bounds: Mapping[str, Any], keys: tuple[str, ...], path: tuple[str | int, ...], at: Locate
+    bounds: Mapping[str, Any],
+    keys: tuple[str, ...],
+    path: tuple[str | int, ...],
+    at: Locate,
+    *,
+    text: tuple[str, ...] = ("compare_with", "severity"),
 ) -> dict[str, Any]:
     """The bounds, refusing a key the object does not take and text where a number goes."""
     for key, bound in bounds.items():
@@ -126,7 +153,7 @@ def _only(
             raise ComponentFieldError(
                 *at(path), f"{key!r} is not one of its settings", f"Use {', '.join(keys)}."
             )
-        if isinstance(bound, str) and key not in ("compare_with", "severity"):
+        if isinstance(bound, str) and key not in text:
             raise ComponentFieldError(
                 *at((*path, key)),
                 f"{bound!r} is text, and the field takes a number",

@@ -32,6 +32,7 @@ VOLUME_CHECK = "dy_volume"
 UNDECLARED_COLUMNS_CHECK = "dy_undeclared_columns"
 """The quality policy's check that the columns the schema does not declare stay the same."""
 KEYS_ACROSS_PARTITIONS_CHECK = "dy_keys_across_partitions"
+_ANOMALY_CHECK_PREFIX = "dy_anomaly__"
 """The opt-in check that a partitioned asset's key is unique over every stored partition."""
 
 # Check metadata keys.
@@ -65,6 +66,18 @@ REPEATED_KEY_PARTITION_COUNT = "dy_repeated_key_partition_count"
 REPEATED_KEY_SAMPLE = "dy_repeated_key_sample"
 """Some repeated keys with their partitions, sensitive columns masked."""
 
+ANOMALY_VALUE = "dy_value"
+"""Check metadata of an anomaly check: the metric's value in this run."""
+ANOMALY_LOWER = "dy_expected_lower"
+ANOMALY_UPPER = "dy_expected_upper"
+ANOMALY_CENTRE = "dy_expected_centre"
+ANOMALY_SCORE = "dy_score"
+"""How many spreads the value lies from the centre, signed."""
+ANOMALY_TRAINING_POINTS = "dy_training_points"
+ANOMALY_TRAINING_WINDOW = "dy_training_window"
+ANOMALY_EXCLUDED = "dy_excluded_points"
+"""Earlier points kept out of the band, counted by reason (`incident`, `no value`)."""
+
 # Materialization metadata keys.
 ROW_COUNT = "dagster/row_count"
 COLUMN_SCHEMA = "dagster/column_schema"
@@ -85,6 +98,12 @@ UNDECLARED_COLUMNS = "dataframely/undeclared_columns"
 PARTITION_ROW_COUNT = "dagster/partition_row_count"
 """Dagster's key for the rows of one partition (`TableMetadataSet.partition_row_count`)."""
 PACKAGE_METADATA_PREFIX = "dataframely/"
+METRIC_PREFIX = "dataframely/metric/"
+"""Materialization metadata: one number per declared column's metric, for plots and checks."""
+INCIDENT = "dataframely/incident"
+"""Materialization metadata: `True` on one marked as an incident, which never trains a band."""
+INCIDENT_TAG = "dagster-dataframely/incident"
+"""A run tag (or a materialization's tag): `true` marks the run's materializations incidents."""
 
 FAILED_RULES = "dy_failed_rules"
 """The leading column of `dataframely/invalid_sample`: the rules each row failed, by check name."""
@@ -140,9 +159,19 @@ def column_check_name(column: str) -> str:
     return _COLUMN_CHECK_PREFIX + column
 
 
+def anomaly_check_name(metric: str) -> str:
+    """Return the check name of a watched metric: `amount/mean` is `dy_anomaly__amount__mean`."""
+    return _ANOMALY_CHECK_PREFIX + metric.replace("/", "__")
+
+
 def statistics_key(group: str) -> str:
     """Return the materialization metadata key of one dtype group's statistics table."""
     return VALID_STATISTICS_PREFIX + group
+
+
+def metric_key(column: str, metric: str) -> str:
+    """Return the materialization metadata key of one column's metric (`row_count`: no column)."""
+    return METRIC_PREFIX + f"{column}/{metric}"
 
 
 def is_package_metadata_key(key: str) -> bool:

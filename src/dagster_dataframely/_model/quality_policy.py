@@ -22,6 +22,7 @@ from dagster_dataframely.errors import (
     UnknownPolicyRuleError,
 )
 
+from .anomaly_check import AnomalyCheck
 from .argument_kinds import SEVERITIES, SEVERITY_TEXT, wrong_kind
 from .row_threshold import Threshold
 from .schema import SchemaInfo
@@ -78,6 +79,9 @@ class QualityPolicy:
         them): `"report"` lists them under `dataframely/undeclared_columns` on each
         materialization; `"check"` also adds a check, `dy_undeclared_columns`, that fails at
         `WARN` when they differ from the latest materialization's. `None`: neither.
+    anomaly
+        A `dd.AnomalyCheck`: checks, `dy_anomaly__<metric>`, of metrics judged against the
+        band their own past gives. `None`: no such checks.
 
     Raises
     ------
@@ -86,8 +90,8 @@ class QualityPolicy:
         not a `dd.Threshold` (alone or in `rules`), a severity that is not a
         `dg.AssetCheckSeverity` (its name `"WARN"` included), a rule name that is not a `str`,
         `blocking` that is neither a `bool` nor rule names (`None`, `1`, a mapping), a volume
-        that is not a `dd.VolumeCheck`, or `undeclared_columns` neither `"report"` nor
-        `"check"`.
+        that is not a `dd.VolumeCheck`, `undeclared_columns` neither `"report"` nor
+        `"check"`, or an anomaly check that is not a `dd.AnomalyCheck`.
 
     Examples
     --------
@@ -114,6 +118,7 @@ class QualityPolicy:
     blocking: bool | Iterable[str] = False
     volume: VolumeCheck | None = None
     undeclared_columns: UndeclaredColumns | None = None
+    anomaly: AnomalyCheck | None = None
 
     def __post_init__(self) -> None:
         if self.threshold is not None and not isinstance(self.threshold, Threshold):
@@ -135,6 +140,10 @@ class QualityPolicy:
                 self.volume,
                 "a dd.VolumeCheck",
                 "Pass dd.VolumeCheck(...), or None.",
+            )
+        if self.anomaly is not None and not isinstance(self.anomaly, AnomalyCheck):
+            raise _refused(
+                "anomaly", self.anomaly, "a dd.AnomalyCheck", "Pass dd.AnomalyCheck(...), or None."
             )
         if self.undeclared_columns is not None and not (
             isinstance(self.undeclared_columns, str)
@@ -253,6 +262,7 @@ class ResolvedPolicy:
     """Whether the volume and undeclared-columns checks block (`blocking=True`)."""
     volume: VolumeCheck | None
     undeclared_columns: UndeclaredColumns | None
+    anomaly: AnomalyCheck | None = None
     writes: bool = True
     """Whether a run writes the rows, so a bound above `fail_above` fails it; False for the
     checks of a stored table, where it fails the check at `ERROR` and no run."""
@@ -261,8 +271,10 @@ class ResolvedPolicy:
     def reads_history(self) -> bool:
         """Whether a run reads the asset's recent materializations from the instance."""
         return (
-            self.volume is not None and self.volume.reads_history
-        ) or self.undeclared_columns == "check"
+            (self.volume is not None and self.volume.reads_history)
+            or self.undeclared_columns == "check"
+            or self.anomaly is not None
+        )
 
 
 def resolve_policy(
@@ -314,6 +326,7 @@ def resolve_policy(
                 "the undeclared columns are those of the frame a run returns, which the write "
                 "drops",
             ),
+            ("anomaly", policy.anomaly, "the anomaly check judges the metrics a run records"),
         )
         if value is not None
     }
@@ -347,6 +360,7 @@ def resolve_policy(
         blocks_own_checks=policy.blocking is True,
         volume=policy.volume,
         undeclared_columns=policy.undeclared_columns,
+        anomaly=policy.anomaly,
         writes=writes,
     )
 

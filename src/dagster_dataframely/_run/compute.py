@@ -22,6 +22,7 @@ from dagster_dataframely._run.decide.evaluation import stored_results
 from dagster_dataframely._run.decide.outcome import Split, decide_each
 from dagster_dataframely._run.decide.output_run import OutputRun
 from dagster_dataframely._run.emit.emit import emit_as
+from dagster_dataframely._run.report.metrics import column_metrics
 from dagster_dataframely._run.scope.scope import Scope, ScopeOf, StepEvent
 from dagster_dataframely._store.bare_managers import warn_of_unfiltered
 from dagster_dataframely._store.delegating import validate_quarantine_key
@@ -160,5 +161,6 @@ def _start(
         fit_table=table_fit_for(context, output.key),
         staging=staging if lazy and output.settings.streaming else None,
         lazy_table=lazy,
+        measure=column_metrics,
     )
     return scope.with_history(run)

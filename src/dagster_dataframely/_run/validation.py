@@ -33,6 +33,7 @@ from dagster_dataframely._run.checks.registry import series_of
 from dagster_dataframely._run.decide.outcome import decide
 from dagster_dataframely._run.decide.output_run import OutputRun
 from dagster_dataframely._run.emit.emit import AssetYield, emit
+from dagster_dataframely._run.report.metrics import column_metrics
 from dagster_dataframely._store.quarantine_writer import QuarantineWriter
 from dagster_dataframely._upstream import current_asset_context
 from dagster_dataframely.errors import ClearQuarantineError, InvalidArgumentsError
@@ -187,7 +188,13 @@ def validation_results(
         quarantine=quarantine_writer is not None,
         clear_quarantine=clear_quarantine,
     )
-    run = OutputRun(output, partition_key, quarantine_writer, clear_quarantine=clear_quarantine)
+    run = OutputRun(
+        output,
+        partition_key,
+        quarantine_writer,
+        clear_quarantine=clear_quarantine,
+        measure=column_metrics,
+    )
     return _emitted(run, frame)
 
 

@@ -62,6 +62,7 @@ here::
             UnsafePathKeyError
         ValidationFailedError
             ColumnSchemaError
+            MetricAnomalyError
             NoValidRowsError
             RowCountOutOfBoundsError
             ThresholdExceededError
@@ -137,6 +138,7 @@ from dagster_dataframely.errors.storage_errors import (
 )
 from dagster_dataframely.errors.validation_errors import (
     ColumnSchemaError,
+    MetricAnomalyError,
     NoValidRowsError,
     RowCountOutOfBoundsError,
     ThresholdExceededError,
@@ -164,6 +166,7 @@ __all__ = [
     "InvalidThresholdError",
     "MaterializeResultFieldError",
     "MaterializeResultValueError",
+    "MetricAnomalyError",
     "MissingPartitionExprError",
     "MultiAssetKeyError",
     "MultiAssetReturnError",

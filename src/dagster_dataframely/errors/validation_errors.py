@@ -162,6 +162,38 @@ class ThresholdExceededError(ValidationFailedError):
         )
 
 
+class MetricAnomalyError(ValidationFailedError):
+    """Raised when an anomaly check at `ERROR` finds a metric outside the band its past gives.
+
+    The table is not written (it keeps its last good contents), the quarantine still gets its
+    rows, and every check reports, the anomaly checks with their bands.
+
+    Parameters
+    ----------
+    asset
+        The asset's key, as a string.
+    verdicts
+        One sentence per metric outside its band: its value, the band, the score.
+    address
+        Where the quarantine was written, when it was.
+    """
+
+    asset: str
+    verdicts: list[str]
+    _: dataclasses.KW_ONLY
+    address: str | None = None
+
+    def _message(self) -> str:
+        found = "; ".join(self.verdicts)
+        return (
+            f"Asset {self.asset!r} has metrics outside the band their own history gives ({found}), "
+            f"so the run failed and the table kept its previous contents."
+            f"{_quarantined_at(self.address)}\nCheck the source; if the change is right, the "
+            "next runs learn it once you lower the `dd.AnomalyCheck` severity to WARN for a "
+            "while, or raise its `sensitivity` or `min_relative_change`."
+        )
+
+
 class RowCountOutOfBoundsError(ValidationFailedError):
     """Raised when a volume check at `ERROR` finds the rows to write outside its bounds.
 

@@ -10,7 +10,7 @@ one object that has this protocol's members, and one entry there (or `registry.r
 from __future__ import annotations
 
 import enum
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol, TypeVar
 
@@ -20,10 +20,14 @@ from dagster_dataframely._model.quality_policy import ResolvedPolicy
 from dagster_dataframely._model.schema import SchemaInfo
 from dagster_dataframely._model.settings import Granularity, SchemaRules
 from dagster_dataframely._run.split.failures import Failures
+from dagster_dataframely._run.split.valid_rows import ValidRows
 from dagster_dataframely._run.validated_output import ValidatedOutput
 from dagster_dataframely.errors import ValidationFailedError
 
 from .history import History, Series
+
+Measure = Callable[[ValidRows, Sequence[str], SchemaInfo], Mapping[str, float]]
+"""The metrics of some columns of the rows, by materialization metadata key."""
 
 
 class When(enum.Enum):
@@ -76,6 +80,12 @@ class Judged:
     """The frame's undeclared columns, when the quality policy looks at them."""
     context: Any = None
     partitions_def: dg.PartitionsDefinition[str] | None = None
+    table: ValidRows | None = None
+    """Before the write, the rows the table gets, for a kind that measures them."""
+    partition_key: str | None = None
+    """The run's partition, None for an unpartitioned asset."""
+    measure: Measure | None = None
+    """Measures columns of `table` as the materialization records them (`report.metrics`)."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -6,6 +6,7 @@ from typing import Any
 
 from dagster_dataframely._run.validated_output import ValidatedOutput
 
+from .anomaly import ANOMALY
 from .history import Series
 from .keys_across_partitions import KEYS_ACROSS_PARTITIONS
 from .kind import CheckKind, When
@@ -13,7 +14,13 @@ from .rule_checks import RULE_CHECKS
 from .undeclared_columns import UNDECLARED_COLUMNS
 from .volume import VOLUME
 
-_KINDS: list[CheckKind[Any]] = [RULE_CHECKS, VOLUME, UNDECLARED_COLUMNS, KEYS_ACROSS_PARTITIONS]
+_KINDS: list[CheckKind[Any]] = [
+    RULE_CHECKS,
+    VOLUME,
+    ANOMALY,
+    UNDECLARED_COLUMNS,
+    KEYS_ACROSS_PARTITIONS,
+]
 
 
 def kinds(when: When | None = None) -> tuple[CheckKind[Any], ...]:

@@ -197,6 +197,9 @@ def classify(
             rows=valid_count + failures.invalid_count,
             written=written_count,
             undeclared=undeclared,
+            table=written,
+            partition_key=run.partition_key,
+            measure=run.measure,
         )
     )
     rows = Rows(failures, written, quarantined, evaluation, undeclared)

@@ -8,6 +8,7 @@ from dataclasses import dataclass
 import polars as pl
 
 from dagster_dataframely._run.checks.history import History, RangeHistory
+from dagster_dataframely._run.checks.kind import Measure
 from dagster_dataframely._run.split.staging import Staging
 from dagster_dataframely._run.validated_output import ValidatedOutput
 from dagster_dataframely._store.quarantine_writer import QuarantineWriter
@@ -40,6 +41,8 @@ class OutputRun:
     lazy_table: bool = False
     """Whether the IO manager receives the valid rows as a `LazyFrame`, which it sinks: an
     output's `hands_lazy_table` stored by a manager that sinks one (dagster-polars')."""
+    measure: Measure | None = None
+    """Measures the rows' columns as the materialization records them, for the anomaly check."""
     writes_table: bool = True
     """False where nothing is written (the read-only checks of a stored table): the valid rows
     are then only counted, so a lazy table's valid rows are never collected."""

@@ -46,7 +46,7 @@ from dagster_dataframely._run.report.statistics import staged_statistics, statis
 from dagster_dataframely._run.split.failures import Failures, Samples
 from dagster_dataframely._run.split.valid_rows import ValidRows
 from dagster_dataframely._store.quarantine_writer import QuarantineWriter
-from dagster_dataframely._upstream import document_type_alias
+from dagster_dataframely._upstream import current_asset_context, document_type_alias
 from dagster_dataframely.errors import (
     ColumnSchemaError,
     NoValidRowsError,
@@ -394,6 +394,8 @@ def _table(
         partitioned=outcome.run.partition_key is not None,
         undeclared=rows.undeclared,
     )
+    if _marked_incident():
+        metadata[names.INCIDENT] = True
     return dg.MaterializeResult(
         asset_key=output.key,
         value=_stored_value(outcome.run, rows.valid),
@@ -401,6 +403,13 @@ def _table(
         tags=user.tags if user is not None else None,
         data_version=user.data_version if user is not None else None,
     )
+
+
+def _marked_incident() -> bool:
+    # NOTE: Dagster does not copy a run's tags onto its materializations, and the anomaly check
+    # reads materializations only: the run tag becomes a metadata flag on each one.
+    context = current_asset_context()
+    return context is not None and context.run.tags.get(names.INCIDENT_TAG) == "true"
 
 
 def _stored_value(run: OutputRun, valid: ValidRows) -> ValidRows:

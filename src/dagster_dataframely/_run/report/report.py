@@ -22,6 +22,8 @@ from dagster_dataframely._run.checks.tables import records_value, table_value
 from dagster_dataframely._run.split.failures import Failures
 from dagster_dataframely._run.split.valid_rows import ValidRows, first_rows, row_count
 
+from .metrics import metric_values
+
 RULE_SET_LIMIT = 20
 """The most rows `invalid_by_rules` has: with more rule sets, the last row sums the smallest."""
 
@@ -43,9 +45,10 @@ def materialization_metadata(
     """Everything this package reports on the table's materialization.
 
     `statistics` are `statistics_tables(valid)`, computed by the caller (alongside the
-    quarantine write), or empty when they are turned off. `warning_count` is how many of the
-    `valid` rows failed a warning rule; `failures` are the quarantined rows only. A
-    partitioned table's row count is also Dagster's `dagster/partition_row_count`; the
+    quarantine write), or empty when they are turned off; each column's metrics are read off
+    them (`metrics`), so turning statistics off turns the metrics off too. `warning_count` is
+    how many of the `valid` rows failed a warning rule; `failures` are the quarantined rows
+    only. A partitioned table's row count is also Dagster's `dagster/partition_row_count`; the
     undeclared columns are listed when the quality policy asks for them. The invalid count and
     the quarantine's address, when there are invalid rows, come first (`quarantined_first`).
     """
@@ -61,6 +64,7 @@ def materialization_metadata(
             first_rows(valid, settings.row_sample), failures.info.sensitive
         )
     metadata.update({names.statistics_key(g): t for g, t in statistics.items()})
+    metadata.update(metric_values(statistics))
     if warning_count:
         metadata[names.WARNING_COUNT] = warning_count
     if failures.invalid_count:

@@ -19,6 +19,7 @@ import polars as pl
 
 from dagster_dataframely._model.shown_values import MASK
 from dagster_dataframely._run.checks import tables
+from dagster_dataframely._run.checks.metric_names import dtype_group
 
 from .distinct import DistinctCount
 
@@ -205,16 +206,7 @@ def streams_exactly(dtype: pl.DataType) -> bool:
     return _group(dtype) == "string"
 
 
-def _group(dtype: pl.DataType) -> str | None:
-    if dtype.is_numeric():
-        return "numeric"
-    if dtype.is_temporal():
-        return "temporal"
-    if isinstance(dtype, pl.String | pl.Categorical | pl.Enum | pl.Binary):
-        return "string"
-    if isinstance(dtype, pl.Boolean):
-        return "boolean"
-    return None
+_group = dtype_group
 
 
 def _numeric(column: pl.Expr, dtype: pl.DataType) -> dict[str, pl.Expr]:
