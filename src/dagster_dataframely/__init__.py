@@ -19,6 +19,7 @@ from ._model.row_threshold import Threshold
 from ._model.settings import Granularity, SchemaRules
 from ._model.volume_check import VolumeCheck
 from ._store.io_manager import QuarantineAwareIOManager
+from ._suggest.suggest_schema import suggest_schema
 from ._version import __version__ as __version__
 
 # Dagster lists the integration libraries a code location uses (as `dagster-polars` registers).
@@ -38,6 +39,7 @@ __all__ = [
     "errors",
     "multi_asset",
     "quarantine_spec",
+    "suggest_schema",
     "table_checks",
     "testing",
     "wiring",
