@@ -144,7 +144,7 @@ def suggest_column(
             suggestion.evidence.append(f"{_rows(column.nans)} NaN, {_rows(column.infinities)} inf")
     if sensitive:
         suggestion.evidence.append("sensitive: no value shown, no value rule suggested")
-        _suggest_lengths(suggestion, column, show=False)
+        _suggest_lengths(suggestion, column, margin)
         return suggestion
     categories = _categories(column)
     if categories is not None and (is_integer(column.dtype) or is_string(column.dtype)):
@@ -164,7 +164,7 @@ def suggest_column(
     elif column.minimum is not None:
         suggestion.evidence.append(f"seen {column.minimum} to {column.maximum} (no bound)")
     if is_string(column.dtype) and suggestion.is_in is None:
-        _suggest_lengths(suggestion, column, show=True)
+        _suggest_lengths(suggestion, column, margin)
     return suggestion
 
 
@@ -180,7 +180,7 @@ def _categories(column: ColumnProfile) -> dict[Any, int] | None:
     return dict(counts)
 
 
-def _suggest_lengths(suggestion: ColumnSuggestion, column: ColumnProfile, *, show: bool) -> None:
+def _suggest_lengths(suggestion: ColumnSuggestion, column: ColumnProfile, margin: float) -> None:
     if column.min_length is None or column.max_length is None:
         return
     shortest, longest = int(column.min_length), int(column.max_length)
@@ -190,9 +190,9 @@ def _suggest_lengths(suggestion: ColumnSuggestion, column: ColumnProfile, *, sho
         suggestion.evidence.append(f"every value {shortest} bytes long")
     else:
         suggestion.min_length = 1 if shortest >= 1 else None
-        suggestion.max_length = longest + max(1, math.ceil(longest * MARGIN))
+        suggestion.max_length = longest + max(1, math.ceil(longest * margin))
         suggestion.evidence.append(
-            f"lengths {shortest} to {longest} bytes; max widened by {MARGIN:.0%}"
+            f"lengths {shortest} to {longest} bytes; max widened by {margin:.0%}"
         )
     if label is not None and (label != "upper-case code" or shortest == longest):
         suggestion.regex = REGEX_CLASSES[label]
