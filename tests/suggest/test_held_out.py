@@ -76,3 +76,14 @@ def test_stable_data_keeps_every_rule() -> None:
 def test_bad_arguments_are_refused(arguments: dict[str, object], message: str) -> None:
     with pytest.raises(InvalidArgumentsError, match=message):
         dd.evaluate_suggestion(_drifting_orders(), name="Orders", **arguments)  # type: ignore[arg-type]
+
+
+def test_the_split_column_keeps_no_upper_bound_and_no_value_list() -> None:
+    data = pl.DataFrame(
+        {"year": [2007, 2008, 2009] * 100, "mass": [3_000.0, 3_500.0, 4_000.0] * 100}
+    )
+    report = dd.evaluate_suggestion(data, name="Penguins", split_by="year", held_out=0.34)
+    schema = load_schema(report.code, "Penguins")
+    next_year = pl.DataFrame({"year": [2010], "mass": [3_700.0]})
+    assert schema.filter(next_year)[1].counts() == {}
+    assert "split_by column: its newest values are always unseen" in report.code

@@ -269,6 +269,15 @@ def evaluate_suggestion(
         ]
         relaxed = _relaxed(suggested, decisions, sensitive, margin)
         second, after = _failures(relaxed.code(), name, held_rows)
+    if split_by is not None:
+        # NOTE: the column that orders old from new grows by construction: tomorrow's rows carry
+        # a value no training row had, so its upper bound and its value list cannot hold.
+        reason = "split_by column: its newest values are always unseen"
+        decisions += [
+            _Decision(split_by, kind, "dropped", reason)
+            for kind in ("max", "is_in")
+            if (split_by, kind) not in {(d.column, d.kind) for d in decisions}
+        ]
     whole = suggest_frame(
         frame, source, name=name, sensitive=sensitive, margin=margin, progress=progress
     )
