@@ -1,4 +1,4 @@
-"""`python -m dagster_dataframely suggest`: the module on stdout, progress and refusals on stderr."""
+"""`python -m dagster_dataframely suggest`: the module on stdout, the rest on stderr."""
 
 from __future__ import annotations
 
