@@ -159,3 +159,9 @@ def test_parquet_folder_is_one_table(tmp_path: Path) -> None:
         pl.DataFrame({"id": range(day * 10, day * 10 + 10)}).write_parquet(part / "0.parquet")
     code = dd.suggest_schema(tmp_path, name="Parts")
     assert "# 30 rows, no null" in code
+
+
+def test_a_column_named_like_the_count_field_is_profiled() -> None:
+    data = pl.DataFrame({"count": [1, 2, 3] * 50, "value": ["a", "b", "c"] * 50})
+    code = dd.suggest_schema(data, name="Counts")
+    assert "count = dy.Int64(nullable=False, is_in=_COUNT_VALUES)" in code

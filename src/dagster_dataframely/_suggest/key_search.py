@@ -48,18 +48,25 @@ def find_primary_key(frame: pl.LazyFrame, profile: TableProfile) -> tuple[str, .
         # the generous slack before pruning a combination.
         if math.prod(column.approx_unique for column in combination) * 1.5 >= profile.rows
     ]
-    if not combinations:
-        return ()
-    plan = [
-        pl.struct([column.name for column in combination]).n_unique().alias(str(index))
-        for index, combination in enumerate(combinations)
-    ]
-    counts = frame.select(plan).collect(engine="streaming").row(0)
-    unique: Sequence[tuple[ColumnProfile, ...]] = [
-        combination
-        for combination, count in zip(combinations, counts, strict=True)
-        if count == profile.rows
-    ]
+    unique: Sequence[tuple[ColumnProfile, ...]] = []
+    for size in range(1, MAX_KEY_COLUMNS + 1):
+        # NOTE: one query per size, smallest first, stopping at the first size with a unique
+        # combination: a table with a unique id never pays for the pairs and triples.
+        tested = [combination for combination in combinations if len(combination) == size]
+        if not tested:
+            continue
+        plan = [
+            pl.struct([column.name for column in combination]).n_unique().alias(str(index))
+            for index, combination in enumerate(tested)
+        ]
+        counts = frame.select(plan).collect(engine="streaming").row(0)
+        unique = [
+            combination
+            for combination, count in zip(tested, counts, strict=True)
+            if count == profile.rows
+        ]
+        if unique:
+            break
     if not unique:
         return ()
     # NOTE: among the smallest unique combinations, integer columns (surrogate ids) come first,

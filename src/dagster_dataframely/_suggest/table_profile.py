@@ -200,9 +200,11 @@ def _value_counts(frame: pl.LazyFrame, names: Sequence[str]) -> dict[str, dict[A
     # NOTE: `approx_n_unique` may under-count, so each column's distinct values are capped at
     # one more than a category list may hold: a column over it gets no `is_in`.
     plan = [
+        # NOTE: renamed first, so a column named like the count field ("count") cannot collide.
         pl.col(name)
+        .alias("value")
         .drop_nulls()
-        .value_counts(name="count")
+        .value_counts(name="rows")
         .head(MAX_CATEGORIES + 1)
         .implode()
         .alias(name)
@@ -210,7 +212,7 @@ def _value_counts(frame: pl.LazyFrame, names: Sequence[str]) -> dict[str, dict[A
     ]
     row = _collect(frame.select(plan)).row(0, named=True)
     return {
-        name: {item[name]: int(item["count"]) for item in row[name]}
+        name: {item["value"]: int(item["rows"]) for item in row[name]}
         for name in names
         if len(row[name]) <= MAX_CATEGORIES
     }
