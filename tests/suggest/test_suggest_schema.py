@@ -165,3 +165,14 @@ def test_a_column_named_like_the_count_field_is_profiled() -> None:
     data = pl.DataFrame({"count": [1, 2, 3] * 50, "value": ["a", "b", "c"] * 50})
     code = dd.suggest_schema(data, name="Counts")
     assert "count = dy.Int64(nullable=False, is_in=_COUNT_VALUES)" in code
+
+
+def test_a_sensitive_enum_is_refused_without_its_categories() -> None:
+    data = pl.DataFrame(
+        {"id": [1, 2], "diagnosis": ["flu", "cold"]},
+        schema={"id": pl.Int64, "diagnosis": pl.Enum(["flu", "cold"])},
+    )
+    with pytest.raises(InvalidArgumentsError, match="'diagnosis' are Enums") as refusal:
+        dd.suggest_schema(data, name="Visits", sensitive=["diagnosis"])
+    assert "flu" not in str(refusal.value)
+    assert "cold" not in str(refusal.value)

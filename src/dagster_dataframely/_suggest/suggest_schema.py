@@ -65,6 +65,16 @@ def suggest_frame(
             f"sensitive= names columns it does not have: {', '.join(map(repr, unknown))}",
             "Name columns of the source in sensitive=.",
         )
+    schema = frame.collect_schema()
+    enums = [name for name in sensitive if isinstance(schema[name], pl.Enum)]
+    if enums:
+        # NOTE: an Enum's categories are its values, and its declaration must list them.
+        raise refused(
+            source,
+            f"the sensitive columns {', '.join(map(repr, enums))} are Enums, whose declaration "
+            f"would list their values",
+            "Cast them to String (`pl.col(...).cast(pl.String)`) before suggesting.",
+        )
     profile = profile_table(frame, source, progress=progress)
     primary_key = find_primary_key(frame, profile)
     if progress is not None:
