@@ -117,7 +117,7 @@ def test_composite_key_is_the_smallest_unique_combination() -> None:
 
 def test_nearly_complete_column_is_nullable_with_a_completeness_bound() -> None:
     data = pl.DataFrame({"id": range(1_000), "email": [None] * 10 + ["a@b.io"] * 990})
-    code = dd.suggest_schema(data, name="People")
+    code = dd.suggest_schema(data, name="People", sensitive=[])
     assert "nullable=True, min_length=6, max_length=6" in code
     assert "expect at least 98.33% non-null" in code  # one-sided 95% Wilson bound, 990 of 1,000
 
@@ -176,3 +176,12 @@ def test_a_sensitive_enum_is_refused_without_its_categories() -> None:
         dd.suggest_schema(data, name="Visits", sensitive=["diagnosis"])
     assert "flu" not in str(refusal.value)
     assert "cold" not in str(refusal.value)
+
+
+def test_columns_named_like_personal_data_show_no_value_unless_the_user_chooses() -> None:
+    data = pl.DataFrame({"id": range(100), "phone_number": ["555-0100", "555-0199"] * 50})
+    guessed = dd.suggest_schema(data, name="People")
+    assert "555-0100" not in guessed
+    assert "Treated as sensitive by their names (no value shown): phone_number." in guessed
+    chosen = dd.suggest_schema(data, name="People", sensitive=[])
+    assert "555-0100" in chosen

@@ -29,9 +29,10 @@ def _parser() -> argparse.ArgumentParser:
     suggest.add_argument(
         "--sensitive",
         nargs="*",
-        default=[],
+        default=None,
         metavar="COLUMN",
-        help="columns whose values must not appear (marked pii)",
+        help="columns whose values must not appear (marked pii); default: those whose names "
+        "suggest personal data; --sensitive alone: none",
     )
     suggest.add_argument(
         "--evaluate",

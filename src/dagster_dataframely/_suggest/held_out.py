@@ -10,7 +10,11 @@ import dataframely as dy
 import polars as pl
 
 from dagster_dataframely._suggest.column_rules import MARGIN, ColumnSuggestion, suggest_column
-from dagster_dataframely._suggest.suggest_schema import Suggested, suggest_frame
+from dagster_dataframely._suggest.suggest_schema import (
+    Suggested,
+    guessed_sensitive,
+    suggest_frame,
+)
 from dagster_dataframely._suggest.table_source import Source, refused, scan_source
 
 # NOTE: a relaxed bound is recomputed with this many times the margin; a rule that still fails
@@ -194,7 +198,7 @@ def evaluate_suggestion(
     held_out: float = 0.2,
     seed: int = 0,
     tolerance: float = 0.001,
-    sensitive: Collection[str] = (),
+    sensitive: Collection[str] | None = None,
     margin: float = MARGIN,
     storage_options: dict[str, str] | None = None,
     progress: Callable[[str], None] | None = None,
@@ -245,6 +249,8 @@ def evaluate_suggestion(
     frame = scan_source(source, storage_options)
     if split_by is not None and split_by not in frame.collect_schema().names():
         raise refused(source, f"split_by={split_by!r} is not one of its columns", "Name a column.")
+    if sensitive is None:
+        sensitive = guessed_sensitive(frame.collect_schema().names())
     training, held = split_frame(frame, split_by=split_by, held_out=held_out, seed=seed)
     suggested = suggest_frame(
         training, source, name=name, sensitive=sensitive, margin=margin, progress=progress

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import keyword
+import re
 from collections.abc import Callable, Collection, Sequence
 
 import polars as pl
@@ -15,6 +16,19 @@ from dagster_dataframely._suggest.table_profile import TableProfile, profile_tab
 from dagster_dataframely._suggest.table_source import Source, refused, scan_source, source_label
 from dagster_dataframely.errors import InvalidArgumentsError
 
+# NOTE: names that usually hold personal data; without `sensitive=` such columns are treated
+# as sensitive (no value shown) and the header says so, for the user to confirm or override.
+_PERSONAL_NAME = re.compile(
+    r"e_?mail|phone|mobile|first_?name|last_?name|full_?name|surname|address|street|zip|"
+    r"postcode|ssn|passport|birth|\bdob\b|iban|card_?number|ip_?address",
+    re.IGNORECASE,
+)
+
+
+def guessed_sensitive(names: Sequence[str]) -> list[str]:
+    """The columns whose names suggest personal data."""
+    return [name for name in names if _PERSONAL_NAME.search(name)]
+
 
 @dataclasses.dataclass(frozen=True)
 class Suggested:
@@ -25,6 +39,7 @@ class Suggested:
     profile: TableProfile
     primary_key: tuple[str, ...]
     columns: list[ColumnSuggestion]
+    guessed: tuple[str, ...] = ()
 
     def code(self, notes: Sequence[str] = ()) -> str:
         key = ", ".join(self.primary_key) or "none found"
@@ -32,6 +47,14 @@ class Suggested:
             f"{self.name}: suggested by dagster-dataframely from {self.profile.rows:,} rows of "
             f"{self.label}. Review each rule before use; the comments say what was seen.",
             f"Primary key: {key}.",
+            *(
+                [
+                    f"Treated as sensitive by their names (no value shown): "
+                    f"{', '.join(self.guessed)}. Pass sensitive=[...] to choose yourself."
+                ]
+                if self.guessed
+                else []
+            ),
             *notes,
         ]
         return render_schema(self.name, self.columns, header)
@@ -52,12 +75,16 @@ def suggest_frame(
     source: Source,
     *,
     name: str,
-    sensitive: Collection[str] = (),
+    sensitive: Collection[str] | None = None,
     margin: float = MARGIN,
     progress: Callable[[str], None] | None = None,
 ) -> Suggested:
     """Profile the frame, find its primary key and suggest each column's rules."""
     check_name(name)
+    guessed: tuple[str, ...] = ()
+    if sensitive is None:
+        guessed = tuple(guessed_sensitive(frame.collect_schema().names()))
+        sensitive = guessed
     unknown = sorted(set(sensitive) - set(frame.collect_schema().names()))
     if unknown:
         raise refused(
@@ -80,14 +107,14 @@ def suggest_frame(
     if progress is not None:
         progress("searched the primary key")
     columns = suggest_columns(profile, primary_key, sensitive, margin)
-    return Suggested(name, source_label(source), profile, primary_key, columns)
+    return Suggested(name, source_label(source), profile, primary_key, columns, guessed)
 
 
 def suggest_schema(
     source: Source,
     *,
     name: str,
-    sensitive: Collection[str] = (),
+    sensitive: Collection[str] | None = None,
     margin: float = MARGIN,
     storage_options: dict[str, str] | None = None,
     progress: Callable[[str], None] | None = None,
@@ -113,7 +140,9 @@ def suggest_schema(
         The schema's class name, such as ``"Orders"``.
     sensitive
         Columns whose values must not appear: they get ``metadata={"pii": True}``, and neither
-        the code nor its comments show any of their values (no bounds, no `is_in`).
+        the code nor its comments show any of their values (no bounds, no `is_in`). `None`:
+        the columns whose names suggest personal data (email, phone, name, address, birth,
+        ...), listed in the code's header for you to confirm; ``[]``: none.
     margin
         The share of a column's seen range added to each side of its bounds.
     storage_options
