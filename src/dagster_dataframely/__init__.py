@@ -20,6 +20,8 @@ from ._model.row_threshold import Threshold
 from ._model.settings import Granularity, SchemaRules
 from ._model.volume_check import VolumeCheck
 from ._store.io_manager import QuarantineAwareIOManager
+from ._suggest.held_out import SuggestionReport, evaluate_suggestion
+from ._suggest.suggest_schema import suggest_schema
 from ._version import __version__ as __version__
 
 # Dagster lists the integration libraries a code location uses (as `dagster-polars` registers).
@@ -32,14 +34,17 @@ __all__ = [
     "QualityPolicy",
     "QuarantineAwareIOManager",
     "SchemaRules",
+    "SuggestionReport",
     "TableChecksComponent",
     "Threshold",
     "VolumeCheck",
     "asset",
     "collection_asset",
     "errors",
+    "evaluate_suggestion",
     "multi_asset",
     "quarantine_spec",
+    "suggest_schema",
     "table_checks",
     "testing",
     "wiring",

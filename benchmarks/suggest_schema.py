@@ -1,0 +1,103 @@
+"""What `dd.suggest_schema` costs on a parquet file, against `pl.scan_parquet(...).describe()`.
+
+Writes an orders table of `--rows` rows (a unique id, a date, a 4-value channel, an amount with
+nulls, a high-cardinality customer code, a small quantity) to one parquet file, then runs each
+of the two in a fresh child process (`--repeat` times, median shown) and prints its wall time
+and the child's peak RSS (`resource.getrusage(RUSAGE_CHILDREN)`), so neither sees the other's
+memory or the generated frame.
+
+    .venv/bin/python -m benchmarks.suggest_schema [--rows 5000000 20000000] [--repeat 3]
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+import numpy as np
+import polars as pl
+
+# NOTE: each child times its own call, after its imports: importing Dagster (which the package
+# does) takes seconds that `describe()`'s child, importing Polars alone, does not pay.
+_DESCRIBE = (
+    "import polars as pl, sys, time; started = time.perf_counter(); "
+    "pl.scan_parquet(sys.argv[1]).describe(); print(time.perf_counter() - started)"
+)
+_SUGGEST = (
+    "import dagster_dataframely as dd, sys, time; started = time.perf_counter(); "
+    "dd.suggest_schema(sys.argv[1], name='Orders'); print(time.perf_counter() - started)"
+)
+
+
+def _write(path: Path, rows: int) -> None:
+    generator = np.random.default_rng(0)
+    amount = generator.gamma(2.0, 30.0, rows).round(2)
+    frame = pl.DataFrame(
+        {
+            "order_id": np.arange(rows),
+            "day": pl.date_range(pl.date(2024, 1, 1), pl.date(2026, 12, 31), eager=True).sample(
+                rows, with_replacement=True, seed=0
+            ),
+            "channel": pl.Series(["web", "shop", "phone", "app"]).sample(
+                rows, with_replacement=True, seed=1
+            ),
+            "amount": pl.Series(amount).set(pl.Series(generator.random(rows) < 0.01), None),
+            "customer": pl.Series(generator.integers(0, rows // 3, rows)).cast(pl.String),
+            "quantity": generator.integers(1, 6, rows),
+        }
+    )
+    frame.write_parquet(path, row_group_size=500_000)
+
+
+def _measure(code: str, path: Path, repeat: int) -> tuple[float, float]:
+    times, peaks = [], []
+    for _ in range(repeat):
+        result = subprocess.run(
+            [sys.executable, "-c", _MEASURE, code, str(path)],
+            check=True,
+            capture_output=True,
+            text=True,
+        )
+        elapsed, peak = result.stdout.split()
+        times.append(float(elapsed))
+        peaks.append(float(peak))
+    return statistics.median(times), max(peaks)
+
+
+# NOTE: an intermediate process runs the measured one, so RUSAGE_CHILDREN holds it alone.
+_MEASURE = """
+import resource, subprocess, sys
+child = subprocess.run(
+    [sys.executable, "-c", sys.argv[1], sys.argv[2]], check=True, capture_output=True, text=True
+)
+elapsed = float(child.stdout.split()[-1])
+print(elapsed, resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024)
+"""
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--rows", type=int, nargs="+", default=[5_000_000])
+    parser.add_argument("--repeat", type=int, default=3)
+    options = parser.parse_args()
+    print("| rows | file | `describe()` | `suggest_schema` | ratio | peak RSS describe | suggest |")
+    print("|---:|---:|---:|---:|---:|---:|---:|")
+    for rows in options.rows:
+        with tempfile.TemporaryDirectory() as folder:
+            path = Path(folder) / "orders.parquet"
+            _write(path, rows)
+            size = path.stat().st_size / 2**20
+            describe, describe_peak = _measure(_DESCRIBE, path, options.repeat)
+            suggest, suggest_peak = _measure(_SUGGEST, path, options.repeat)
+            print(
+                f"| {rows:,} | {size:.0f} MiB | {describe:.2f} s | {suggest:.2f} s | "
+                f"{suggest / describe:.2f}x | {describe_peak:.0f} MiB | {suggest_peak:.0f} MiB |"
+            )
+
+
+if __name__ == "__main__":
+    main()

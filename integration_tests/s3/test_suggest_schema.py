@@ -1,0 +1,53 @@
+"""`dd.suggest_schema` on a parquet folder in S3 (moto's server on loopback)."""
+
+from __future__ import annotations
+
+import io
+
+import polars as pl
+import pytest
+
+import dagster_dataframely as dd
+from dagster_dataframely.errors import InvalidArgumentsError
+
+from .support import S3Endpoint
+
+
+def _polars_options(endpoint: S3Endpoint) -> dict[str, str]:
+    return {
+        "aws_access_key_id": endpoint.access_key,
+        "aws_secret_access_key": endpoint.secret_key,
+        "aws_endpoint_url": endpoint.url,
+        "aws_region": endpoint.region,
+        "aws_allow_http": "true",
+    }
+
+
+def test_a_folder_in_s3_gives_the_schema_of_the_same_rows_in_memory(
+    s3_endpoint: S3Endpoint, bucket: str
+) -> None:
+    client = s3_endpoint.client()
+    parts = [
+        pl.DataFrame({"id": range(day * 50, day * 50 + 50), "day": [day] * 50}) for day in range(3)
+    ]
+    for day, part in enumerate(parts):
+        body = io.BytesIO()
+        part.write_parquet(body)
+        client.put_object(Bucket=bucket, Key=f"orders/day={day}/0.parquet", Body=body.getvalue())
+    code = dd.suggest_schema(
+        f"s3://{bucket}/orders/", name="Orders", storage_options=_polars_options(s3_endpoint)
+    )
+    expected = dd.suggest_schema(pl.concat(parts), name="Orders")
+    assert code[code.index("# Primary key") :] == expected[expected.index("# Primary key") :]
+
+
+def test_an_unreadable_s3_source_is_refused_without_the_secret(
+    s3_endpoint: S3Endpoint, bucket: str
+) -> None:
+    with pytest.raises(InvalidArgumentsError, match="cannot be read as parquet") as refusal:
+        dd.suggest_schema(
+            f"s3://{bucket}/missing.parquet",
+            name="Orders",
+            storage_options=_polars_options(s3_endpoint),
+        )
+    assert s3_endpoint.secret_key not in str(refusal.value)

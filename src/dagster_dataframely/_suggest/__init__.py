@@ -1,0 +1,1 @@
+"""Suggesting a schema from data: source, profile, key, rules, render, suggest, evaluate."""

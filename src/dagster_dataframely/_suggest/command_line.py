@@ -1,0 +1,84 @@
+"""`python -m dagster_dataframely suggest PATH --name Orders`: the suggestion from a shell."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from collections.abc import Callable, Sequence
+from pathlib import Path
+
+from dagster_dataframely._suggest.held_out import evaluate_suggestion
+from dagster_dataframely._suggest.suggest_schema import suggest_schema
+from dagster_dataframely.errors import DagsterDataframelyError
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="python -m dagster_dataframely",
+        description="Tools of dagster-dataframely.",
+    )
+    commands = parser.add_subparsers(dest="command", required=True)
+    suggest = commands.add_parser(
+        "suggest",
+        help="suggest a Dataframely schema from a parquet file or folder",
+        description="Print the source of a Dataframely schema suggested from the table's data.",
+    )
+    suggest.add_argument("path", help="a parquet file or folder, or a URL such as s3://b/t/")
+    suggest.add_argument("--name", required=True, help="the schema's class name, e.g. Orders")
+    suggest.add_argument(
+        "--sensitive",
+        nargs="*",
+        default=None,
+        metavar="COLUMN",
+        help="columns whose values must not appear (marked pii); default: those whose names "
+        "suggest personal data; --sensitive alone: none",
+    )
+    suggest.add_argument(
+        "--evaluate",
+        action="store_true",
+        help="judge the rules on held-out rows first, and print the report on stderr",
+    )
+    suggest.add_argument(
+        "--split-by", help="with --evaluate: hold out the newest values of this column"
+    )
+    suggest.add_argument("--output", type=Path, help="write the module here instead of stdout")
+    return parser
+
+
+def _progress(started: float) -> Callable[[str], None]:
+    # NOTE: one line per pass on stderr, with the time so far, so stdout stays the module alone.
+    def report(line: str) -> None:
+        print(f"[{time.perf_counter() - started:6.1f} s] {line}", file=sys.stderr, flush=True)
+
+    return report
+
+
+def main(arguments: Sequence[str] | None = None) -> int:
+    """Run the command line; the exit status is 0, or 2 for a refused source or argument."""
+    options = _parser().parse_args(arguments)
+    progress = _progress(time.perf_counter())
+    try:
+        if options.evaluate:
+            report = evaluate_suggestion(
+                options.path,
+                name=options.name,
+                split_by=options.split_by,
+                sensitive=options.sensitive,
+                progress=progress,
+            )
+            print(report, file=sys.stderr)
+            code = report.code
+        else:
+            code = suggest_schema(
+                options.path, name=options.name, sensitive=options.sensitive, progress=progress
+            )
+    except DagsterDataframelyError as error:
+        print(f"error: {error.message}", file=sys.stderr)
+        return 2
+    if options.output is None:
+        sys.stdout.write(code)
+    else:
+        options.output.write_text(code, encoding="utf-8")
+        progress(f"wrote {options.output}")
+    return 0

@@ -1,0 +1,55 @@
+"""`python -m dagster_dataframely suggest`: the module on stdout, the rest on stderr."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import polars as pl
+
+from .suggested_code import load_schema
+
+
+def _run(*arguments: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "dagster_dataframely", *arguments],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+
+
+def test_suggest_prints_the_module_and_progress_on_stderr(tmp_path: Path) -> None:
+    table = tmp_path / "orders.parquet"
+    data = pl.DataFrame({"order_id": range(500), "channel": ["web", "shop"] * 250})
+    data.write_parquet(table)
+    result = _run("suggest", str(table), "--name", "Orders")
+    assert result.returncode == 0, result.stderr
+    schema = load_schema(result.stdout, "Orders")
+    assert schema.primary_key() == ["order_id"]
+    assert "profiling 2 columns in one pass" in result.stderr
+
+
+def test_evaluate_writes_the_module_and_the_report(tmp_path: Path) -> None:
+    table = tmp_path / "orders.parquet"
+    pl.DataFrame({"day": [1, 2, 3, 4] * 50, "amount": [1.0, 2.0, 3.0, 40.0] * 50}).write_parquet(
+        table
+    )
+    output = tmp_path / "orders_schema.py"
+    result = _run(
+        "suggest", str(table), "--name", "Orders", "--evaluate", "--split-by", "day",
+        "--output", str(output),
+    )  # fmt: skip
+    assert result.returncode == 0, result.stderr
+    assert "amount|max" in result.stderr
+    assert (
+        load_schema(output.read_text(), "Orders").filter(pl.read_parquet(table))[1].counts() == {}
+    )
+
+
+def test_a_refused_source_exits_2_with_the_message_and_no_traceback(tmp_path: Path) -> None:
+    result = _run("suggest", str(tmp_path / "missing.parquet"), "--name", "Orders")
+    assert result.returncode == 2
+    assert "no such file or folder" in result.stderr
+    assert "Traceback" not in result.stderr
