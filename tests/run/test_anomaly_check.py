@@ -327,3 +327,18 @@ def test_one_run_of_a_range_judges_each_partition_on_its_own_past() -> None:
     # Each partition's own three earlier runs, never another day's.
     assert all(figures(e)[names.ANOMALY_TRAINING_POINTS] == 3 for e in judged.values())
     assert figures(judged[DAYS[1]])[names.ANOMALY_VALUE] == 100.0
+
+
+def test_the_check_s_defaults_are_the_band_s() -> None:
+    """`dd.AnomalyCheck` (the model, below the run layer) and `AnomalySettings` (the band, which
+    the benchmark tunes) each write the defaults; a tuning that changes one changes both."""
+    from dataclasses import fields
+
+    from dagster_dataframely._run.checks.anomaly_band import AnomalySettings
+
+    check, band = dd.AnomalyCheck(), AnomalySettings()
+    shared = {field.name for field in fields(AnomalySettings)}
+    assert shared <= {field.name for field in fields(dd.AnomalyCheck)}
+    assert {name: getattr(check, name) for name in shared} == {
+        name: getattr(band, name) for name in shared
+    }
