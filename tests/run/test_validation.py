@@ -111,6 +111,17 @@ def test_every_row_valid_writes_the_table_and_passes_every_check(lazy: bool) -> 
         # The metrics every materialization carries, for charts and alerts (issue 20).
         "dataframely/invalid_fraction",
         "dataframely/warning_fraction",
+        # Each declared column's metrics as numbers Dagster plots (issue 49): a string's and a
+        # float's, as their dtype groups record them.
+        *(
+            f"dataframely/metric/order_id/{metric}"
+            for metric in ("null_fraction", "distinct_count", "min_length", "max_length")
+        ),
+        "dataframely/metric/order_id/empty_fraction",
+        *(
+            f"dataframely/metric/amount/{metric}"
+            for metric in ("null_fraction", "mean", "std", "min", "median", "max")
+        ),
     }
     assert metadata["dataframely/invalid_fraction"] == 0.0
 

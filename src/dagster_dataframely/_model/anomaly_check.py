@@ -30,12 +30,12 @@ class AnomalyCheck:
     check `dy_anomaly__<column>__<metric>` (`dy_anomaly__row_count` for the row count) compares
     a run's value with the band the same metric's earlier points give: their median widened by
     `sensitivity` times their spread (the scaled median absolute deviation), and never
-    narrower than `min_relative_change` of the median. The defaults are those the detection
-    benchmark (`benchmarks/anomaly_detection.py`) found best on daily seasonal series. The
-    evaluated run is never in its own training set, and materializations marked as incidents
-    (a run tagged `dagster-dataframely/incident=true`) never train a band. For a partitioned
-    asset it runs per partition. Until `min_history` points exist, the check passes and says
-    so.
+    narrower than `min_relative_change` of the median. The defaults are those the package's
+    detection benchmark found best on daily seasonal series (the "Checks that learn" page has
+    its table). The evaluated run is never in its own training set, and materializations marked
+    as incidents (a run tagged `dagster-dataframely/incident=true`) never train a band. For a
+    partitioned asset it runs per partition. Until `min_history` points exist, the check passes
+    and says so.
 
     Parameters
     ----------

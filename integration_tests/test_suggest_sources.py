@@ -7,10 +7,13 @@ from pathlib import Path
 
 import duckdb
 import polars as pl
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import dagster_dataframely as dd
+
+pytestmark = pytest.mark.integration
 
 
 @st.composite
