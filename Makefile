@@ -93,9 +93,10 @@ unit-hostile: $(SYNCED)
 # - fault injection (`-m fault_injection`): a write killed half way or a disk filled, which
 #   tests our own staging and renames. The runs on other versions still store through the same
 #   managers and staged writes, so a version that breaks them fails there;
-# - mypy over a user's snippet (the settings keywords' types) and mypy and pyright over the typed
-#   examples of the docs: development tools, not in the version jobs' environments, and the
-#   types they read are the package's own.
+# - mypy over a user's snippet (the settings keywords' types), mypy and pyright over the typed
+#   examples of the docs, and ruff and mypy over the schema code `dd.suggest_schema` writes:
+#   development tools, not in the version jobs' environments, and the code they read is the
+#   package's own.
 # And the search of each property test (hypothesis) for the package's own mistakes: a property
 # proves two paths equal on any input, and `make test` draws its full count of examples. A
 # version job looks for a dependency or a Python that behaves differently, which shows on the
@@ -105,6 +106,7 @@ PER_VERSION_EXAMPLES := 10
 NOT_PER_VERSION := --ignore=integration_tests/test_docs_examples.py -m "not fault_injection" \
 	--ignore=integration_tests/test_typed_examples.py \
 	--deselect tests/model/test_setting_keywords.py::test_mypy_refuses_a_misspelt_setting_and_a_wrong_type \
+	--deselect tests/suggest/test_suggest_schema.py::test_output_is_formatted_and_passes_mypy_strict \
 	--examples-per-property $(PER_VERSION_EXAMPLES)
 
 # The unit suite on another interpreter, in an environment of its own built from the same lock:

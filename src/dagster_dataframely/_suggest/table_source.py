@@ -87,11 +87,13 @@ def _scan_duckdb(source: tuple[str, str]) -> pl.LazyFrame:
     try:
         # NOTE: read-only, so a suggestion never takes DuckDB's write lock from a running job;
         # the LazyFrame streams the table's batches each time a pass collects it.
-        relation = duckdb.connect(database, read_only=True).table(table)
+        connection = duckdb.connect(database, read_only=True)
+        relation = connection.table(table)
         try:
             frame = relation.pl(lazy=True)
         except TypeError:
-            # NOTE: DuckDB before 1.4 has no lazy hand-off: the table is read into memory once.
+            # NOTE: DuckDB before 1.4 has no lazy hand-off: the table is read into memory once,
+            # while `connection` is still referenced (a connection nothing holds is closed).
             frame = relation.pl().lazy()
         frame.collect_schema()
     except duckdb.Error as error:
