@@ -101,7 +101,7 @@ def statistics_tables(
             masked=name in masked,
         )
         for position, (name, dtype) in enumerate(frame.collect_schema().items())
-        if (group := _group(dtype))
+        if (group := dtype_group(dtype))
     ]
     if not columns:
         return {}
@@ -203,10 +203,7 @@ def streams_exactly(dtype: pl.DataType) -> bool:
     (a mean, a deviation) can differ in its last bits with the order of its sums, so the other
     groups' columns are read into memory, one at a time, as the in-memory path reads them.
     """
-    return _group(dtype) == "string"
-
-
-_group = dtype_group
+    return dtype_group(dtype) == "string"
 
 
 def _numeric(column: pl.Expr, dtype: pl.DataType) -> dict[str, pl.Expr]:
