@@ -20,12 +20,8 @@ from dagster_dataframely._model import names
 from dagster_dataframely._model.schema import SchemaInfo
 from dagster_dataframely._model.shown_values import ShownValues, cut_text
 from dagster_dataframely._run.validated_output import ValidatedOutput
-from dagster_dataframely._store.stored_keys import PARTITIONS as _PARTITIONS
-from dagster_dataframely._store.stored_keys import (
-    repeated_in_duckdb,
-    stored_partitions,
-    stored_table,
-)
+from dagster_dataframely._store.manager_kinds.manager_kind import PARTITIONS as _PARTITIONS
+from dagster_dataframely._store.stored_keys import stored_table
 from dagster_dataframely.errors import InvalidArgumentsError, ValidationFailedError
 
 from .history import Series
@@ -217,18 +213,18 @@ class KeysAcrossPartitions:
         stored = stored_table(judged.context, output.key)
         if stored is None:
             return StoredKeys(not_read=NOT_EVALUATED)
-        manager, output_context = stored
+        kind, output_context = stored.kind, stored.context
         instance = judged.context.instance
         shown, samples = output.shown_values, output.settings.max_failure_samples
         reports: list[RepeatedKeys] = []
         files = None
         for key in key_sets(output.info):
-            grouped = repeated_in_duckdb(manager, output_context, key, instance)
+            grouped = kind.repeated_keys(output_context, key, instance)
             if grouped is not None:
                 reports.append(repeated_keys_of(grouped, key, shown, samples))
                 continue
             if files is None:
-                files = stored_partitions(manager, output_context, partitions_def, instance)
+                files = kind.stored_partitions(output_context, partitions_def, instance)
             if files is None:
                 return StoredKeys(not_read=UNREADABLE)
             # NOTE: a partition stored before a key column was added takes no part in its check.
