@@ -17,7 +17,7 @@ from ._declare.quarantine_spec import quarantine_spec
 from ._model.anomaly_check import AnomalyCheck
 from ._model.quality_policy import QualityPolicy
 from ._model.row_threshold import Threshold
-from ._model.settings import Granularity, SchemaRules
+from ._model.setting_model import Granularity, SchemaRules
 from ._model.volume_check import VolumeCheck
 from ._store.io_manager import QuarantineAwareIOManager
 from ._suggest.held_out import SuggestionReport, evaluate_suggestion

@@ -18,8 +18,6 @@ import re
 
 from .errors import CredentialsInUrlError
 
-__all__ = ["carries_credentials", "refuse_credentials", "without_credentials"]
-
 # `scheme://`, as RFC 3986 spells a scheme.
 _SCHEME = re.compile(r"^([A-Za-z][A-Za-z0-9+.-]*)://")
 

@@ -15,11 +15,10 @@ from dagster_dataframely._model.asset_settings import OutputSettings
 from dagster_dataframely._model.return_hints import schema_named_by, shown
 from dagster_dataframely._model.schema import read_schema
 from dagster_dataframely._model.setting_keywords import (
-    OutputKeywords,
     checked_settings,
     with_setting_keywords,
 )
-from dagster_dataframely._model.setting_model import EntryPoint
+from dagster_dataframely._model.setting_model import EntryPoint, OutputKeywords
 from dagster_dataframely.errors import SchemaTypeError
 
 SchemaOrHint = type[dy.Schema] | type[dy.DataFrame[Any]] | type[dy.LazyFrame[Any]]

@@ -20,8 +20,13 @@ from typing_extensions import TypeAliasType
 
 from dagster_dataframely._model.names import DAGSTER_NAME
 from dagster_dataframely._model.schema import COLLECTION_BASE, SCHEMA_BASE, base_class
-from dagster_dataframely._model.setting_model import EntryPoint, SettingSpec, settings_of
-from dagster_dataframely._model.settings import Granularity, SchemaRules
+from dagster_dataframely._model.setting_model import (
+    EntryPoint,
+    Granularity,
+    SchemaRules,
+    SettingSpec,
+    settings_of,
+)
 from dagster_dataframely.errors import (
     ComponentFieldError,
     DagsterDataframelyError,

@@ -19,11 +19,10 @@ from dagster_dataframely._model.asset_settings import OutputSettings
 from dagster_dataframely._model.collection import collection_rules, read_collection
 from dagster_dataframely._model.schema import read_schema
 from dagster_dataframely._model.setting_keywords import (
-    CheckKeywords,
     checked_settings,
     with_setting_keywords,
 )
-from dagster_dataframely._model.setting_model import EntryPoint
+from dagster_dataframely._model.setting_model import CheckKeywords, EntryPoint
 from dagster_dataframely.errors import InvalidArgumentsError
 
 

@@ -18,8 +18,12 @@ import dagster as dg
 import dataframely as dy
 from pydantic import StrictBool, StrictInt
 
-from dagster_dataframely._model.setting_model import EntryPoint, settings_of
-from dagster_dataframely._model.settings import Granularity, SchemaRules
+from dagster_dataframely._model.setting_model import (
+    EntryPoint,
+    Granularity,
+    SchemaRules,
+    settings_of,
+)
 from dagster_dataframely._upstream import component_yaml_positions, project_asset_partitions
 from dagster_dataframely.errors import (
     ComponentFieldError,

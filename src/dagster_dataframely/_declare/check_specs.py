@@ -13,11 +13,10 @@ from dagster_dataframely._model.quality_policy import resolve_policy
 from dagster_dataframely._model.schema import SchemaInfo, read_schema
 from dagster_dataframely._model.setting_keywords import (
     WIRING_RAISES,
-    CheckSpecKeywords,
     checked_settings,
     with_setting_keywords,
 )
-from dagster_dataframely._model.setting_model import EntryPoint
+from dagster_dataframely._model.setting_model import CheckSpecKeywords, EntryPoint
 from dagster_dataframely._model.settings import Settings, resolve_check_naming
 from dagster_dataframely._model.warning_rules import resolve_warning_rules
 from dagster_dataframely._run.checks.kind import Target

@@ -15,7 +15,7 @@ import dagster as dg
 
 from . import names
 from .schema import RuleInfo, SchemaInfo
-from .settings import Granularity, SchemaRules
+from .setting_model import Granularity, SchemaRules
 from .warning_rules import WARNING_PREFIX, WARNING_SUFFIX
 
 

@@ -19,32 +19,11 @@ from dagster_dataframely.errors import InvalidArgumentsError, UnexpectedArgument
 
 from .quality_policy import checked_policy
 from .setting_model import (
-    KEYWORDS,
-    CheckKeywords,
-    CheckSpecKeywords,
-    CollectionKeywords,
     EntryPoint,
-    OutputKeywords,
     SettingSpec,
-    ValidationKeywords,
     refusals,
     settings_of,
 )
-
-__all__ = [
-    "KEYWORDS",
-    "RAISES",
-    "WIRING_RAISES",
-    "CheckKeywords",
-    "CheckSpecKeywords",
-    "CollectionKeywords",
-    "OutputKeywords",
-    "ValidationKeywords",
-    "checked_settings",
-    "inserted_paragraph",
-    "with_raises",
-    "with_setting_keywords",
-]
 
 T = TypeVar("T", bound=Callable[..., object])
 

@@ -22,10 +22,8 @@ from dagster_dataframely.errors import InvalidSettingError
 
 from .setting_model import (
     ENV_PREFIX,
-    GRANULARITIES,
     REPOSITORY_VARIABLES,
     RESERVED_PREFIXES,
-    SCHEMA_RULES,
     SETTINGS,
     Granularity,
     SchemaRules,
@@ -36,21 +34,6 @@ from .setting_model import (
 if TYPE_CHECKING:
     from .quality_policy import ResolvedPolicy
 
-__all__ = [
-    "ENV_PREFIX",
-    "GRANULARITIES",
-    "SCHEMA_RULES",
-    "Granularity",
-    "SchemaRules",
-    "Settings",
-    "non_default_environment",
-    "read_quarantine_dir",
-    "resolve_check_naming",
-    "resolve_setting",
-    "resolve_settings",
-    "setting_variables",
-    "unknown_variable_warning",
-]
 
 # NOTE: validated like any other source, so a mistake in a default surfaces as an
 # `InvalidSettingError` naming it; a module attribute, so a test can put a bad one here.

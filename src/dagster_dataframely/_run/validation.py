@@ -22,12 +22,10 @@ from dagster_dataframely._model.keys import coerce_asset_key
 from dagster_dataframely._model.schema import read_schema
 from dagster_dataframely._model.setting_keywords import (
     WIRING_RAISES,
-    CheckKeywords,
-    ValidationKeywords,
     checked_settings,
     with_setting_keywords,
 )
-from dagster_dataframely._model.setting_model import EntryPoint
+from dagster_dataframely._model.setting_model import CheckKeywords, EntryPoint, ValidationKeywords
 from dagster_dataframely._run.checks.history import read_history
 from dagster_dataframely._run.checks.registry import series_of
 from dagster_dataframely._run.decide.outcome import decide

@@ -45,19 +45,6 @@ from dagster_dataframely._upstream import (
 )
 from dagster_dataframely.errors import ConcurrentRunError
 
-__all__ = [
-    "DECISION_WAIT_SECONDS",
-    "Contender",
-    "RunOrder",
-    "Stop",
-    "Wait",
-    "Word",
-    "Write",
-    "claim_partition",
-    "say_word",
-    "verdict",
-]
-
 DECISION_WAIT_SECONDS = 60.0
 """The longest a run waits for the word of a run created after it: a live run says it within
 moments of announcing, so only a run that died in between is waited for this long."""

@@ -31,16 +31,6 @@ import polars as pl
 
 from dagster_dataframely import _upstream
 
-__all__ = [
-    "connection_of",
-    "fit_table",
-    "fitting",
-    "quoted",
-    "stored_columns",
-    "table_exists",
-    "transactional",
-]
-
 
 def transactional(manager: dg.IOManager, *, create_empty: bool = False) -> dg.IOManager:
     """An IO manager that writes as the DuckDB `manager` does, each slice in one transaction.

@@ -25,8 +25,6 @@ from dagster_dataframely.errors import PartitionKeyTooLongError, QuarantineDirPr
 
 from .quarantine_writer import QuarantineWriter
 
-__all__ = ["file_writer", "quarantine_path"]
-
 EXTENSION = ".parquet"
 
 TEMPORARY_PREFIX = ".dy-quarantine-"

@@ -41,8 +41,6 @@ from dagster_dataframely.errors import QuarantineIOManagerError, StagedWriteErro
 
 from .files import LOCAL_PROTOCOLS
 
-__all__ = ["STAGING_PREFIX", "staged"]
-
 STAGING_PREFIX = ".dy-staged-"
 """The start of a staging file's name: hidden, and never ending in the table's extension."""
 

@@ -32,14 +32,6 @@ from dagster_dataframely._upstream import (
 from .manager_kinds.kind_choice import kind_of
 from .storage_slots import check_partition_column, database_stores
 
-__all__ = [
-    "check_partition_storage",
-    "quarantine_stored_check",
-    "stores_partitions_in_database",
-    "table_fit_for",
-    "table_output",
-]
-
 
 def table_output(context: Any, asset_key: dg.AssetKey | None) -> StepOutput | None:
     """The running step's output of `asset_key` (the definition's only asset for None).

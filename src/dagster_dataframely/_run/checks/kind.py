@@ -18,7 +18,7 @@ import dagster as dg
 
 from dagster_dataframely._model.quality_policy import ResolvedPolicy
 from dagster_dataframely._model.schema import SchemaInfo
-from dagster_dataframely._model.settings import Granularity, SchemaRules
+from dagster_dataframely._model.setting_model import Granularity, SchemaRules
 from dagster_dataframely._run.split.failures import Failures
 from dagster_dataframely._run.split.valid_rows import ValidRows
 from dagster_dataframely._run.validated_output import ValidatedOutput
