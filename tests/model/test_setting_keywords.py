@@ -13,8 +13,7 @@ import polars as pl
 import pytest
 
 import dagster_dataframely as dd
-from dagster_dataframely._model.setting_keywords import KEYWORDS
-from dagster_dataframely._model.setting_model import EntryPoint, refusals, settings_of
+from dagster_dataframely._model.setting_model import KEYWORDS, EntryPoint, refusals, settings_of
 from dagster_dataframely.errors import InvalidArgumentsError, UnexpectedArgumentError
 from tests.schemas import OrderBook, Orders
 

@@ -7,11 +7,13 @@ import pytest
 from typing_extensions import TypeAliasType
 
 from dagster_dataframely._model import settings as _settings
-from dagster_dataframely._model.settings import (
+from dagster_dataframely._model.setting_model import (
     GRANULARITIES,
     SCHEMA_RULES,
     Granularity,
     SchemaRules,
+)
+from dagster_dataframely._model.settings import (
     Settings,
     read_quarantine_dir,
     resolve_check_naming,
