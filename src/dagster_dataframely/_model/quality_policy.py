@@ -134,17 +134,11 @@ class QualityPolicy:
         object.__setattr__(self, "rules", _checked_rules(self.rules))
         object.__setattr__(self, "severity", _checked_severity(self.severity))
         object.__setattr__(self, "blocking", _checked_blocking(self.blocking))
-        if self.volume is not None and not isinstance(self.volume, VolumeCheck):
-            raise _refused(
-                "volume",
-                self.volume,
-                "a dd.VolumeCheck",
-                "Pass dd.VolumeCheck(...), or None.",
-            )
-        if self.anomaly is not None and not isinstance(self.anomaly, AnomalyCheck):
-            raise _refused(
-                "anomaly", self.anomaly, "a dd.AnomalyCheck", "Pass dd.AnomalyCheck(...), or None."
-            )
+        for name, kind in (("volume", VolumeCheck), ("anomaly", AnomalyCheck)):
+            value = getattr(self, name)
+            if value is not None and not isinstance(value, kind):
+                shown = f"dd.{kind.__name__}"
+                raise _refused(name, value, f"a {shown}", f"Pass {shown}(...), or None.")
         if self.undeclared_columns is not None and not (
             isinstance(self.undeclared_columns, str)
             and self.undeclared_columns in _UNDECLARED_CHOICES
