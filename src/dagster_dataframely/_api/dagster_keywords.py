@@ -9,13 +9,12 @@ the list out.
 from __future__ import annotations
 
 import inspect
-import re
 from collections.abc import Callable, Iterable, Mapping, Sequence, Set
 from typing import Any, ForwardRef, TypeAlias, TypedDict, TypeVar
 
 import dagster as dg
 
-from dagster_dataframely._model.setting_keywords import inserted_paragraph
+from dagster_dataframely._model.setting_keywords import described, signed
 
 T = TypeVar("T", bound=Callable[..., object])
 
@@ -112,7 +111,6 @@ def with_op_keywords(
     """
 
     def sign(function: T) -> T:
-        signature = inspect.signature(function)
         names = list(keywords.__annotations__)
         for name, anchor in (after or {}).items():
             names.remove(name)
@@ -126,14 +124,9 @@ def with_op_keywords(
             )
             for name in names
         ]
-        own = [
-            parameter
-            for parameter in signature.parameters.values()
-            if parameter.kind is not inspect.Parameter.VAR_KEYWORD
-        ]
-        parameters = own + added
-        function.__signature__ = signature.replace(parameters=parameters)  # type: ignore[attr-defined]
-        function.__doc__ = _described(function.__doc__ or "", names, parameters, item)
+        parameters = signed(function, lambda own: own + added)
+        paragraphs = {name: text.format(item=item) for name, text in _PARAGRAPHS.items()}
+        function.__doc__ = described(function.__doc__ or "", parameters, paragraphs)
         return function
 
     return sign
@@ -142,18 +135,6 @@ def with_op_keywords(
 def _text(annotation: object) -> str:
     """An annotation as the source wrote it (this module's annotations are postponed)."""
     return annotation.__forward_arg__ if isinstance(annotation, ForwardRef) else str(annotation)
-
-
-def _described(doc: str, names: list[str], parameters: list[inspect.Parameter], item: str) -> str:
-    """`doc` with each of `_PARAGRAPHS` before the next parameter `doc` already describes."""
-    described = set(re.findall(r"^ *(\w+)$", doc, re.MULTILINE))
-    order = [parameter.name for parameter in parameters]
-    for name in (name for name in names if name in _PARAGRAPHS):
-        following = next(
-            (later for later in order[order.index(name) + 1 :] if later in described), None
-        )
-        doc = inserted_paragraph(doc, following, name, _PARAGRAPHS[name].format(item=item))
-    return doc
 
 
 def passed_on(arguments: Mapping[str, Any], names: Iterable[str]) -> dict[str, Any]:

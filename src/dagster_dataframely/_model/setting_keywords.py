@@ -75,12 +75,7 @@ def with_setting_keywords(
 
     def sign(target: T) -> T:
         function: Any = vars(target)["__init__"] if isinstance(target, type) else target
-        signature = inspect.signature(function)
-        parameters = [
-            parameter
-            for parameter in signature.parameters.values()
-            if parameter.kind is not inspect.Parameter.VAR_KEYWORD
-        ]
+        specs = settings_of(entry_point)
         settings = [
             inspect.Parameter(
                 spec.name,
@@ -88,16 +83,34 @@ def with_setting_keywords(
                 default=spec.default_for(entry_point),
                 annotation=spec.type_text,
             )
-            for spec in settings_of(entry_point)
+            for spec in specs
         ]
-        parameters = _placed(parameters, settings, order)
-        function.__signature__ = signature.replace(parameters=parameters)
+        parameters = signed(function, lambda own: _placed(own, settings, order))
+        notes_left = dict(notes or {})
+        paragraphs = {
+            spec.name: _paragraph(entry_point, spec, notes_left.pop(spec.name, ""))
+            for spec in specs
+        }
+        assert not notes_left, (
+            f"notes for settings {entry_point.value} does not take: {sorted(notes_left)}"
+        )
         target.__doc__ = _with_raises(
-            _described(target.__doc__ or "", entry_point, parameters, dict(notes or {})), raises
+            described(target.__doc__ or "", parameters, paragraphs), raises
         )
         return target
 
     return sign
+
+
+def signed(
+    function: Any, place: Callable[[list[inspect.Parameter]], list[inspect.Parameter]]
+) -> list[inspect.Parameter]:
+    """Give `function` the parameters `place` makes of its own in place of `**`; return them."""
+    signature = inspect.signature(function)
+    own = [p for p in signature.parameters.values() if p.kind is not inspect.Parameter.VAR_KEYWORD]
+    parameters = place(own)
+    function.__signature__ = signature.replace(parameters=parameters)
+    return parameters
 
 
 def _placed(
@@ -114,23 +127,17 @@ def _placed(
     return others + [by_name[name] for name in order]
 
 
-def _described(
-    docstring: str,
-    entry_point: EntryPoint,
-    parameters: list[inspect.Parameter],
-    notes: dict[str, str],
-) -> str:
-    specs = {spec.name: spec for spec in settings_of(entry_point)}
-    for index, parameter in enumerate(parameters):
-        if parameter.name not in specs:
-            continue
-        following = next((p.name for p in parameters[index + 1 :] if p.name not in specs), None)
-        spec = specs[parameter.name]
-        docstring = inserted_paragraph(
-            docstring, following, spec.name, _paragraph(entry_point, spec, notes.pop(spec.name, ""))
+def described(doc: str, parameters: list[inspect.Parameter], paragraphs: Mapping[str, str]) -> str:
+    """`doc` with each of `paragraphs` before the next parameter `doc` already describes."""
+    headings = re.findall(r"^ *(\w+(?:, \w+)*)$", doc, re.MULTILINE)
+    already = {name for heading in headings for name in heading.split(", ")}
+    order = [parameter.name for parameter in parameters]
+    for name in (name for name in order if name in paragraphs):
+        following = next(
+            (later for later in order[order.index(name) + 1 :] if later in already), None
         )
-    assert not notes, f"notes for settings {entry_point.value} does not take: {sorted(notes)}"
-    return docstring
+        doc = inserted_paragraph(doc, following, name, paragraphs[name])
+    return doc
 
 
 def with_raises(*raises: str) -> Callable[[T], T]:
