@@ -130,12 +130,7 @@ class AssetOut:
             kinds=set(kinds) if kinds is not None else None,
             is_required=is_required,
         )
-        _set_fields(
-            self,
-            schema,
-            out,
-            _output_settings(EntryPoint.ASSET_OUT, settings),
-        )
+        _set_fields(self, schema, out, EntryPoint.ASSET_OUT, settings)
 
     @classmethod
     @with_setting_keywords(EntryPoint.ASSET_OUT_FROM_SPEC)
@@ -182,21 +177,24 @@ class AssetOut:
             io_manager_key=io_manager_key,
             backfill_policy=backfill_policy,
         )
-        _set_fields(
-            made,
-            schema,
-            out,
-            _output_settings(EntryPoint.ASSET_OUT_FROM_SPEC, settings),
-        )
+        _set_fields(made, schema, out, EntryPoint.ASSET_OUT_FROM_SPEC, settings)
         return made
 
 
 def _set_fields(
-    target: AssetOut, schema: SchemaOrHint | None, out: dg.AssetOut, settings: OutputSettings
+    target: AssetOut,
+    schema: SchemaOrHint | None,
+    out: dg.AssetOut,
+    entry_point: EntryPoint,
+    settings: OutputKeywords,
 ) -> None:
-    """Fill a frozen `AssetOut`; the schema is read now, so a bad one fails where it is named."""
+    """Fill a frozen `AssetOut`; the schema and the settings given to `entry_point` are read
+    now (`checked_settings`), so a bad one fails where it is named."""
+    # NOTE: the settings are checked before the schema is read: of two mistakes, a setting's
+    # is the one refused.
+    checked = OutputSettings.of(**checked_settings(entry_point, settings))
     object.__setattr__(target, "schema", None if schema is None else _schema(schema))
-    object.__setattr__(target, "settings", settings)
+    object.__setattr__(target, "settings", checked)
     object.__setattr__(target, "out", out)
 
 
@@ -218,14 +216,3 @@ def _schema(given: SchemaOrHint) -> type[dy.Schema]:
             problem=refused.problem,
             fix=refused.fix,
         ) from None
-
-
-def _output_settings(entry_point: EntryPoint, settings: OutputKeywords) -> OutputSettings:
-    """The settings given to `entry_point`, checked (`checked_settings`).
-
-    Raises
-    ------
-    InvalidArgumentsError
-        A keyword is not a setting, a flag is not a bool, or the policy is not a policy.
-    """
-    return OutputSettings.of(**checked_settings(entry_point, settings))

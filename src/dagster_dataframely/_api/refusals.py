@@ -16,6 +16,7 @@ from collections.abc import Callable, Mapping
 from typing import Any, ParamSpec, Protocol, TypeVar, cast, overload
 
 from dagster_dataframely._model.return_hints import schema_from_return_hint
+from dagster_dataframely._model.setting_keywords import refused_setting
 from dagster_dataframely._model.setting_model import EntryPoint, refusals
 from dagster_dataframely.errors import UnexpectedArgumentError
 
@@ -97,11 +98,7 @@ def refusing_mistakes(
                         f"Write it first, as in {usage}.",
                     )
                 if keyword in refused and keyword not in keywords:
-                    raise UnexpectedArgumentError(
-                        public_name,
-                        f"it does not take the setting `{keyword}=`: {refused[keyword]}",
-                        "Leave it out.",
-                    )
+                    raise refused_setting(entry_point, keyword)
                 if keyword not in keywords:
                     raise UnexpectedArgumentError(
                         public_name,

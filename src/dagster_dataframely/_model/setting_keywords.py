@@ -204,11 +204,7 @@ def checked_settings(entry_point: EntryPoint, settings: Mapping[str, object]) ->
     refused = refusals(entry_point)
     for name in settings:
         if name in refused:
-            raise UnexpectedArgumentError(
-                entry_point.value,
-                f"it does not take the setting `{name}=`: {refused[name]}",
-                "Leave it out.",
-            )
+            raise refused_setting(entry_point, name)
     taken = {spec.name for spec in settings_of(entry_point)}
     unknown = sorted(set(settings) - taken)
     if unknown:
@@ -234,3 +230,11 @@ def checked_settings(entry_point: EntryPoint, settings: Mapping[str, object]) ->
             _POLICY_NAMES.get(entry_point, entry_point.value), settings["quality_policy"]
         )
     return checked
+
+
+def refused_setting(entry_point: EntryPoint, name: str) -> UnexpectedArgumentError:
+    """The refusal of a setting the model says `entry_point` does not take, with its reason."""
+    reason = refusals(entry_point)[name]
+    return UnexpectedArgumentError(
+        entry_point.value, f"it does not take the setting `{name}=`: {reason}", "Leave it out."
+    )

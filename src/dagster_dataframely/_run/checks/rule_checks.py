@@ -187,14 +187,12 @@ def _group_metadata(
             ),
             {"rule": "string", "failed_count": "int", "expr": "string"},
         )
-        if sample is not None:
-            metadata[names.FAILED_SAMPLE] = sample
-        return metadata
-    (rule,) = group.rules
-    metadata[names.RULE] = rule.name
-    metadata[names.RULE_EXPR] = rule.expression()
-    if rule.name in counts:
-        metadata[names.FAILED_COUNT] = counts[rule.name]
+    else:
+        (rule,) = group.rules
+        metadata[names.RULE] = rule.name
+        metadata[names.RULE_EXPR] = rule.expression()
+        if rule.name in counts:
+            metadata[names.FAILED_COUNT] = counts[rule.name]
     if sample is not None:
         metadata[names.FAILED_SAMPLE] = sample
     return metadata

@@ -100,9 +100,8 @@ class RowPartitions:
         gaps = partition_expr_gaps(metadata, self.partitions_def)
         if gaps is not None:
             multi = isinstance(self.partitions_def, dg.MultiPartitionsDefinition)
-            raise PartitionRangeError(
-                output.key.to_user_string(),
-                self.shown,
+            raise self._refusal(
+                output,
                 (
                     f"its definition metadata has no `partition_expr` with an entry for the "
                     f"dimension{'s' if len(gaps) > 1 else ''} {', '.join(gaps)}"
@@ -118,6 +117,9 @@ class RowPartitions:
         if isinstance(expr, Mapping):
             return {str(name): str(value) for name, value in expr.items()}
         return str(expr)
+
+    def _refusal(self, output: ValidatedOutput, problem: str, fix: str) -> PartitionRangeError:
+        return PartitionRangeError(output.key.to_user_string(), self.shown, problem, fix)
 
     def _staged(self, run: OutputRun, frame: pl.LazyFrame) -> pl.LazyFrame:
         assert run.staging is not None  # only a streamed output's rows are staged
@@ -137,22 +139,14 @@ class RowPartitions:
             )
             outside, height = counts.row(0)
             if outside:
-                raise PartitionRangeError(
-                    output.key.to_user_string(),
-                    self.shown,
-                    *self._outside(output, outside, height),
-                )
+                raise self._refusal(output, *self._outside(output, outside, height))
             return {self.keys[0]: rows}
         assert isinstance(rows, pl.DataFrame)  # a range's rows are collected, never staged
         label = _unused_name(rows.columns)
         keyed = rows.with_columns(assignment.alias(label))
         outside = keyed.get_column(label).null_count()
         if outside:
-            raise PartitionRangeError(
-                output.key.to_user_string(),
-                self.shown,
-                *self._outside(output, outside, rows.height),
-            )
+            raise self._refusal(output, *self._outside(output, outside, rows.height))
         parts = keyed.partition_by(label, as_dict=True, maintain_order=True, include_key=False)
         return {key: parts.get((str(key),), rows.clear()) for key in self.keys}
 
@@ -226,9 +220,8 @@ class RowPartitions:
             value = pl.sql_expr(sql)
             dtype = pl.LazyFrame(schema=schema).select(value).collect_schema().dtypes()[0]
         except pl.exceptions.PolarsError as error:
-            raise PartitionRangeError(
-                output.key.to_user_string(),
-                self.shown,
+            raise self._refusal(
+                output,
                 f"its `partition_expr` {sql!r} does not evaluate on the returned frame "
                 f"({type(error).__name__}: {error})",
                 "Set `partition_expr` to a column of the frame, as the IO manager stores it.",
@@ -244,9 +237,8 @@ class RowPartitions:
         elif isinstance(dtype, pl.Datetime | pl.Date):
             micros, aware = value.cast(pl.Datetime("us")).dt.epoch("us"), False
         else:
-            raise PartitionRangeError(
-                output.key.to_user_string(),
-                self.shown,
+            raise self._refusal(
+                output,
                 f"its `partition_expr` {sql!r} gives {dtype} values, and a time-window "
                 "partition holds a Date or a Datetime",
                 "Set `partition_expr` to the Date or Datetime column the partitions are by.",
