@@ -51,15 +51,6 @@ def duration_text(value: dt.timedelta) -> str:
     return rendered
 
 
-def render_rule(column: dy.Column, kind: str) -> str | None:
-    """Render the rule `<column>|<kind>` as operator text, or None for a rule we cannot read.
-
-    `kind` is the part of Dataframely's rule name after the `|`: `min`, `max_length`,
-    `inner_city_nullability`, `check__lowercase` and so on.
-    """
-    return _render(column, kind, omit=frozenset())
-
-
 def columns_tab_constraints(column: dy.Column, kinds: Iterable[str]) -> list[str]:
     """The column constraints the Columns tab shows beside `column`, one per rule kind.
 
@@ -69,7 +60,7 @@ def columns_tab_constraints(column: dy.Column, kinds: Iterable[str]) -> list[str
     for kind in kinds:
         if kind in _NOT_IN_COLUMNS_TAB:
             continue
-        text = _render(column, kind, omit=_NOT_IN_NESTED_TEXT)
+        text = render_rule(column, kind, omit=_NOT_IN_NESTED_TEXT)
         if text != "":  # the empty string marks a nested rule the tab leaves out
             shown.append(text or kind)
     return shown
@@ -80,7 +71,13 @@ def primary_key_text(columns: Iterable[str]) -> str:
     return f"primary key ({', '.join(columns)})"
 
 
-def _render(column: dy.Column, kind: str, *, omit: frozenset[str]) -> str | None:
+def render_rule(column: dy.Column, kind: str, *, omit: frozenset[str] = frozenset()) -> str | None:
+    """Render the rule `<column>|<kind>` as operator text, or None for a rule we cannot read.
+
+    `kind` is the part of Dataframely's rule name after the `|`: `min`, `max_length`,
+    `inner_city_nullability`, `check__lowercase` and so on. The nested rules of a kind in
+    `omit` render as the empty string.
+    """
     nested = _render_nested(column, kind, omit=omit)
     if nested is not None:
         return nested
@@ -100,7 +97,7 @@ def _render(column: dy.Column, kind: str, *, omit: frozenset[str]) -> str | None
     if kind == "resolution":
         return f"aligned to {column.resolution}"  # type: ignore[attr-defined]
     if kind == "check" or kind.startswith("check__"):
-        return _check_label(column, kind)
+        return _check_name_part(column, kind) or CUSTOM_CHECK
     return None
 
 
@@ -112,7 +109,7 @@ def _render_nested(column: dy.Column, kind: str, *, omit: frozenset[str]) -> str
     if isinstance(inner, dy.Column):  # List and Array: one inner column for every element
         if rest in omit:
             return ""
-        text = _render(inner, rest, omit=omit)
+        text = render_rule(inner, rest, omit=omit)
         return None if text is None else f"each element {text}" if text else ""
     if isinstance(inner, Mapping):  # Struct: one inner column per field
         # The longest field name first, so `a_b` wins over `a` for `inner_a_b_min`.
@@ -121,14 +118,10 @@ def _render_nested(column: dy.Column, kind: str, *, omit: frozenset[str]) -> str
                 field_kind = rest.removeprefix(f"{field}_")
                 if field_kind in omit:
                     return ""
-                text = _render(inner[field], field_kind, omit=omit)
+                text = render_rule(inner[field], field_kind, omit=omit)
                 if text is not None:
                     return f"field {field} {text}" if text else ""
     return None
-
-
-def _check_label(column: dy.Column, kind: str) -> str:
-    return _check_name_part(column, kind) or CUSTOM_CHECK
 
 
 def _check_name_part(column: dy.Column, kind: str) -> str:

@@ -95,7 +95,9 @@ def _replace_local(dump: _Dump, target: UPath) -> None:
     with _held_lock(staging):
         try:
             dump(UPath(staging))
-            if not _was_written(staging):
+            # NOTE: dagster-polars writes nothing for a `None` output: an `Optional` output that
+            # returned `None` leaves the table's place as it was, staged or not.
+            if not staging.exists():
                 return
             _refuse_directory(staging)
             _fsync(staging)
@@ -117,18 +119,12 @@ def _upload_whole(dump: _Dump, target: UPath) -> None:
             staging.mkdir()
             local = staging / target.name
             dump(UPath(local))
-            if not _was_written(local):
+            if not local.exists():  # a `None` output, as above
                 return
             _refuse_directory(local)
             target.fs.put_file(str(local), target.path)
         finally:
             _remove(staging)
-
-
-def _was_written(staging: Path) -> bool:
-    # NOTE: dagster-polars writes nothing for a `None` output: an `Optional` output that
-    # returned `None` leaves the table's place as it was, staged or not.
-    return staging.exists()
 
 
 def _refuse_directory(staging: Path) -> None:
