@@ -224,10 +224,8 @@ def collection_asset(
         unknown = [member for member in outs or {} if member not in info.members]
         if unknown:
             raise UnknownCollectionMemberError(info.name, unknown, list(info.members))
-        output_settings = OutputSettings.of(
-            **given,
-            streaming=False,  # the members are split together, in memory
-        )
+        # NOTE: no streaming: the members are split together, in memory.
+        output_settings = OutputSettings.of(**given, streaming=False)
         known = collection_rules(info)
         return info, [
             declare_output(

@@ -100,7 +100,8 @@ class RowPartitions:
         gaps = partition_expr_gaps(metadata, self.partitions_def)
         if gaps is not None:
             multi = isinstance(self.partitions_def, dg.MultiPartitionsDefinition)
-            raise self._refusal(
+            raise _refused(
+                self,
                 output,
                 (
                     f"its definition metadata has no `partition_expr` with an entry for the "
@@ -117,9 +118,6 @@ class RowPartitions:
         if isinstance(expr, Mapping):
             return {str(name): str(value) for name, value in expr.items()}
         return str(expr)
-
-    def _refusal(self, output: ValidatedOutput, problem: str, fix: str) -> PartitionRangeError:
-        return PartitionRangeError(output.key.to_user_string(), self.shown, problem, fix)
 
     def _staged(self, run: OutputRun, frame: pl.LazyFrame) -> pl.LazyFrame:
         assert run.staging is not None  # only a streamed output's rows are staged
@@ -139,14 +137,14 @@ class RowPartitions:
             )
             outside, height = counts.row(0)
             if outside:
-                raise self._refusal(output, *self._outside(output, outside, height))
+                raise _refused(self, output, *self._outside(output, outside, height))
             return {self.keys[0]: rows}
         assert isinstance(rows, pl.DataFrame)  # a range's rows are collected, never staged
         label = _unused_name(rows.columns)
         keyed = rows.with_columns(assignment.alias(label))
         outside = keyed.get_column(label).null_count()
         if outside:
-            raise self._refusal(output, *self._outside(output, outside, rows.height))
+            raise _refused(self, output, *self._outside(output, outside, rows.height))
         parts = keyed.partition_by(label, as_dict=True, maintain_order=True, include_key=False)
         return {key: parts.get((str(key),), rows.clear()) for key in self.keys}
 
@@ -220,7 +218,8 @@ class RowPartitions:
             value = pl.sql_expr(sql)
             dtype = pl.LazyFrame(schema=schema).select(value).collect_schema().dtypes()[0]
         except pl.exceptions.PolarsError as error:
-            raise self._refusal(
+            raise _refused(
+                self,
                 output,
                 f"its `partition_expr` {sql!r} does not evaluate on the returned frame "
                 f"({type(error).__name__}: {error})",
@@ -237,7 +236,8 @@ class RowPartitions:
         elif isinstance(dtype, pl.Datetime | pl.Date):
             micros, aware = value.cast(pl.Datetime("us")).dt.epoch("us"), False
         else:
-            raise self._refusal(
+            raise _refused(
+                self,
                 output,
                 f"its `partition_expr` {sql!r} gives {dtype} values, and a time-window "
                 "partition holds a Date or a Datetime",
@@ -250,6 +250,12 @@ class RowPartitions:
         index = at.clip(lower_bound=0)
         inside = micros.is_not_null() & (at >= 0) & (micros < pl.lit(ends).gather(index))
         return pl.when(inside).then(pl.lit(pl.Series(list(keys), dtype=pl.String)).gather(index))
+
+
+def _refused(
+    rows: RowPartitions, output: ValidatedOutput, problem: str, fix: str
+) -> PartitionRangeError:
+    return PartitionRangeError(output.key.to_user_string(), rows.shown, problem, fix)
 
 
 def _micros(moment: dt.datetime, aware: bool) -> int:
