@@ -26,8 +26,7 @@ from dagster_dataframely._run.report.metrics import column_metrics
 from dagster_dataframely._run.scope.scope import Scope, ScopeOf, StepEvent
 from dagster_dataframely._store.bare_managers import warn_of_unfiltered
 from dagster_dataframely._store.delegating import validate_quarantine_key
-from dagster_dataframely._store.lazy_tables import sinks_lazy_table
-from dagster_dataframely._store.step_storage import table_fit_for
+from dagster_dataframely._store.step_storage import sinks_lazy_table, table_fit_for
 from dagster_dataframely._store.upstream_previews import warn_of_upstream_previews
 from dagster_dataframely._store.writer_choice import can_clear, initial_writer_for, writer_for
 from dagster_dataframely._upstream import current_asset_context

@@ -3,7 +3,7 @@
 A manager bound directly as the table's writes it when Dagster handles the step's output, and
 records its metadata before the package could see it. Where the manager sinks a `LazyFrame`
 (dagster-polars' path managers), the package hands it the valid rows as one, and it records
-only the path and the column types (`lazy_tables`). So a step warns only where a manager may
+only the path and the column types (`sinks_lazy_table`). So a step warns only where a manager may
 still record a value the output's settings hide:
 
 - previews of the rows: a manager handed a `DataFrame` that records them (a database manager

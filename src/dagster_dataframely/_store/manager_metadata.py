@@ -10,7 +10,7 @@ sensitive columns otherwise, every text cut, a sensitive column's type masked. A
 output the wrapper stores (a plain asset's, often the raw rows a `dd.asset` reads) has no
 schema to say which columns are sensitive, so its previews are dropped unless the wrapper keeps
 them. Where a bare manager writes the table, Dagster records the metadata before the package
-sees it: the package hands such a manager a `LazyFrame` where it can (`lazy_tables`), and the
+sees it: the package hands such a manager a `LazyFrame` where it can (`sinks_lazy_table`), and the
 step names the rest once (`bare_managers`).
 """
 

@@ -7,8 +7,8 @@ the writes, with that same manager: a DuckDB table the frame outgrew gets its ne
 insert is by position and would fail after the slice was deleted), and whether the quarantine
 already has anything stored for the run's partition (a first clean run writes an empty one so
 that a reader finds it). Whether a database manager stores the partition at all decides whether
-the run refuses rows outside it. All look through `QuarantineAwareIOManager` to the manager it
-wraps.
+the run refuses rows outside it, and whether the manager sinks a `LazyFrame` what it is handed.
+All look through `QuarantineAwareIOManager` to the manager it wraps.
 """
 
 from __future__ import annotations
@@ -55,6 +55,17 @@ def table_output(context: Any, asset_key: dg.AssetKey | None) -> StepOutput | No
     return step_output(step, context.assets_def.get_output_name_for_asset_key(key))
 
 
+def output_stores(
+    handle: StepOutput, asset_key: dg.AssetKey, quarantine: bool
+) -> tuple[dg.IOManager, dg.OutputContext, dg.OutputContext | None]:
+    """The step output's manager, its table's output context, and its quarantine's if it has one."""
+    return (
+        output_io_manager(handle),
+        output_context_for(handle, asset_key),
+        output_context_for(handle, quarantine_key(asset_key)) if quarantine else None,
+    )
+
+
 def check_partition_storage(
     context: Any,
     asset_key: dg.AssetKey,
@@ -75,13 +86,7 @@ def check_partition_storage(
     handle = table_output(context, asset_key)
     if handle is None:
         return
-    check_partition_column(
-        asset_key,
-        partitions_def,
-        output_io_manager(handle),
-        output_context_for(handle, asset_key),
-        output_context_for(handle, quarantine_key(asset_key)) if quarantine else None,
-    )
+    check_partition_column(asset_key, partitions_def, *output_stores(handle, asset_key, quarantine))
 
 
 def stores_partitions_in_database(
@@ -95,13 +100,7 @@ def stores_partitions_in_database(
     handle = table_output(context, asset_key)
     if handle is None:
         return False
-    return bool(
-        database_stores(
-            output_io_manager(handle),
-            output_context_for(handle, asset_key),
-            output_context_for(handle, quarantine_key(asset_key)) if quarantine else None,
-        )
-    )
+    return bool(database_stores(*output_stores(handle, asset_key, quarantine)))
 
 
 def table_fit_for(
@@ -130,3 +129,18 @@ def quarantine_stored_check(context: Any, asset_key: dg.AssetKey) -> Callable[[]
     output = output_context_for(handle, quarantine_key(asset_key))
     store = kind_of(output_io_manager(handle)).quarantine_store(output)
     return store.kind.stored_check(store.context)
+
+
+def sinks_lazy_table(context: Any, asset_key: dg.AssetKey) -> bool:
+    """Whether the running step's IO manager for `asset_key` sinks a `LazyFrame`; False in a call.
+
+    dagster-polars' path managers write a `LazyFrame` by sinking it (`sink_df_to_path`, chosen by
+    the output's type), and record only its path and column types, where a `DataFrame` also gets
+    its first rows and `DataFrame.describe()` recorded. So such a manager receives the valid rows
+    as a `LazyFrame` whenever the output asks for one (`ValidatedOutput.hands_lazy_table`): a
+    `streaming=True` output's staged rows, which it writes without collecting them, and the rows
+    of an output whose values stay out of the event log. Any other manager gets a `DataFrame`.
+    Behind `QuarantineAwareIOManager`, the manager that stores the table decides.
+    """
+    handle = table_output(context, asset_key)
+    return handle is not None and kind_of(output_io_manager(handle)).sinks_lazy

@@ -19,7 +19,6 @@ import dagster as dg
 import polars as pl
 
 from dagster_dataframely._model import names
-from dagster_dataframely._model.keys import quarantine_key
 from dagster_dataframely._run.checks.history import Point, read_range_history
 from dagster_dataframely._run.checks.registry import series_of
 from dagster_dataframely._run.decide.outcome import Classified, Clean, Outcome, Partial, Split
@@ -28,11 +27,10 @@ from dagster_dataframely._run.returned import Frame
 from dagster_dataframely._run.split.valid_rows import row_count
 from dagster_dataframely._run.validated_output import ValidatedOutput
 from dagster_dataframely._store.quarantine_writer import QuarantineWriter
+from dagster_dataframely._store.step_storage import output_stores
 from dagster_dataframely._store.storage_slots import check_range_storage
 from dagster_dataframely._upstream import (
     current_asset_context,
-    output_context_for,
-    output_io_manager,
     running_step,
     step_output,
 )
@@ -90,13 +88,8 @@ class PartitionRange:
         handle = step_output(
             step, self.context.assets_def.get_output_name_for_asset_key(output.key)
         )
-        check_range_storage(
-            output.key,
-            self.shown,
-            output_io_manager(handle),
-            output_context_for(handle, output.key),
-            output_context_for(handle, quarantine_key(output.key)) if output.quarantine else None,
-        )
+        stores = output_stores(handle, output.key, output.quarantine)
+        check_range_storage(output.key, self.shown, *stores)
 
     def decide(
         self,
