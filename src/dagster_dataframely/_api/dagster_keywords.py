@@ -29,20 +29,6 @@ AssetDeps: TypeAlias = Iterable[
 ]
 """What `deps=` takes: the assets a step depends on without loading them."""
 
-OP_KEYWORDS = (
-    "ins",
-    "deps",
-    "config_schema",
-    "required_resource_keys",
-    "resource_defs",
-    "hooks",
-    "partitions_def",
-    "op_tags",
-    "retry_policy",
-    "pool",
-)
-"""The keywords every front-end passes on to Dagster's decorator as they are."""
-
 ASSET_OUT_KEYWORDS = (
     "key_prefix",
     "io_manager_key",
@@ -77,6 +63,16 @@ class OpKeywords(TypedDict, total=False):
     retry_policy: dg.RetryPolicy | None
     code_version: str | None
     pool: str | None
+
+
+# NOTE: the others are each asset's own: its name (its key), and its description, group, backfill
+# policy and code version, which `dd.asset` passes on with its `dg.AssetOut`.
+OP_KEYWORDS = tuple(
+    name
+    for name in OpKeywords.__annotations__
+    if name not in ("name", "description", "group_name", "backfill_policy", "code_version")
+)
+"""The keywords every front-end passes on to Dagster's decorator as they are."""
 
 
 class MultiAssetKeywords(OpKeywords, total=False):
