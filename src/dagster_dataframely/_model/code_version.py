@@ -120,11 +120,13 @@ def _serialized(expressions: list[pl.Expr]) -> str | list[str]:
     # NOTE: one call serializes every rule as an input of one expression, in order: each call
     # costs far more than the expression it writes, and a code location declares thousands of
     # rules. A rule Polars cannot write as JSON (a Python UDF) fails the whole call; then each
-    # rule is written alone, that one as printed.
+    # rule is written alone, that one as printed. Digested apart: `json.dumps` would escape
+    # every quote of it again.
     if not expressions:
         return []
     try:
-        return pl.concat_list(expressions).meta.serialize(format="json")
+        serialized = pl.concat_list(expressions).meta.serialize(format="json")
+        return "expressions-sha256:" + hashlib.sha256(serialized.encode("utf-8")).hexdigest()
     except Exception:  # e.g. a Python UDF, which Polars cannot serialize as JSON
         return [_expression_text(expression) for expression in expressions]
 
