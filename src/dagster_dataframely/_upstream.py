@@ -103,6 +103,7 @@ __all__ = [
 # exports no public name for it. Since Dataframely 3.1.0.
 
 _IOContext = TypeVar("_IOContext", dg.InputContext, dg.OutputContext)
+_T = TypeVar("_T")
 
 
 # --- Dagster: the running step ---------------------------------------------------------------
@@ -662,7 +663,7 @@ def with_sibling_checks(
         if name in specs or name in op.output_dict:
             return None
         specs[name] = spec
-        outputs[name] = output = copy.copy(template)
+        outputs[name] = output = _attribute_copy(template)
         output._name = name
     with_checks = copy.copy(op)
     with_checks._output_defs = [*op.output_defs, *outputs.values()]
@@ -675,6 +676,16 @@ def with_sibling_checks(
             "selected_asset_check_keys": None,
         }
     )
+
+
+def _attribute_copy(value: _T) -> _T:
+    # NOTE: `copy.copy` gives each copy a dict of its own, one more object per check for the
+    # cycle collector to walk while a code location loads; set one by one, the attributes stay
+    # in the object as Python lays out an instance's own.
+    copied: _T = object.__new__(type(value))
+    for attribute, attribute_value in vars(value).items():
+        object.__setattr__(copied, attribute, attribute_value)
+    return copied
 
 
 # --- Dataframely -----------------------------------------------------------------------------

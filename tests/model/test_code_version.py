@@ -183,6 +183,24 @@ def test_a_rule_that_cannot_build_its_expression_still_gets_a_version() -> None:
     assert spec.code_version != dd.wiring.schema_version(_schema())
 
 
+def test_a_rule_polars_cannot_serialize_leaves_every_other_rule_in_the_version() -> None:
+    # Polars refuses to write an `Object` literal as JSON: the rules are then digested one by
+    # one, that rule as printed, and a change only the serialization sees still shows.
+    unserializable = {
+        "has_a_marker": _rule(
+            lambda: pl.lit(pl.Series([object()], dtype=pl.Object)).first().is_not_null()
+        )
+    }
+    with pytest.raises(pl.exceptions.ComputeError):
+        (pl.lit(pl.Series([object()], dtype=pl.Object)).first()).meta.serialize(format="json")
+    changed = {**unserializable, **CHANGES["an is_in value past what str() shows"]}
+
+    version = dd.wiring.schema_version(_schema(**unserializable))
+    assert version == dd.wiring.schema_version(_schema(**unserializable))
+    assert version != dd.wiring.schema_version(_schema())
+    assert dd.wiring.schema_version(_schema(**changed)) != version
+
+
 # --- a Collection member's version digests its filters' queries ---------------------------------
 
 KNOWN_ORDERS = [f"o-{i}" for i in range(200)]

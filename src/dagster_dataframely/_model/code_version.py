@@ -1,8 +1,9 @@
 """A code version derived from the schema, so Dagster marks an asset changed when its schema is.
 
 The version is a digest of what decides which rows are valid: every column's name, type,
-dtype and flags, every rule's expression in Polars' JSON serialization, and every Collection
-filter's query in Polars' own serialization of the plan. Printed text would not do: `str()` of
+dtype and flags, every rule's expression in Polars' JSON serialization (all of a schema's rules
+serialized together, as the inputs of one expression), and every Collection filter's query in
+Polars' own serialization of the plan. Printed text would not do: `str()` of
 an expression and `explain()` of a plan both shorten long literals, such as an `is_in` list,
 so two different rules could print alike. Nothing in it comes from `hash()` or from object
 identity, so the same schema gives the same version in every process, on every machine and on
@@ -27,7 +28,7 @@ from .schema import RuleInfo, SchemaInfo, read_schema
 DIGEST_LENGTH = 16
 """Hex digits kept from the SHA-256: 64 bits, short enough to read in the catalog."""
 
-_FORMAT = 1
+_FORMAT = 2
 """Bumped when what goes into the digest changes, so no two formats can give the same version."""
 
 _PER_BUILD_ID = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}")
@@ -69,10 +70,12 @@ def info_version(info: SchemaInfo) -> str:
 # NOTE: cached per schema: a code location declares many assets on one.
 @functools.lru_cache(maxsize=1024)
 def _version(info: SchemaInfo) -> str:
+    expressions, texts = _rule_expressions(info.rules)
     content = {
         "format": _FORMAT,
         "columns": [_column(name, column) for name, column in info.columns.items()],
-        "rules": [[rule.name, _rule_text(rule)] for rule in info.rules],
+        "rules": [[rule.name, text] for rule, text in zip(info.rules, texts, strict=True)],
+        "expressions": _serialized(expressions),
     }
     canonical = json.dumps(content, sort_keys=True, separators=(",", ":"), ensure_ascii=True)
     return hashlib.sha256(canonical.encode("utf-8")).hexdigest()[:DIGEST_LENGTH]
@@ -90,18 +93,45 @@ def _column(name: str, column: dy.Column) -> dict[str, Any]:
     }
 
 
-def _rule_text(rule: RuleInfo) -> str:
-    # NOTE: a `@dy.rule` that raises when it builds its expression fails at run time, not at
+def _rule_expressions(rules: tuple[RuleInfo, ...]) -> tuple[list[pl.Expr], list[str]]:
+    # NOTE: a rule's text is "" when its expression is among the serialized ones, in the rules'
+    # order. A `@dy.rule` that raises when it builds its expression fails at run time, not at
     # declaration: until it is fixed, its version says so, and fixing it changes the version.
-    if rule.is_filter:  # a Collection's filter: its query over empty members
+    expressions: list[pl.Expr] = []
+    texts: list[str] = []
+    for rule in rules:
+        if rule.is_filter:  # a Collection's filter: its query over empty members
+            try:
+                texts.append(
+                    _query_text(rule.query) if rule.query is not None else rule.expression()
+                )
+            except Exception as error:  # the filter reports its own error when it runs
+                texts.append(f"unbuildable: {type(error).__name__}")
+            continue
         try:
-            return _query_text(rule.query) if rule.query is not None else rule.expression()
-        except Exception as error:  # the filter reports its own error when it runs
-            return f"unbuildable: {type(error).__name__}"
+            expressions.append(rule.expr())
+            texts.append("")
+        except Exception as error:  # the rule reports its own error when it runs
+            texts.append(f"unbuildable: {type(error).__name__}")
+    return expressions, texts
+
+
+def _serialized(expressions: list[pl.Expr]) -> str | list[str]:
+    # NOTE: one call serializes every rule as an input of one expression, in order: each call
+    # costs far more than the expression it writes, and a code location declares thousands of
+    # rules. A rule Polars cannot write as JSON (a Python UDF) fails the whole call; then each
+    # rule is written alone, that one as printed. Digested apart: `json.dumps` would escape
+    # every quote of it again.
+    if not expressions:
+        return []
     try:
-        expression = rule.expr()
-    except Exception as error:  # the rule reports its own error when it runs
-        return f"unbuildable: {type(error).__name__}"
+        serialized = pl.concat_list(expressions).meta.serialize(format="json")
+        return "expressions-sha256:" + hashlib.sha256(serialized.encode("utf-8")).hexdigest()
+    except Exception:  # e.g. a Python UDF, which Polars cannot serialize as JSON
+        return [_expression_text(expression) for expression in expressions]
+
+
+def _expression_text(expression: pl.Expr) -> str:
     try:
         return expression.meta.serialize(format="json")
     except Exception:  # e.g. a Python UDF, which Polars cannot serialize as JSON
