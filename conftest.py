@@ -4,6 +4,7 @@ import os
 
 import pytest
 from hypothesis import settings
+from tests.alembic_scripts import reuse_alembic_scripts
 from tests.property_examples import cap_examples
 
 from dagster_dataframely._model.settings import setting_variables
@@ -12,6 +13,9 @@ from dagster_dataframely._model.settings import setting_variables
 # second, and a deadline would fail it for the machine's load, not for the property.
 settings.register_profile("shared-machine", deadline=None)
 settings.load_profile("shared-machine")
+
+# A fresh Dagster instance per test stays cheap: see tests/alembic_scripts.py.
+reuse_alembic_scripts()
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
