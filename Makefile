@@ -14,6 +14,12 @@ SYNCED := $(VENV)/.synced-from-lock
 export UV_PYTHON_DOWNLOADS := never
 export UV_PROJECT_ENVIRONMENT := $(VENV)
 
+# Python writes the bytecode of what it imports into each environment, once: with
+# PYTHONDONTWRITEBYTECODE set in the shell (as on CI's machines), every interpreter the suite
+# starts (the test workers, each documentation example, each `dg` command) compiled Dagster,
+# Polars and the rest from source again, about 3 s of CPU each.
+unexport PYTHONDONTWRITEBYTECODE
+
 .PHONY: demo ui test unit unit-hostile unit-on integration lint typecheck check docs docs-serve benchmark clean
 
 # --- the demo and the UI (issue 12) -----------------------------------------------------------
