@@ -108,8 +108,12 @@ unit-hostile: $(SYNCED)
 # version job looks for a dependency or a Python that behaves differently, which shows on the
 # first examples a property draws (every property still runs, on every version); so there
 # each draws at most PER_VERSION_EXAMPLES (`--examples-per-property`, the root conftest.py).
+# Likewise the combinations of a parametrized test's values (an input hint's form with each
+# outcome and each manager): a version job runs the fewest cases that show each value of each
+# parameter once (`--each-value-once`, tests/parameter_values.py); `make test` runs them all.
 PER_VERSION_EXAMPLES := 10
 NOT_PER_VERSION := --ignore=integration_tests/test_docs_examples.py -m "not fault_injection" \
+	--each-value-once \
 	--ignore=integration_tests/test_typed_examples.py \
 	--deselect tests/model/test_setting_keywords.py::test_mypy_refuses_a_misspelt_setting_and_a_wrong_type \
 	--deselect tests/suggest/test_suggest_schema.py::test_output_is_formatted_and_passes_mypy_strict \
