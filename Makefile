@@ -14,6 +14,12 @@ SYNCED := $(VENV)/.synced-from-lock
 export UV_PYTHON_DOWNLOADS := never
 export UV_PROJECT_ENVIRONMENT := $(VENV)
 
+# Python writes the bytecode of what it imports into each environment, once: with
+# PYTHONDONTWRITEBYTECODE set in the shell (as on CI's machines), every interpreter the suite
+# starts (the test workers, each documentation example, each `dg` command) compiled Dagster,
+# Polars and the rest from source again, about 3 s of CPU each.
+unexport PYTHONDONTWRITEBYTECODE
+
 .PHONY: demo ui test unit unit-hostile unit-on integration lint typecheck check docs docs-serve benchmark clean
 
 # --- the demo and the UI (issue 12) -----------------------------------------------------------
@@ -102,8 +108,12 @@ unit-hostile: $(SYNCED)
 # version job looks for a dependency or a Python that behaves differently, which shows on the
 # first examples a property draws (every property still runs, on every version); so there
 # each draws at most PER_VERSION_EXAMPLES (`--examples-per-property`, the root conftest.py).
+# Likewise the combinations of a parametrized test's values (an input hint's form with each
+# outcome and each manager): a version job runs the fewest cases that show each value of each
+# parameter once (`--each-value-once`, tests/parameter_values.py); `make test` runs them all.
 PER_VERSION_EXAMPLES := 10
 NOT_PER_VERSION := --ignore=integration_tests/test_docs_examples.py -m "not fault_injection" \
+	--each-value-once \
 	--ignore=integration_tests/test_typed_examples.py \
 	--deselect tests/model/test_setting_keywords.py::test_mypy_refuses_a_misspelt_setting_and_a_wrong_type \
 	--deselect tests/suggest/test_suggest_schema.py::test_output_is_formatted_and_passes_mypy_strict \
