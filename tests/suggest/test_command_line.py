@@ -28,7 +28,7 @@ def test_suggest_prints_the_module_and_progress_on_stderr(tmp_path: Path) -> Non
     assert result.returncode == 0, result.stderr
     schema = load_schema(result.stdout, "Orders")
     assert schema.primary_key() == ["order_id"]
-    assert "profiling 2 columns in one pass" in result.stderr
+    assert "profiling 2 columns (pass 1 of 2)" in result.stderr
 
 
 def test_evaluate_writes_the_module_and_the_report(tmp_path: Path) -> None:
