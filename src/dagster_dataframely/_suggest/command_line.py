@@ -10,6 +10,7 @@ from pathlib import Path
 
 from dagster_dataframely._suggest.held_out import evaluate_suggestion
 from dagster_dataframely._suggest.suggest_schema import suggest_schema
+from dagster_dataframely._suggest.table_source import Source
 from dagster_dataframely.errors import DagsterDataframelyError
 
 
@@ -52,6 +53,18 @@ def _progress(started: float) -> Callable[[str], None]:
         print(f"[{time.perf_counter() - started:6.1f} s] {line}", file=sys.stderr, flush=True)
 
     return report
+
+
+def write_schema_module(source: Source, *, name: str, folder: Path) -> Path:
+    """Write the schema suggested from `source` to `folder/schema.py` (for `dg scaffold defs`),
+    refusing to replace a file that is already there."""
+    code = suggest_schema(source, name=name)
+    folder.mkdir(parents=True, exist_ok=True)
+    module = folder / "schema.py"
+    # NOTE: exclusive creation: a schema the user already reviewed is never overwritten.
+    with module.open("x", encoding="utf-8") as file:
+        file.write(code)
+    return module
 
 
 def main(arguments: Sequence[str] | None = None) -> int:
