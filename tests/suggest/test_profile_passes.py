@@ -33,7 +33,11 @@ def _counting_source(data: pl.DataFrame, reads: list[list[str] | None]) -> pl.La
 
 
 @pytest.mark.parametrize("ordered", [True, False], ids=["id in order", "id shuffled"])
-def test_a_key_in_file_order_is_proved_unique_without_reading_it_again(ordered: bool) -> None:
+def test_a_key_above_the_budget_is_proved_by_its_order_or_counted_in_parts(
+    ordered: bool, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # NOTE: 1,000 values against a budget of 500: too many for one exact count.
+    monkeypatch.setattr(table_profile, "MAX_VALUES_PER_PASS", 500)
     ids = pl.Series("order_id", range(1_000))
     data = pl.DataFrame(
         {
@@ -45,9 +49,9 @@ def test_a_key_in_file_order_is_proved_unique_without_reading_it_again(ordered: 
     reads: list[list[str] | None] = []
     code = dd.suggest_schema(_counting_source(data, reads), name="Orders")
     assert load_schema(code, "Orders").primary_key() == ["order_id"]
-    # NOTE: an exact distinct count holds every value; a column in order needs none.
     key_reads = [columns for columns in reads if columns is None or "order_id" in columns]
-    assert len(key_reads) == (1 if ordered else 2)
+    # NOTE: the profile, the order check, then (shuffled) two parts of 500 values each.
+    assert key_reads == [None, ["order_id"]] + ([] if ordered else [["order_id"]] * 2)
 
 
 def _tables() -> st.SearchStrategy[pl.DataFrame]:
@@ -77,7 +81,10 @@ def test_exact_counts_in_parts_give_the_same_suggestion(data: pl.DataFrame) -> N
         assert data.select(key).is_unique().all()
 
 
-def test_a_repeat_across_row_groups_is_no_key(tmp_path: Path) -> None:
+def test_a_repeat_across_row_groups_is_no_key(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(table_profile, "MAX_VALUES_PER_PASS", 50)
     # NOTE: the id increases but for one value repeated on both sides of a row group's edge,
     # where a check of each value against the previous one must still see it.
     ids = [*range(100), 99, *range(100, 199)]

@@ -134,8 +134,9 @@ def suggest_schema(
     Parameters
     ----------
     source
-        A Polars DataFrame or LazyFrame, or the path of a parquet file or folder (local, or a
-        URL such as ``"s3://bucket/orders/"``).
+        A Polars DataFrame or LazyFrame, or the path of a parquet file or folder (local, a URL
+        such as ``"s3://bucket/orders/"``, or a `UPath` with its options), or a DuckDB table as
+        ``(database path, table name)``.
     name
         The schema's class name, such as ``"Orders"``.
     sensitive
@@ -146,7 +147,9 @@ def suggest_schema(
     margin
         The share of a column's seen range added to each side of its bounds.
     storage_options
-        Passed to `pl.scan_parquet` for a URL source.
+        Passed to `pl.scan_parquet` for a URL source. A `UPath` source brings its own: its
+        fsspec options for S3 (`key`, `secret`, `token`, `endpoint_url`, `region_name`, also
+        under `client_kwargs`, and `anon`) are given to Polars' reader under Polars' names.
     progress
         Called with a short line as each pass ends (the command line prints them on stderr).
 

@@ -110,16 +110,20 @@ def _aggregations(name: str, dtype: pl.DataType) -> dict[str, pl.Expr]:
     if is_string(dtype):
         lengths = column.str.len_bytes()
         found |= {"min_length": lengths.min(), "max_length": lengths.max()}
-    if _orderable(dtype):
-        # NOTE: a column strictly increasing in the source's order is unique, proved here in
-        # constant memory (a surrogate id is usually written in order); any other candidate
-        # needs an exact distinct count in the second pass.
-        found["increasing"] = (column > column.shift(1)).all()
     return {f"{name}\x00{key}": expression for key, expression in found.items()}
 
 
 def _orderable(dtype: pl.DataType) -> bool:
     return is_integer(dtype) or is_string(dtype) or isinstance(dtype, pl.Date | pl.Datetime)
+
+
+def _increasing(frame: pl.LazyFrame, name: str) -> bool:
+    # NOTE: a column strictly increasing in the source's order is unique, proved without
+    # holding its values (a surrogate id is usually written in order). Its own query: beside
+    # other aggregations, `shift` made the streaming engine hold every column (1.5 GiB at 20M
+    # rows, measured), alone it reads the one column in streaming batches.
+    column = pl.col(name)
+    return bool(_collect(frame.select((column > column.shift(1)).all())).item())
 
 
 def _collect(frame: pl.LazyFrame) -> pl.DataFrame:
@@ -185,7 +189,9 @@ def profile_table(
 ) -> TableProfile:
     """Profile every column in one streaming aggregation, then, in a second one, count the
     low-cardinality columns' values, test the regex classes that the lengths allow and count
-    the distinct values of the primary key candidates not proved unique by their order."""
+    the distinct values of the primary key candidates. Above `MAX_VALUES_PER_PASS` values, a
+    candidate strictly increasing in the source's order is unique without a count, and the
+    others are counted in parts by hash, each pass holding at most that many values."""
     try:
         schema = frame.collect_schema()
     except pl.exceptions.PolarsError as error:
@@ -234,7 +240,6 @@ def profile_table(
                 infinities=int(fields[name].get("infinities") or 0),
                 min_length=fields[name].get("min_length"),
                 max_length=fields[name].get("max_length"),
-                unique=bool(fields[name].get("increasing")) and fields[name]["nulls"] == 0,
             )
             for name, dtype in schema.items()
         ],
@@ -291,9 +296,7 @@ def _second_pass(frame: pl.LazyFrame, first: TableProfile, source: Source) -> Ta
                 for label in _plausible_classes(column)
             }
     tested = [
-        column.name
-        for column in key_candidates(first)
-        if not column.unique and may_be_unique([column], first.rows)
+        column.name for column in key_candidates(first) if may_be_unique([column], first.rows)
     ]
     # NOTE: the candidates' exact counts join this pass when they fit in memory at once;
     # else they take their own passes, each over a part of the values.
@@ -317,15 +320,21 @@ def _second_pass(frame: pl.LazyFrame, first: TableProfile, source: Source) -> Ta
         if parts
         else {}
     )
-    distinct = (
-        {name: row[f"{name}\x00distinct"] for name in tested}
-        if folded
-        else dict(
+    if folded:
+        distinct = {name: row[f"{name}\x00distinct"] for name in tested}
+    else:
+        # NOTE: too many values for one pass: a candidate in order is unique without a count,
+        # the others are counted in parts.
+        schema = frame.collect_schema()
+        ordered = {name for name in tested if _orderable(schema[name]) and _increasing(frame, name)}
+        unordered = [name for name in tested if name not in ordered]
+        distinct = dict.fromkeys(ordered, first.rows) | dict(
             zip(
-                tested, distinct_counts(frame, [[name] for name in tested], first.rows), strict=True
+                unordered,
+                distinct_counts(frame, [[name] for name in unordered], first.rows),
+                strict=True,
             )
         )
-    )
     columns = []
     for column in first.columns:
         counts = row.get(f"{column.name}\x00counts")
@@ -345,7 +354,7 @@ def _second_pass(frame: pl.LazyFrame, first: TableProfile, source: Source) -> Ta
                 value_counts=values
                 if values is not None and len(values) <= MAX_CATEGORIES
                 else None,
-                unique=column.unique or distinct.get(column.name) == first.rows,
+                unique=distinct.get(column.name) == first.rows,
             )
         )
     return TableProfile(rows=first.rows, columns=columns)
