@@ -25,6 +25,11 @@ _PERSONAL_NAME = re.compile(
 )
 
 
+# NOTE: how many times one suggestion calls `progress`: twice as its profile's passes start,
+# once when the key is found; the command line's bar counts them.
+PROGRESS_STEPS = 3
+
+
 def guessed_sensitive(names: Sequence[str]) -> list[str]:
     """The columns whose names suggest personal data."""
     return [name for name in names if _PERSONAL_NAME.search(name)]
