@@ -6,12 +6,17 @@ of the two in a fresh child process (`--repeat` times, median shown) and prints 
 and the child's peak RSS (`resource.getrusage(RUSAGE_CHILDREN)`), so neither sees the other's
 memory or the generated frame.
 
+With `--shuffled-key` the order id is written in random order, so its uniqueness cannot be
+proved from its order and is counted exactly (in parts above 5M values, to bound memory).
+
     .venv/bin/python -m benchmarks.suggest_schema [--rows 5000000 20000000] [--repeat 3]
+        [--shuffled-key]
 """
 
 from __future__ import annotations
 
 import argparse
+import os
 import statistics
 import subprocess
 import sys
@@ -33,12 +38,12 @@ _SUGGEST = (
 )
 
 
-def _write(path: Path, rows: int) -> None:
+def _write(path: Path, rows: int, *, shuffled_key: bool = False) -> None:
     generator = np.random.default_rng(0)
     amount = generator.gamma(2.0, 30.0, rows).round(2)
     frame = pl.DataFrame(
         {
-            "order_id": np.arange(rows),
+            "order_id": generator.permutation(rows) if shuffled_key else np.arange(rows),
             "day": pl.date_range(pl.date(2024, 1, 1), pl.date(2026, 12, 31), eager=True).sample(
                 rows, with_replacement=True, seed=0
             ),
@@ -83,13 +88,16 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--rows", type=int, nargs="+", default=[5_000_000])
     parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--shuffled-key", action="store_true")
     options = parser.parse_args()
+    # NOTE: the machine's load is printed with the figures: on a shared machine it moves them.
+    print(f"load average before: {' '.join(f'{load:.1f}' for load in os.getloadavg())}")
     print("| rows | file | `describe()` | `suggest_schema` | ratio | peak RSS describe | suggest |")
     print("|---:|---:|---:|---:|---:|---:|---:|")
     for rows in options.rows:
         with tempfile.TemporaryDirectory() as folder:
             path = Path(folder) / "orders.parquet"
-            _write(path, rows)
+            _write(path, rows, shuffled_key=options.shuffled_key)
             size = path.stat().st_size / 2**20
             describe, describe_peak = _measure(_DESCRIBE, path, options.repeat)
             suggest, suggest_peak = _measure(_SUGGEST, path, options.repeat)
@@ -97,6 +105,7 @@ def main() -> None:
                 f"| {rows:,} | {size:.0f} MiB | {describe:.2f} s | {suggest:.2f} s | "
                 f"{suggest / describe:.2f}x | {describe_peak:.0f} MiB | {suggest_peak:.0f} MiB |"
             )
+    print(f"load average after: {' '.join(f'{load:.1f}' for load in os.getloadavg())}")
 
 
 if __name__ == "__main__":

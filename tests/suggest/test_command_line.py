@@ -2,11 +2,16 @@
 
 from __future__ import annotations
 
+import os
+import pty
 import subprocess
 import sys
 from pathlib import Path
 
 import polars as pl
+
+import dagster_dataframely as dd
+from dagster_dataframely._suggest.suggest_schema import PROGRESS_STEPS
 
 from .suggested_code import load_schema
 
@@ -28,7 +33,7 @@ def test_suggest_prints_the_module_and_progress_on_stderr(tmp_path: Path) -> Non
     assert result.returncode == 0, result.stderr
     schema = load_schema(result.stdout, "Orders")
     assert schema.primary_key() == ["order_id"]
-    assert "profiling 2 columns in one pass" in result.stderr
+    assert "profiling 2 columns (pass 1 of 2)" in result.stderr
 
 
 def test_evaluate_writes_the_module_and_the_report(tmp_path: Path) -> None:
@@ -53,3 +58,51 @@ def test_a_refused_source_exits_2_with_the_message_and_no_traceback(tmp_path: Pa
     assert result.returncode == 2
     assert "no such file or folder" in result.stderr
     assert "Traceback" not in result.stderr
+
+
+def _stderr_on_a_terminal(*arguments: str) -> tuple[subprocess.CompletedProcess[str], str]:
+    """Run the command with stderr on a pseudo-terminal, as in a shell; stdout stays a pipe."""
+    terminal, side = pty.openpty()
+    try:
+        result = subprocess.run(
+            [sys.executable, "-m", "dagster_dataframely", *arguments],
+            stdout=subprocess.PIPE,
+            stderr=side,
+            text=True,
+            check=False,
+        )
+    finally:
+        os.close(side)
+    written = b""
+    while True:
+        try:
+            chunk = os.read(terminal, 4096)
+        except OSError:  # NOTE: Linux reports the closed terminal's end as EIO.
+            break
+        if not chunk:
+            break
+        written += chunk
+    os.close(terminal)
+    return result, written.decode()
+
+
+def test_a_terminal_shows_a_bar_of_the_steps_redrawn_in_place(tmp_path: Path) -> None:
+    table = tmp_path / "orders.parquet"
+    pl.DataFrame({"order_id": range(500), "channel": ["web", "shop"] * 250}).write_parquet(table)
+
+    result, terminal = _stderr_on_a_terminal("suggest", str(table), "--name", "Orders")
+
+    assert result.returncode == 0
+    assert load_schema(result.stdout, "Orders").primary_key() == ["order_id"]
+    assert "\r" in terminal
+    assert f"[{'#' * 8}{'-' * 16}] 1/3" in terminal
+    assert f"[{'#' * 24}] 3/3" in terminal
+    assert "searched the primary key" in terminal
+    assert "[   0." not in terminal  # NOTE: the pipe's line-per-step form is not used
+
+
+def test_a_suggestion_reports_as_many_steps_as_the_bar_counts() -> None:
+    steps: list[str] = []
+    data = pl.DataFrame({"order_id": range(100), "channel": ["web", "shop"] * 50})
+    dd.suggest_schema(data, name="Orders", progress=steps.append)
+    assert len(steps) == PROGRESS_STEPS

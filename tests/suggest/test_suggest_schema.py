@@ -49,6 +49,12 @@ def test_suggestion_recovers_dtypes_nullability_key_and_accepts_every_row(
     valid, failures = suggested.filter(data)
     assert failures.counts() == {}
     assert valid.height == data.height
+    for name, column in suggested.columns().items():
+        # NOTE: a sensitive-looking name gets no bound; the sampled names are not such.
+        if isinstance(column, dy.Date | dy.Datetime) and data[name].drop_nulls().len():
+            assert column.min is not None, name
+            assert column.max is not None, name
+            assert column.min < data[name].min() <= data[name].max() < column.max, name
 
 
 def test_output_is_formatted_and_passes_mypy_strict(tmp_path: Path) -> None:

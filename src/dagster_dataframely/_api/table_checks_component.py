@@ -9,9 +9,11 @@ that a wrong value is reported against the YAML file and field it came from.
 # No `from __future__ import annotations`: Dagster reads the fields' annotations as types.
 import dataclasses
 import json
+import re
 import textwrap
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Annotated, Any
 
 import dagster as dg
@@ -24,6 +26,7 @@ from dagster_dataframely._model.setting_model import (
     SchemaRules,
     settings_of,
 )
+from dagster_dataframely._suggest.command_line import write_schema_module
 from dagster_dataframely._upstream import component_yaml_positions, project_asset_partitions
 from dagster_dataframely.errors import (
     ComponentFieldError,
@@ -74,10 +77,14 @@ def _resolve_nested_templates(context: dg.ResolutionContext, value: Any) -> Any:
 
 
 class TableChecksScaffoldParams(dg.Model):
-    """What `dg scaffold defs` may fill in: `--dataframely-schema` and `--asset`."""
+    """What `dg scaffold defs` may fill in: `--dataframely-schema` and `--asset`, or, for a
+    table without a schema yet, `--source` (a parquet file or folder, local or a URL) and
+    `--name`: the schema suggested from its data is written beside the `defs.yaml`."""
 
     dataframely_schema: str | None = None
     asset: str | None = None
+    source: str | None = None
+    name: str | None = None
 
 
 class TableChecksScaffolder(dg.Scaffolder[TableChecksScaffoldParams]):
@@ -92,14 +99,32 @@ class TableChecksScaffolder(dg.Scaffolder[TableChecksScaffoldParams]):
         """A ready `defs.yaml`: every field, the required ones given or as placeholders."""
         root = _root_module(request.project_root) or "my_project"
         params = request.params
+        schema = params.dataframely_schema or f"{root}.schemas:{params.name or 'Orders'}"
+        if params.source is not None:
+            name = params.name or _class_name(params.asset or "Table")
+            module = write_schema_module(params.source, name=name, folder=request.target_path)
+            schema = f"{_module_path(module, root)}:{name}"
         request.target_path.mkdir(parents=True, exist_ok=True)
         (request.target_path / "defs.yaml").write_text(
             SCAFFOLD_YAML.format(
                 type_name=request.type_name,
-                schema=json.dumps(params.dataframely_schema or f"{root}.schemas:Orders"),
+                schema=json.dumps(schema),
                 asset=json.dumps(params.asset or "orders"),
             )
         )
+
+
+def _class_name(asset: str) -> str:
+    # NOTE: `analytics/daily_orders` gives `DailyOrders`, the asset's last part as a class.
+    words = re.split(r"[^0-9A-Za-z]+", asset.rsplit("/", 1)[-1])
+    name = "".join(word[:1].upper() + word[1:] for word in words)
+    return name if name.isidentifier() else f"Table{name}"
+
+
+def _module_path(module: Path, root: str) -> str:
+    # NOTE: the dotted path from the project's root package, which `dg` puts on the path.
+    parts = module.with_suffix("").parts
+    return ".".join(parts[len(parts) - 1 - parts[::-1].index(root) :])
 
 
 SCAFFOLD_YAML = textwrap.dedent(

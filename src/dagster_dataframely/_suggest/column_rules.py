@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import datetime as dt
 import math
 from collections.abc import Collection, Sequence
 from typing import Any
@@ -92,6 +93,33 @@ def widened(minimum: Any, maximum: Any, dtype: pl.DataType, margin: float) -> tu
     return round(low, digits), round(high, digits)
 
 
+def widened_moments(minimum: Any, maximum: Any, margin: float) -> tuple[Any, Any]:
+    """Dates or datetimes widened by `margin` of their range on each side (at least a day),
+    rounded outward to whole days (a datetime keeps its time zone)."""
+    extra = max(dt.timedelta(days=1), (maximum - minimum) * margin)
+    if not isinstance(minimum, dt.datetime):
+        whole = dt.timedelta(days=math.ceil(extra / dt.timedelta(days=1)))
+        return _shifted(minimum, -whole), _shifted(maximum, whole)
+    low = _shifted(minimum, -extra)
+    high = _shifted(maximum, extra)
+    midnight = {"hour": 0, "minute": 0, "second": 0, "microsecond": 0}
+    low = low.replace(**midnight)
+    if high.replace(**midnight) != high:
+        high = _shifted(high.replace(**midnight), dt.timedelta(days=1))
+    return low, high
+
+
+def _shifted(moment: Any, delta: dt.timedelta) -> Any:
+    # NOTE: a bound past the calendar's ends stays at the end: the values seen are inside it.
+    try:
+        return moment + delta
+    except OverflowError:
+        if isinstance(moment, dt.datetime):
+            end = dt.datetime.min if delta < dt.timedelta(0) else dt.datetime.max
+            return end.replace(tzinfo=moment.tzinfo)
+        return dt.date.min if delta < dt.timedelta(0) else dt.date.max
+
+
 def _integer_range(dtype: pl.DataType) -> tuple[int, int]:
     bits_by_type: dict[type[pl.DataType], int] = {
         pl.Int8: 8, pl.Int16: 16, pl.Int32: 32, pl.Int64: 64,
@@ -160,6 +188,14 @@ def suggest_column(
         suggestion.evidence.append(
             f"seen {column.minimum!r} to {column.maximum!r}; bounds widened by "
             f"{margin:.0%} of the range"
+        )
+    elif column.minimum is not None and isinstance(column.dtype, pl.Date | pl.Datetime):
+        suggestion.minimum, suggestion.maximum = widened_moments(
+            column.minimum, column.maximum, margin
+        )
+        suggestion.evidence.append(
+            f"seen {column.minimum} to {column.maximum}; bounds widened by {margin:.0%} of the "
+            f"range (at least a day), to whole days"
         )
     elif column.minimum is not None:
         suggestion.evidence.append(f"seen {column.minimum} to {column.maximum} (no bound)")

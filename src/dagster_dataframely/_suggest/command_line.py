@@ -5,11 +5,12 @@ from __future__ import annotations
 import argparse
 import sys
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 
 from dagster_dataframely._suggest.held_out import evaluate_suggestion
-from dagster_dataframely._suggest.suggest_schema import suggest_schema
+from dagster_dataframely._suggest.suggest_schema import PROGRESS_STEPS, suggest_schema
+from dagster_dataframely._suggest.table_source import Source
 from dagster_dataframely.errors import DagsterDataframelyError
 
 
@@ -46,18 +47,56 @@ def _parser() -> argparse.ArgumentParser:
     return parser
 
 
-def _progress(started: float) -> Callable[[str], None]:
-    # NOTE: one line per pass on stderr, with the time so far, so stdout stays the module alone.
-    def report(line: str) -> None:
-        print(f"[{time.perf_counter() - started:6.1f} s] {line}", file=sys.stderr, flush=True)
+class _Progress:
+    """The progress of the passes on stderr, so stdout stays the module alone: a bar redrawn
+    in place on a terminal, one line per step with the time so far on a pipe or in a log."""
 
-    return report
+    def __init__(self, steps: int) -> None:
+        self.steps = steps
+        self.done = 0
+        self.started = time.perf_counter()
+        self.bar = sys.stderr.isatty()
+
+    def __call__(self, line: str) -> None:
+        elapsed = time.perf_counter() - self.started
+        if not self.bar:
+            print(f"[{elapsed:6.1f} s] {line}", file=sys.stderr, flush=True)
+            return
+        self.done = min(self.steps, self.done + 1)
+        filled = _BAR_WIDTH * self.done // self.steps
+        bar = "#" * filled + "-" * (_BAR_WIDTH - filled)
+        # NOTE: `\r` and the erase-line code redraw the one line; a step's text may be shorter
+        # than the one before it.
+        sys.stderr.write(f"\r\x1b[2K[{bar}] {self.done}/{self.steps} {elapsed:5.1f} s  {line}")
+        sys.stderr.flush()
+
+    def close(self) -> None:
+        """End the bar's line, so what follows starts on its own."""
+        if self.bar and self.done:
+            sys.stderr.write("\n")
+            self.bar = False
+
+
+_BAR_WIDTH = 24
+
+
+def write_schema_module(source: Source, *, name: str, folder: Path) -> Path:
+    """Write the schema suggested from `source` to `folder/schema.py` (for `dg scaffold defs`),
+    refusing to replace a file that is already there."""
+    code = suggest_schema(source, name=name)
+    folder.mkdir(parents=True, exist_ok=True)
+    module = folder / "schema.py"
+    # NOTE: exclusive creation: a schema the user already reviewed is never overwritten.
+    with module.open("x", encoding="utf-8") as file:
+        file.write(code)
+    return module
 
 
 def main(arguments: Sequence[str] | None = None) -> int:
     """Run the command line; the exit status is 0, or 2 for a refused source or argument."""
     options = _parser().parse_args(arguments)
-    progress = _progress(time.perf_counter())
+    # NOTE: an evaluation suggests twice: from the training rows, then from every row.
+    progress = _Progress(PROGRESS_STEPS * (2 if options.evaluate else 1))
     try:
         if options.evaluate:
             report = evaluate_suggestion(
@@ -67,6 +106,7 @@ def main(arguments: Sequence[str] | None = None) -> int:
                 sensitive=options.sensitive,
                 progress=progress,
             )
+            progress.close()
             print(report, file=sys.stderr)
             code = report.code
         else:
@@ -74,8 +114,10 @@ def main(arguments: Sequence[str] | None = None) -> int:
                 options.path, name=options.name, sensitive=options.sensitive, progress=progress
             )
     except DagsterDataframelyError as error:
+        progress.close()
         print(f"error: {error.message}", file=sys.stderr)
         return 2
+    progress.close()
     if options.output is None:
         sys.stdout.write(code)
     else:

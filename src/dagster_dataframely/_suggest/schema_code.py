@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import datetime as dt
 import keyword
 import re
 import textwrap
@@ -37,6 +38,14 @@ def attribute_names(names: Sequence[str]) -> list[str]:
 
 
 def _literal(value: Any) -> str:
+    if isinstance(value, dt.datetime):
+        # NOTE: keyword-free, as `repr` writes it, but through the module's `dt` import, and a
+        # time zone as the `ZoneInfo` the column's dtype names.
+        parts = [value.year, value.month, value.day, value.hour, value.minute]
+        zone = f', tzinfo=ZoneInfo("{value.tzinfo}")' if value.tzinfo is not None else ""
+        return f"dt.datetime({', '.join(map(str, parts))}{zone})"
+    if isinstance(value, dt.date):
+        return f"dt.date({value.year}, {value.month}, {value.day})"
     # NOTE: `repr` of these types is a valid literal that `ruff format` leaves unchanged, but
     # for strings, which it writes with double quotes.
     if isinstance(value, str):
@@ -134,7 +143,18 @@ def render_schema(name: str, columns: Sequence[ColumnSuggestion], header: Sequen
     """The module text: imports, the value lists, then the schema with one evidence comment per
     column above its declaration."""
     attributes = attribute_names([column.name for column in columns])
-    lines = [*_comments(0, header), "", "import dataframely as dy", ""]
+    bounds = [bound for column in columns for bound in (column.minimum, column.maximum)]
+    # NOTE: the standard library's imports first, as isort groups them.
+    standard = [
+        *(["import datetime as dt"] if any(isinstance(b, dt.date) for b in bounds) else []),
+        *(
+            ["from zoneinfo import ZoneInfo"]
+            if any(isinstance(b, dt.datetime) and b.tzinfo is not None for b in bounds)
+            else []
+        ),
+    ]
+    imports = [*standard, *([""] if standard else []), "import dataframely as dy"]
+    lines = [*_comments(0, header), "", *imports, ""]
     constants: list[str] = []
     for column, attribute in zip(columns, attributes, strict=True):
         if isinstance(column.dtype, pl.Enum):

@@ -25,6 +25,11 @@ _PERSONAL_NAME = re.compile(
 )
 
 
+# NOTE: how many times one suggestion calls `progress`: twice as its profile's passes start,
+# once when the key is found; the command line's bar counts them.
+PROGRESS_STEPS = 3
+
+
 def guessed_sensitive(names: Sequence[str]) -> list[str]:
     """The columns whose names suggest personal data."""
     return [name for name in names if _PERSONAL_NAME.search(name)]
@@ -134,8 +139,9 @@ def suggest_schema(
     Parameters
     ----------
     source
-        A Polars DataFrame or LazyFrame, or the path of a parquet file or folder (local, or a
-        URL such as ``"s3://bucket/orders/"``).
+        A Polars DataFrame or LazyFrame, or the path of a parquet file or folder (local, a URL
+        such as ``"s3://bucket/orders/"``, or a `UPath` with its options), or a DuckDB table as
+        ``(database path, table name)``.
     name
         The schema's class name, such as ``"Orders"``.
     sensitive
@@ -146,7 +152,9 @@ def suggest_schema(
     margin
         The share of a column's seen range added to each side of its bounds.
     storage_options
-        Passed to `pl.scan_parquet` for a URL source.
+        Passed to `pl.scan_parquet` for a URL source. A `UPath` source brings its own: its
+        fsspec options for S3 (`key`, `secret`, `token`, `endpoint_url`, `region_name`, also
+        under `client_kwargs`, and `anon`) are given to Polars' reader under Polars' names.
     progress
         Called with a short line as each pass ends (the command line prints them on stderr).
 
