@@ -109,6 +109,25 @@ def test_a_spike_fails_at_warn_with_a_verdict_a_person_can_act_on(tmp_path: Path
         assert figures(mean)[names.ANOMALY_VALUE] == 5.0
 
 
+def test_a_numbers_zero_fraction_and_a_texts_mean_length_are_watched(tmp_path: Path) -> None:
+    check = dd.AnomalyCheck(
+        metrics=["amount/zero_fraction", "order_id/mean_length"], min_history=3, seasonality=None
+    )
+    with dg.DagsterInstance.ephemeral() as instance:
+        runner = Runner(instance, tmp_path, check)
+        for rows in (20, 21, 19):
+            runner.run(orders(rows, amount=1.0))
+        result = runner.run(orders(20, amount=0.0))  # every amount zero: a broken upstream
+    zeros = evaluation(result, "dy_anomaly__amount__zero_fraction")
+    assert not zeros.passed
+    assert figures(zeros)[names.ANOMALY_VALUE] == 1.0
+    assert figures(zeros)[names.ANOMALY_CENTRE] == 0.0
+    length = evaluation(result, "dy_anomaly__order_id__mean_length")
+    assert figures(length)[names.ANOMALY_VALUE] == pytest.approx(
+        sum(len(f"o{i}") for i in range(20)) / 20
+    )
+
+
 def test_an_error_severity_fails_the_run_and_keeps_the_table(tmp_path: Path) -> None:
     check = dd.AnomalyCheck(min_history=3, seasonality=None, severity=ERROR, direction="drop")
     with dg.DagsterInstance.ephemeral() as instance:
