@@ -2,11 +2,11 @@
 
 The statistics tables are what a person reads; Dagster neither plots a table nor lets a check
 read one back. So every figure of them that is a number becomes a float of its own, under
-`dataframely/metric/<column>/<metric>` (`names.metric_key`), which the asset's "Plots" tab
-draws over time and the anomaly check reads as a series. They are read off the tables already
-computed: no pass over the rows of their own. Their count is bounded by the schema (a fixed set
-per dtype group, per declared column), never by the data; a sensitive column has its null
-fraction only, which shows no value.
+`dataframely/metric/<column>/<metric>` (`names.metric_key`), which the Plots switch of the
+asset's Metadata section (Overview tab) draws over time and the anomaly check reads as a
+series. They are read off the tables already computed: no pass over the rows of their own.
+Their count is bounded by the schema (a fixed set per dtype group, per declared column), never
+by the data; a sensitive column has its null fraction only, which shows no value.
 """
 
 from __future__ import annotations
