@@ -22,7 +22,7 @@ import polars as pl
 import pytest
 
 import dagster_dataframely as dd
-from dagster_dataframely_demo import definitions
+from dagster_dataframely_demo import anomaly, definitions
 from dagster_dataframely_demo import demo as demo_script_module
 from dagster_dataframely_demo._data import marketplace_orders, orders_for_day, storefront_orders
 from dagster_dataframely_demo.order_book import order_headers
@@ -175,7 +175,9 @@ def launched_from_the_ui() -> None:
 def test_the_demo_adds_its_runs_to_the_history_the_ui_shows(
     demo_script: ModuleType, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    runs_per_demo = 1 + len(demo_script.daily.get_partition_keys())
+    # One run of the unpartitioned assets, one per day, and the replayed incident's runs.
+    replayed = anomaly.QUIET_DAYS + 1
+    runs_per_demo = 1 + len(demo_script.daily.get_partition_keys()) + replayed
     with dg.DagsterInstance.get() as instance:
         earlier = dg.materialize([launched_from_the_ui], instance=instance).run_id
 
@@ -199,6 +201,11 @@ def test_the_demo_adds_its_runs_to_the_history_the_ui_shows(
             and not event.dagster_event.event_specific_data.passed
         }
         assert "dy_rule__primary_key" in failing_checks
+        # The replayed incident, marked after its run: an observation naming the broken run.
+        (mark,) = instance.fetch_observations(anomaly.app_orders.key, limit=10).records
+        assert mark.asset_observation is not None
+        broken = str(mark.asset_observation.metadata["dataframely/incident_run"].value)
+        assert instance.get_run_by_id(broken) is not None
         # The demo uses the setup the docs recommend, and no run of it warns of anything.
         warnings = [
             entry.user_message
@@ -212,6 +219,11 @@ def test_the_demo_adds_its_runs_to_the_history_the_ui_shows(
     assert "dy_filter__every_line_has_an_order" in printed
     assert f"now holds {1 + runs_per_demo} runs" in printed
     assert "make ui" in printed
+    # The check that learns fired on the replayed null burst, and on nothing else.
+    fired = [line for line in printed.splitlines() if line.startswith("  fired  ")]
+    assert len(fired) == 1
+    assert fired[0].startswith("  fired             dy_anomaly__channel__null_fraction: ")
+    assert "above the expected" in fired[0]
     # What each feature of the demo did, said by `make demo`.
     assert "rows warned       1 (written: they failed warning rules only)" in printed
     assert "dd.table_checks: the schema's checks on a plain asset's stored table" in printed

@@ -50,6 +50,8 @@ class Shot:
     crop: Callable[[Page], FloatRect]
     width: int = 1500
     height: int = 1000
+    click: str | None = None
+    """A button to press once the page has loaded (a view the URL cannot choose)."""
 
 
 def main() -> None:
@@ -175,6 +177,12 @@ def _photograph(url: str, shots: list[Shot]) -> None:
                 page.get_by_text(shot.ready, exact=True).first.wait_for(timeout=120_000)
                 page.wait_for_load_state("networkidle", timeout=120_000)
                 _dismiss_the_welcome_dialog(page)
+                if shot.click is not None:
+                    toggle = page.get_by_text(shot.click, exact=True).first
+                    toggle.scroll_into_view_if_needed()
+                    toggle.click()
+                    page.wait_for_load_state("networkidle", timeout=120_000)
+                    toggle.scroll_into_view_if_needed()
                 # A node or panel still fetching its status says "Loading..." in place of it.
                 page.get_by_text(re.compile(r"^Loading")).first.wait_for(
                     state="hidden", timeout=120_000
@@ -350,6 +358,18 @@ SHOTS = [
         _materialization("dagster/row_count", "dataframely/valid_statistics/string"),
         width=2300,
         height=1600,
+    ),
+    Shot(
+        "metric-plots.png",
+        "app_orders' Overview tab, its Metadata section switched to Plots: each numeric key "
+        "of its materializations over time, the column metrics among them, after the demo's "
+        "four runs of it (the last one the replayed null burst of channel)",
+        "/assets/app_orders",
+        "Plots",
+        _window,
+        width=1500,
+        height=1300,
+        click="Plots",
     ),
     # The demo's features module (issue 21), each at a width the docs page shows readably.
     # staged_lines has none: staging is a rename inside the IO manager, and its pages in the

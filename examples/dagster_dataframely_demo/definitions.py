@@ -6,7 +6,9 @@ to a quarantine, a daily-partitioned table (Sundays have no data and skip), and 
 DuckDB. A Collection, `OrderBook`, validates orders and their lines together in one step, so a
 line without a valid order goes to the lines' quarantine. `features.py` adds one asset per other
 feature: warning rules, `dd.table_checks` on a plain asset, a `dd.multi_asset`, and staged writes
-through `QuarantineAwareIOManager`. Everything is written under `.demo/` in the project.
+through `QuarantineAwareIOManager`. `anomaly.py` adds a check that learns (`dd.AnomalyCheck`),
+which `make demo` shows firing on a replayed incident. Everything is written under `.demo/`
+in the project.
 """
 
 import datetime as dt
@@ -23,6 +25,7 @@ import dagster_dataframely as dd
 
 from . import features
 from ._data import marketplace_orders, orders_for_day, storefront_orders
+from .anomaly import app_orders
 from .order_book import OrderBook, order_headers, order_line_rows
 from .quality_policy import marketplace_lines_with_policy
 from .schema import Orders
@@ -127,6 +130,7 @@ defs = dg.Definitions(
         order_book,
         *features.ASSETS,
         marketplace_lines_with_policy,
+        app_orders,
     ],
     asset_checks=[*features.ASSET_CHECKS],
     resources={

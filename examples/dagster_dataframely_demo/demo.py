@@ -16,6 +16,7 @@ import dagster as dg
 
 import dagster_dataframely as dd
 
+from .anomaly import replay_incident
 from .definitions import DEMO_DIR, DUCKDB_FILE, HINTED, WAREHOUSE, all_orders, daily, defs
 from .features import SHOWS
 
@@ -59,7 +60,18 @@ def main() -> None:
     for run in runs:
         _read(run, summaries)
     _print(summaries, failed=sum(not run.success for run in runs))
+    _print_replayed_incident(replay_incident(instance, defs.resources, QUIET))
     _print_where_the_runs_are(instance)
+
+
+def _print_replayed_incident(fired: tuple[dg.AssetCheckEvaluation, ...]) -> None:
+    print("app_orders  (dd.AnomalyCheck: a check that learns, on a replayed incident)")
+    print("  replayed          quiet days, then one whose channel arrived half empty")
+    for evaluation in fired:
+        print(f"  fired             {evaluation.check_name}: {evaluation.description}")
+    if not fired:
+        print("  fired             nothing: the check did not see the incident")
+    print("  then              dd.mark_incident: the broken run never trains a band again\n")
 
 
 def _instance() -> dg.DagsterInstance:

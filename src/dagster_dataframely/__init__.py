@@ -10,6 +10,7 @@ from . import errors, testing, wiring
 from ._api.asset import asset
 from ._api.asset_out import AssetOut
 from ._api.collection_asset import collection_asset
+from ._api.mark_incident import mark_incident
 from ._api.multi_asset import multi_asset
 from ._api.table_checks import table_checks
 from ._api.table_checks_component import TableChecksComponent
@@ -42,6 +43,7 @@ __all__ = [
     "collection_asset",
     "errors",
     "evaluate_suggestion",
+    "mark_incident",
     "multi_asset",
     "quarantine_spec",
     "suggest_schema",

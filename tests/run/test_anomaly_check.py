@@ -109,6 +109,25 @@ def test_a_spike_fails_at_warn_with_a_verdict_a_person_can_act_on(tmp_path: Path
         assert figures(mean)[names.ANOMALY_VALUE] == 5.0
 
 
+def test_a_numbers_zero_fraction_and_a_texts_mean_length_are_watched(tmp_path: Path) -> None:
+    check = dd.AnomalyCheck(
+        metrics=["amount/zero_fraction", "order_id/mean_length"], min_history=3, seasonality=None
+    )
+    with dg.DagsterInstance.ephemeral() as instance:
+        runner = Runner(instance, tmp_path, check)
+        for rows in (20, 21, 19):
+            runner.run(orders(rows, amount=1.0))
+        result = runner.run(orders(20, amount=0.0))  # every amount zero: a broken upstream
+    zeros = evaluation(result, "dy_anomaly__amount__zero_fraction")
+    assert not zeros.passed
+    assert figures(zeros)[names.ANOMALY_VALUE] == 1.0
+    assert figures(zeros)[names.ANOMALY_CENTRE] == 0.0
+    length = evaluation(result, "dy_anomaly__order_id__mean_length")
+    assert figures(length)[names.ANOMALY_VALUE] == pytest.approx(
+        sum(len(f"o{i}") for i in range(20)) / 20
+    )
+
+
 def test_an_error_severity_fails_the_run_and_keeps_the_table(tmp_path: Path) -> None:
     check = dd.AnomalyCheck(min_history=3, seasonality=None, severity=ERROR, direction="drop")
     with dg.DagsterInstance.ephemeral() as instance:
@@ -174,6 +193,61 @@ def test_the_band_is_a_plain_computation_over_the_partitions_own_non_incident_po
     assert found.passed == (lower <= last <= upper)
     if incidents and len(trained) < check.training_window:
         assert shown[names.ANOMALY_EXCLUDED] == {"incident": len(incidents)}
+
+
+def band_of(result: dg.ExecuteInProcessResult) -> tuple[float, float, int, Any]:
+    shown = figures(evaluation(result, ROW_CHECK))
+    return (
+        shown[names.ANOMALY_LOWER],
+        shown[names.ANOMALY_UPPER],
+        shown[names.ANOMALY_TRAINING_POINTS],
+        shown[names.ANOMALY_EXCLUDED],
+    )
+
+
+def test_a_spike_marked_an_incident_after_its_run_stops_inflating_later_bands(
+    tmp_path: Path,
+) -> None:
+    # mean/std: one spike in the training set widens the band many times over.
+    check = dd.AnomalyCheck(method="mean_std", min_history=3, seasonality=None)
+    quiet = (100, 104, 98, 101)
+    with dg.DagsterInstance.ephemeral() as instance:  # the band with no spike ever
+        runner = Runner(instance, tmp_path / "clean", check)
+        for rows in (*quiet, 100):
+            runner.run(orders(rows))
+        clean = band_of(runner.run(orders(100)))
+    with dg.DagsterInstance.ephemeral() as instance:
+        runner = Runner(instance, tmp_path / "spiked", check)
+        for rows in quiet:
+            runner.run(orders(rows))
+        spike = runner.run(orders(1_000))
+        inflated = band_of(runner.run(orders(100)))
+        dd.mark_incident(instance, "orders", spike.run_id, partition="eu")
+        marked = runner.run(orders(100))
+        # A later mark of the whole run, clearing it: the latest decides, the spike trains again.
+        dd.mark_incident(instance, dg.AssetKey("orders"), spike.run_id, incident=False)
+        cleared = band_of(runner.run(orders(100)))
+    assert inflated[3] == {}
+    assert inflated[1] - inflated[0] > 10 * (clean[1] - clean[0])
+    assert band_of(marked)[:3] == pytest.approx(clean[:3])
+    assert band_of(marked)[3] == {"incident": 1}
+    assert evaluation(marked, ROW_CHECK).passed
+    assert cleared[3] == {}
+    assert cleared[2] == 7  # four quiet runs, the spike, and the two runs of 100 after it
+
+
+def test_marking_a_run_that_materialized_nothing_there_is_refused(tmp_path: Path) -> None:
+    check = dd.AnomalyCheck(min_history=3, seasonality=None)
+    with dg.DagsterInstance.ephemeral() as instance:
+        runner = Runner(instance, tmp_path, check)
+        run_id = runner.run(orders(10)).run_id
+        with pytest.raises(errors.InvalidArgumentsError, match="no run 'nope'"):
+            dd.mark_incident(instance, "orders", "nope")
+        with pytest.raises(errors.InvalidArgumentsError, match="no partition 'us' of asset"):
+            dd.mark_incident(instance, "orders", run_id, partition="us")
+        with pytest.raises(errors.InvalidArgumentsError, match="no asset 'other'"):
+            dd.mark_incident(instance, "other", run_id)
+        assert not list(instance.fetch_observations(dg.AssetKey("orders"), limit=10).records)
 
 
 def test_an_unknown_column_or_a_sensitive_columns_value_metric_is_refused() -> None:

@@ -14,13 +14,14 @@ from typing import Any
 import dagster as dg
 import dataframely as dy
 import polars as pl
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import dagster_dataframely as dd
 from dagster_dataframely._model import names
 from dagster_dataframely._run.report.metrics import METRICS, metric_values
-from dagster_dataframely._run.report.statistics import statistics_tables
+from dagster_dataframely._run.report.statistics import staged_statistics, statistics_tables
 from tests.asset_support import QUIET
 from tests.parquet_io_manager import ParquetIOManager
 
@@ -74,6 +75,9 @@ def test_a_materialization_records_each_columns_metrics_as_numbers(tmp_path: Any
     assert metrics[names.metric_key("amount", "max")] == 19.0
     assert metrics[names.metric_key("label", "distinct_count")] == 6  # "" and label0..label4
     assert metrics[names.metric_key("label", "empty_fraction")] == 7 / 20
+    assert metrics[names.metric_key("amount", "zero_fraction")] == 0.0  # 0.0 is a null row
+    lengths = [0 if i % 3 == 0 else 6 for i in range(20)]
+    assert metrics[names.metric_key("label", "mean_length")] == sum(lengths) / 20
     assert metrics[names.metric_key("flag", "true_fraction")] == 0.5
     assert metrics[names.metric_key("reading_id", "distinct_count")] == 20
     # A sensitive column: its null fraction, nothing that reveals a value.
@@ -162,3 +166,72 @@ def test_a_checks_measure_of_some_columns_is_what_the_materialization_records(
     watched = {k: v for k, v in recorded.items() if k.split("/")[2] in columns}
     assert column_metrics(frame, columns, info) == watched
     assert column_metrics(frame.lazy(), columns, info) == watched
+
+
+_NUMBERS = {
+    "int": (pl.Int64, st.integers(-3, 3)),
+    "float": (pl.Float64, st.one_of(st.sampled_from([0.0, -0.0, 1.5]), st.floats(-9, 9))),
+    "decimal": (pl.Decimal(10, 2), st.decimals(-9, 9, places=2, allow_nan=False)),
+}
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    st.sampled_from(sorted(_NUMBERS)).flatmap(
+        lambda kind: st.tuples(
+            st.just(kind),
+            st.lists(
+                st.tuples(
+                    st.one_of(st.none(), _NUMBERS[kind][1]),
+                    st.one_of(st.none(), st.text(max_size=6)),
+                ),
+                min_size=1,
+                max_size=30,
+            ),
+        )
+    ),
+    st.sampled_from(["String", "Categorical", "Binary"]),
+    st.booleans(),
+)
+def test_a_numbers_zero_fraction_and_a_texts_mean_length_agree_with_polars(
+    rows: tuple[str, list[tuple[Any, str | None]]], text_dtype: str, staged: bool
+) -> None:
+    kind, pairs = rows
+    values = [number for number, _ in pairs]
+    texts = [text for _, text in pairs]
+    dtype = {"String": pl.String, "Categorical": pl.Categorical, "Binary": pl.Binary}[text_dtype]
+    frame = pl.DataFrame(
+        {
+            "number": pl.Series(values, dtype=_NUMBERS[kind][0]),
+            "text": pl.Series(texts, dtype=pl.String).cast(dtype),
+            "secret_number": pl.Series(values, dtype=_NUMBERS[kind][0]),
+            "secret_text": pl.Series(texts, dtype=pl.String),
+        }
+    )
+    masked = ["secret_number", "secret_text"]
+    if staged:
+        tables = staged_statistics(frame.lazy(), masked=masked)
+    else:
+        tables = statistics_tables(frame, masked=masked)
+    metrics = metric_values(tables)
+    # Independent: plain Polars over the non-null values.
+    numbers = frame["number"].drop_nulls()
+    lengths = pl.Series(texts, dtype=pl.String).drop_nulls().str.len_bytes()
+    zero_key = names.metric_key("number", "zero_fraction")
+    length_key = names.metric_key("text", "mean_length")
+    if len(numbers):
+        assert metrics[zero_key] == (numbers == 0).sum() / len(numbers)
+    else:
+        assert zero_key not in metrics
+    if len(lengths):
+        assert metrics[length_key] == pytest.approx(lengths.mean())
+    else:
+        assert length_key not in metrics
+    # A sensitive column: its null fraction only, neither of these.
+    assert {k for k in metrics if "/secret_" in k} == {
+        names.metric_key("secret_number", "null_fraction"),
+        names.metric_key("secret_text", "null_fraction"),
+    }
+    # And the tables a person reads keep the spec's columns only.
+    for table in tables.values():
+        assert not {"n_zero", "sum_len"} & {c.name for c in table.schema.columns}

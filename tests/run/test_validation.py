@@ -117,10 +117,11 @@ def test_every_row_valid_writes_the_table_and_passes_every_check(lazy: bool) -> 
             f"dataframely/metric/order_id/{metric}"
             for metric in ("null_fraction", "distinct_count", "min_length", "max_length")
         ),
+        "dataframely/metric/order_id/mean_length",
         "dataframely/metric/order_id/empty_fraction",
         *(
             f"dataframely/metric/amount/{metric}"
-            for metric in ("null_fraction", "mean", "std", "min", "median", "max")
+            for metric in ("null_fraction", "mean", "std", "min", "median", "max", "zero_fraction")
         ),
     }
     assert metadata["dataframely/invalid_fraction"] == 0.0

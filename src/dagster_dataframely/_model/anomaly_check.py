@@ -33,7 +33,8 @@ class AnomalyCheck:
     narrower than `min_relative_change` of the median. The defaults are those the package's
     detection benchmark found best on daily seasonal series (the "Checks that learn" page has
     its table). The evaluated run is never in its own training set, and materializations marked
-    as incidents (a run tagged `dagster-dataframely/incident=true`) never train a band. For a
+    as incidents (a run tagged `dagster-dataframely/incident=true`, or marked after it ran with
+    `dd.mark_incident`) never train a band. For a
     partitioned asset it runs per partition. Until `min_history` points exist, the check passes
     and says so.
 

@@ -101,7 +101,10 @@ PACKAGE_METADATA_PREFIX = "dataframely/"
 METRIC_PREFIX = "dataframely/metric/"
 """Materialization metadata: one number per declared column's metric, for plots and checks."""
 INCIDENT = "dataframely/incident"
-"""Materialization metadata: `True` on one marked as an incident, which never trains a band."""
+"""Materialization metadata: `True` on one marked as an incident, which never trains a band;
+on an asset observation (`dd.mark_incident`), the mark a user set afterwards (or cleared)."""
+INCIDENT_RUN = "dataframely/incident_run"
+"""Asset observation metadata (`dd.mark_incident`): the run whose materialization it marks."""
 INCIDENT_TAG = "dagster-dataframely/incident"
 """A run tag (or a materialization's tag): `true` marks the run's materializations incidents."""
 

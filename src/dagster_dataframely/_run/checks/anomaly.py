@@ -155,7 +155,8 @@ def _window(check: AnomalyCheck) -> int:
 
 
 def _series(check: AnomalyCheck, metric: str) -> Series:
-    return Series(_key(metric), _window(check), asset_wide=check.compare_with == "asset")
+    wide = check.compare_with == "asset"
+    return Series(_key(metric), _window(check), asset_wide=wide, reads_marks=True)
 
 
 def _incidents(check: AnomalyCheck) -> Series:
@@ -175,12 +176,19 @@ def _training_points(
         anomaly_band.Point(
             value=float(p.value) if isinstance(p.value, int | float) else None,
             at=_partition_time(p.partition) or datetime.fromtimestamp(p.timestamp, UTC),
-            excluded=INCIDENT
-            if (p.run_id, p.partition) in incidents or p.tags.get(names.INCIDENT_TAG) == "true"
-            else None,
+            excluded=INCIDENT if _is_incident(p, incidents) else None,
         )
         for p in reversed(points)  # the history is newest first; the band reads oldest first
     ]
+
+
+def _is_incident(point: Point, incidents: set[tuple[str, str | None]]) -> bool:
+    # NOTE: a mark set after the run (`dd.mark_incident`, read into the point's tags) decides
+    # over the run's tag, so a run started as an incident can be cleared later, and the reverse.
+    mark = point.tags.get(names.INCIDENT_TAG)
+    if mark is not None:
+        return mark == "true"
+    return (point.run_id, point.partition) in incidents
 
 
 def _partition_time(partition_key: str | None) -> datetime | None:

@@ -17,7 +17,11 @@ from typing import Any
 
 import dagster as dg
 
+from dagster_dataframely._model import names
 from dagster_dataframely._upstream import current_asset_context
+
+_MARKS_PAGE = 1000
+"""How many asset observations one query of the incident marks reads."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -30,6 +34,8 @@ class Series:
     """How many of the latest materializations are read; one without `key` gives no point."""
     asset_wide: bool = False
     """The whole asset's latest materializations, whichever partition, not the partition's."""
+    reads_marks: bool = False
+    """Marks set after a run (`dd.mark_incident`) are read into its points' tags."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -105,9 +111,13 @@ def read_range_history(
     wide = max((s.window for s in series if s.asset_wide), default=0)
     asset = _latest(instance, key, [None], wide)[None]
     latest = _latest(instance, key, partition_keys, own)
+    records = [*asset, *(record for found in latest.values() for record in found)]
+    marks = _marks(instance, key, records) if any(s.reads_marks for s in series) else {}
     return RangeHistory(
         {
-            partition: {s: _points(asset if s.asset_wide else latest[partition], s) for s in series}
+            partition: {
+                s: _points(asset if s.asset_wide else latest[partition], s, marks) for s in series
+            }
             for partition in partition_keys
         }
     )
@@ -146,19 +156,67 @@ def _latest(
     return found
 
 
-def _points(records: Sequence[dg.EventLogRecord], series: Series) -> tuple[Point, ...]:
+_Marks = Mapping[tuple[str, str | None], tuple[float, bool]]
+"""The latest incident mark by (run, partition; None: all the run's), with when it was set."""
+
+
+def _marks(
+    instance: dg.DagsterInstance, key: dg.AssetKey, records: Sequence[dg.EventLogRecord]
+) -> _Marks:
+    if not records:
+        return {}
+    # NOTE: a mark is an observation reported after the run it marks, so the marks of the points
+    # read are all newer than the oldest of them: only those are read, oldest first, so a later
+    # mark (or its clearing) replaces an earlier one.
+    runs = {record.run_id for record in records}
+    after = min(record.timestamp for record in records)
+    marks: dict[tuple[str, str | None], tuple[float, bool]] = {}
+    cursor = None
+    while True:
+        page = instance.fetch_observations(
+            dg.AssetRecordsFilter(asset_key=key, after_timestamp=after),
+            limit=_MARKS_PAGE,
+            cursor=cursor,
+            ascending=True,
+        )
+        for record in page.records:
+            observation = record.asset_observation
+            metadata = observation.metadata if observation is not None else {}
+            if names.INCIDENT_RUN not in metadata or names.INCIDENT not in metadata:
+                continue
+            run = str(metadata[names.INCIDENT_RUN].value)
+            if run in runs:
+                marked = bool(metadata[names.INCIDENT].value)
+                marks[(run, record.partition_key)] = (record.timestamp, marked)
+        if not page.has_more:
+            return marks
+        cursor = page.cursor
+
+
+def _mark(marks: _Marks, run_id: str, partition: str | None) -> dict[str, str]:
+    # NOTE: a mark of the partition and one of the whole run may both exist: the later decides.
+    found = [m for m in (marks.get((run_id, partition)), marks.get((run_id, None))) if m]
+    if not found:
+        return {}
+    return {names.INCIDENT_TAG: "true" if max(found)[1] else "false"}
+
+
+def _points(
+    records: Sequence[dg.EventLogRecord], series: Series, marks: _Marks
+) -> tuple[Point, ...]:
     points = []
     for record in records[: series.window]:
         materialization = record.asset_materialization
         if materialization is None or series.key not in materialization.metadata:
             continue
+        mark = _mark(marks, record.run_id, record.partition_key)
         points.append(
             Point(
                 materialization.metadata[series.key].value,
                 record.partition_key,
                 record.run_id,
                 record.timestamp,
-                materialization.tags or {},
+                {**(materialization.tags or {}), **mark},
             )
         )
     return tuple(points)

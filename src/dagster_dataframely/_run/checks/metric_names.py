@@ -12,9 +12,16 @@ from collections.abc import Mapping
 import polars as pl
 
 METRICS: Mapping[str, tuple[str, ...]] = {
-    "numeric": ("null_fraction", "mean", "std", "min", "median", "max"),
+    "numeric": ("null_fraction", "mean", "std", "min", "median", "max", "zero_fraction"),
     "temporal": ("null_fraction",),
-    "string": ("null_fraction", "distinct_count", "min_length", "max_length", "empty_fraction"),
+    "string": (
+        "null_fraction",
+        "distinct_count",
+        "min_length",
+        "max_length",
+        "mean_length",
+        "empty_fraction",
+    ),
     "boolean": ("null_fraction", "true_fraction"),
 }
 """The metrics each dtype group's column records, in order (a sensitive column: the first)."""

@@ -2,11 +2,11 @@
 
 The statistics tables are what a person reads; Dagster neither plots a table nor lets a check
 read one back. So every figure of them that is a number becomes a float of its own, under
-`dataframely/metric/<column>/<metric>` (`names.metric_key`), which the asset's "Plots" tab
-draws over time and the anomaly check reads as a series. They are read off the tables already
-computed: no pass over the rows of their own. Their count is bounded by the schema (a fixed set
-per dtype group, per declared column), never by the data; a sensitive column has its null
-fraction only, which shows no value.
+`dataframely/metric/<column>/<metric>` (`names.metric_key`), which the Plots switch of the
+asset's Metadata section (Overview tab) draws over time and the anomaly check reads as a
+series. They are read off the tables already computed: no pass over the rows of their own.
+Their count is bounded by the schema (a fixed set per dtype group, per declared column), never
+by the data; a sensitive column has its null fraction only, which shows no value.
 """
 
 from __future__ import annotations
@@ -23,7 +23,7 @@ from dagster_dataframely._model.schema import SchemaInfo
 from dagster_dataframely._run.checks.metric_names import METRICS
 from dagster_dataframely._run.split.valid_rows import ValidRows
 
-from .statistics import staged_statistics, statistics_tables
+from .statistics import StatisticsTables, staged_statistics, statistics_tables
 
 _FROM_STATISTIC = {
     "mean": "mean",
@@ -38,6 +38,9 @@ _FROM_STATISTIC = {
 }
 """The statistic of the tables each metric is, where it is one as it stands."""
 
+_PER_VALUE = {"empty_fraction": "n_empty", "zero_fraction": "n_zero", "mean_length": "sum_len"}
+"""The metrics that are a count (or a sum) per non-null value: a statistic over `count`."""
+
 
 def metric_values(statistics: Mapping[str, dg.TableMetadataValue]) -> dict[str, float]:
     """The metrics of every column of the statistics tables, by materialization metadata key.
@@ -46,10 +49,15 @@ def metric_values(statistics: Mapping[str, dg.TableMetadataValue]) -> dict[str, 
     plot has no false zero; a masked statistic is never a metric.
     """
     metrics: dict[str, float] = {}
+    # NOTE: a sensitive column's figures are never computed, so it gets none of them.
+    figures: dict[str, dict[str, Any]] = {}
+    if isinstance(statistics, StatisticsTables):
+        for (column, statistic), value in statistics.figures.items():
+            figures.setdefault(column, {})[statistic] = value
     for group, table in statistics.items():
         for record in table.records:
-            cells = record.data
-            column = str(cells["column"])
+            column = str(record.data["column"])
+            cells = {**record.data, **figures.get(column, {})}
             for metric in METRICS.get(group, ()):
                 value = _metric(metric, cells)
                 if value is not None:
@@ -76,9 +84,9 @@ def _metric(metric: str, cells: Mapping[str, Any]) -> float | None:
     rows = values + nulls
     if metric == "null_fraction":
         return nulls / rows if rows else None
-    if metric == "empty_fraction":
-        empty = cells["n_empty"]
-        return empty / values if values and _is_number(empty) else None
+    if metric in _PER_VALUE:
+        counted = cells.get(_PER_VALUE[metric])
+        return counted / values if values and _is_number(counted) else None
     value = cells.get(_FROM_STATISTIC[metric])
     # NOTE: a masked cell is text (`MASK`), so a sensitive column gives none of these.
     if not isinstance(value, int | float) or isinstance(value, bool):

@@ -60,12 +60,23 @@ _TYPES: dict[str, dict[str, str]] = {
 }
 """Each group's statistic columns, in table order, with the type the table schema shows."""
 
+Figures = dict[tuple[str, str], Any]
+"""Statistics no table shows, by (column, statistic): `n_zero`, `sum_len`, for the metrics."""
+
+
+class StatisticsTables(dict[str, dg.TableMetadataValue]):
+    """The tables by dtype group, and the `figures` computed in the same query that none shows."""
+
+    def __init__(self, tables: Mapping[str, dg.TableMetadataValue], figures: Figures) -> None:
+        super().__init__(tables)
+        self.figures = figures
+
 
 def statistics_tables(
     frame: pl.DataFrame | pl.LazyFrame,
     distinct: Collection[str] = (),
     masked: Collection[str] = (),
-) -> dict[str, dg.TableMetadataValue]:
+) -> StatisticsTables:
     """Return a table per dtype group in `frame`, keyed `numeric`, `temporal`, `string`, `boolean`.
 
     A group has a table when the frame has a column of it, even with zero rows: the table then
@@ -87,6 +98,9 @@ def statistics_tables(
     `masked` names the sensitive columns: their row has `count` and `null_count`, and `MASK` in
     every other statistic, which could show a value or give one away on a few rows.
 
+    The same query computes what the metrics need and no table shows (`figures`): a number
+    column's count of zeros (`n_zero`), a text column's summed byte length (`sum_len`).
+
     A `LazyFrame` is rows a streamed split staged: its query runs on the streaming engine, and
     a text column's distinct values are counted in passes over it (see `distinct`).
     """
@@ -104,7 +118,7 @@ def statistics_tables(
         if (group := dtype_group(dtype))
     ]
     if not columns:
-        return {}
+        return StatisticsTables({}, {})
     exprs = {key: expr for column in columns for key, expr in column.exprs().items()}
     result = (
         _staged_results(frame, exprs, columns)
@@ -115,11 +129,22 @@ def statistics_tables(
     rows: dict[str, list[dict[str, tables.Cell]]] = {}
     for column in columns:
         rows.setdefault(column.group, []).append(column.row(result))
-    return {
-        group: tables.records_value(rows[group], {"column": "string"} | types)
-        for group, types in _TYPES.items()
-        if group in rows
+    # NOTE: the spec fixes each table's columns, so the figures only the metrics need (a
+    # number's zeros, a text's summed length) are computed in the same query but kept apart.
+    figures = {
+        (column.name, stat): result[f"{column.position}:{stat}"]
+        for column in columns
+        for stat in column.statistics
+        if stat not in _TYPES[column.group]
     }
+    return StatisticsTables(
+        {
+            group: tables.records_value(rows[group], {"column": "string"} | types)
+            for group, types in _TYPES.items()
+            if group in rows
+        },
+        figures,
+    )
 
 
 def _results(
@@ -217,6 +242,7 @@ def _numeric(column: pl.Expr, dtype: pl.DataType) -> dict[str, pl.Expr]:
         "min": column.min(),
         "p50": _rounded(column.median()),
         "max": column.max(),
+        "n_zero": (column == 0).sum(),
     }
 
 
@@ -233,6 +259,7 @@ def _decimal(column: pl.Expr, dtype: pl.Decimal) -> dict[str, pl.Expr]:
         "min": column.min().cast(pl.Float64),
         "p50": _rounded(_median_units(units, dtype) / scale),
         "max": column.max().cast(pl.Float64),
+        "n_zero": (units == 0).sum(),
     }
 
 
@@ -273,6 +300,7 @@ def _string(column: pl.Expr, dtype: pl.DataType) -> dict[str, pl.Expr]:
         "min_len": lengths.min(),
         "max_len": lengths.max(),
         "n_empty": (lengths == 0).sum(),
+        "sum_len": lengths.cast(pl.UInt64).sum(),
     }
 
 
@@ -302,7 +330,7 @@ _STATISTICS: dict[str, _Statistics] = {
 
 def staged_statistics(
     valid: pl.LazyFrame, distinct: Collection[str] = (), masked: Collection[str] = ()
-) -> dict[str, dg.TableMetadataValue]:
+) -> StatisticsTables:
     """`statistics_tables` of staged rows, one column at a time, in the same tables.
 
     A column's statistics read that column alone, so computing them column by column gives the
@@ -313,13 +341,19 @@ def staged_statistics(
     # Zero rows give every table of the frame, in the tables' order, with their schemas.
     tables = statistics_tables(valid.clear().collect(), distinct, masked)
     records: dict[str, list[dg.TableRecord]] = {group: [] for group in tables}
+    figures: Figures = {}
     for position, dtype in enumerate(valid.collect_schema().dtypes()):
         # `pl.nth`: a column named `*` or `^a.*$` would select other columns by name.
         column = valid.select(pl.nth(position))
         rows = column if streams_exactly(dtype) else column.collect(engine="streaming")
-        for group, table in statistics_tables(rows, distinct, masked).items():
+        one = statistics_tables(rows, distinct, masked)
+        figures |= one.figures
+        for group, table in one.items():
             records[group].extend(table.records)
-    return {
-        group: dg.MetadataValue.table(records[group], table.schema)
-        for group, table in tables.items()
-    }
+    return StatisticsTables(
+        {
+            group: dg.MetadataValue.table(records[group], table.schema)
+            for group, table in tables.items()
+        },
+        figures,
+    )
