@@ -204,3 +204,53 @@ def test_check_results_refuses_the_anomaly_check_it_cannot_give_a_history() -> N
                 quality_policy=dd.QualityPolicy(anomaly=dd.AnomalyCheck()),
             )
         )
+
+
+def test_a_collections_members_are_each_judged_on_their_own_past_evaluations(
+    tmp_path: Path,
+) -> None:
+    from tests.run.test_anomaly_check import _book
+    from tests.schemas import OrderBook
+
+    book: dict[str, pl.DataFrame] = {}
+
+    @dg.asset(name="book_orders")
+    def book_orders() -> pl.DataFrame:
+        return book["orders"]
+
+    @dg.asset(name="book_lines")
+    def book_lines() -> pl.DataFrame:
+        return book["lines"]
+
+    checks = dd.table_checks(
+        OrderBook,
+        {"orders": book_orders, "lines": book_lines},
+        severity=WARN,
+        quality_policy=dd.QualityPolicy(anomaly=dd.AnomalyCheck(min_history=3, seasonality=None)),
+    )
+
+    def run(rows: int, lines: int, instance: dg.DagsterInstance) -> dict[str, bool]:
+        book.update(_book(rows))
+        book["lines"] = book["lines"].head(lines)
+        result = dg.materialize(
+            [book_orders, book_lines, checks],
+            resources={"io_manager": dg.FilesystemIOManager(base_dir=str(tmp_path))},
+            instance=instance,
+            run_config=QUIET,
+        )
+        return {
+            e.asset_key.to_user_string(): e.passed
+            for e in result.get_asset_check_evaluations()
+            if e.check_name == ROW_CHECK
+        }
+
+    with dg.DagsterInstance.ephemeral() as instance:
+        for rows in (20, 21, 19):
+            run(rows, rows, instance)
+        # The lines lost most of their rows, and with them the orders that have no line left.
+        verdicts = run(20, 5, instance)
+    assert verdicts == {"book_orders": False, "book_lines": False}
+    with dg.DagsterInstance.ephemeral() as instance:
+        for rows in (20, 21, 19):
+            run(rows, rows, instance)
+        assert run(20, 20, instance) == {"book_orders": True, "book_lines": True}
