@@ -40,6 +40,7 @@ from dagster._core.definitions.asset_checks.asset_check_evaluation import (
 from dagster._core.definitions.assets.graph.base_asset_graph import BaseAssetGraph
 from dagster._core.definitions.assets.job.asset_job import JobScopedAssetGraph
 from dagster._core.errors import DagsterInvalidPropertyError
+from dagster._core.event_api import PartitionKeyFilter
 from dagster._core.events import AssetMaterializationPlannedData, EngineEventData
 from dagster._core.execution.plan.outputs import StepOutputHandle
 from dagster._core.storage.db_io_manager import DbIOManager
@@ -121,6 +122,38 @@ def current_asset_context() -> dg.AssetExecutionContext | None:
         return dg.AssetExecutionContext.get()
     except dg.DagsterInvariantViolationError:
         return None
+
+
+def check_evaluations(
+    instance: dg.DagsterInstance,
+    check_key: dg.AssetCheckKey,
+    partition: str | None,
+    limit: int,
+    *,
+    every_partition: bool = False,
+) -> list[tuple[str, str | None, float, Mapping[str, Any]]]:
+    """An asset check's latest evaluations, newest first: run id, partition, time, metadata.
+
+    Those of `partition` (None: of no partition), or of every partition with `every_partition`.
+
+    Relies on `EventLogStorage.get_asset_check_execution_history` and `PartitionKeyFilter`
+    (not public; in Dagster since 1.7, the filter since 1.12), the storage the UI's check
+    history reads; evaluations planned but never reported are skipped.
+    """
+    records = instance.event_log_storage.get_asset_check_execution_history(
+        check_key,
+        limit=limit,
+        partition_filter=None if every_partition else PartitionKeyFilter(key=partition),
+    )
+    found = []
+    for record in records:
+        event = record.event.dagster_event if record.event is not None else None
+        evaluation = event.event_specific_data if event is not None else None
+        if isinstance(evaluation, dg.AssetCheckEvaluation):
+            found.append(
+                (record.run_id, record.partition, record.create_timestamp, evaluation.metadata)
+            )
+    return found
 
 
 def direct_invocation_context() -> dg.AssetExecutionContext | None:

@@ -453,17 +453,22 @@ def test_a_volume_check_is_refused_at_its_field_as_dd_table_checks_refuses_it(
     assert (error.file, error.field) == (f"{FILE}:7", "quality_policy.volume")
 
 
-def test_an_anomaly_check_is_read_from_yaml_and_refused_at_its_field(project: Path) -> None:
+def test_an_anomaly_check_from_yaml_declares_as_dd_table_checks_and_a_bad_value_is_refused(
+    project: Path,
+) -> None:
     from scratch.schemas import Orders
 
-    with pytest.raises(dd.errors.ThresholdNotApplicableError, match="anomaly"):
-        dd.table_checks(
-            Orders,
-            "orders",
-            severity=dg.AssetCheckSeverity.WARN,
-            quality_policy=dd.QualityPolicy(anomaly=dd.AnomalyCheck()),
-        )
-    error = field_error(
+    python_checks = dd.table_checks(
+        Orders,
+        "orders",
+        severity=dg.AssetCheckSeverity.WARN,
+        quality_policy=dd.QualityPolicy(
+            anomaly=dd.AnomalyCheck(
+                metrics=["row_count"], direction="drop", severity=dg.AssetCheckSeverity.ERROR
+            )
+        ),
+    )
+    defs = load(
         project,
         f"""
         dataframely_schema: {ROOT_MODULE}.schemas:Orders
@@ -472,7 +477,10 @@ def test_an_anomaly_check_is_read_from_yaml_and_refused_at_its_field(project: Pa
         quality_policy: {{anomaly: {{metrics: [row_count], direction: drop, severity: ERROR}}}}
         """,
     )
-    assert (error.file, error.field) == (f"{FILE}:7", "quality_policy.anomaly")
+    (component_checks,) = defs.asset_checks or []
+    declared = [(s.key, s.description) for s in component_checks.check_specs]
+    assert declared == [(s.key, s.description) for s in python_checks.check_specs]
+    assert "dy_anomaly__row_count" in [key.name for key, _ in declared]
     wrong = field_error(
         project,
         f"""
@@ -595,7 +603,7 @@ def test_an_unknown_policy_key_lists_the_keys_a_stored_tables_checks_use(project
     error = _policy_error(project, "limits: {}")
     assert str(error) == (
         f"{FILE}:7: attributes.quality_policy: 'limits' is not a setting of a quality policy. "
-        "Use threshold, rules, severity, blocking, as in `quality_policy: {threshold: "
+        "Use threshold, rules, severity, blocking, anomaly, as in `quality_policy: {threshold: "
         "{warn_above: 0.01, fail_above: 0.1}, rules: {amount|min: {fail_above: 0}}, severity: "
         "ERROR, blocking: true}`."
     )

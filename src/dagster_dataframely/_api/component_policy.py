@@ -24,10 +24,10 @@ POLICY_EXAMPLE = (
     "rules: {amount|min: {fail_above: 0}}, severity: ERROR, blocking: true}"
 )
 _Built = TypeVar("_Built")
-NEEDS_RUN = ("volume", "undeclared_columns", "anomaly")
+NEEDS_RUN = ("volume", "undeclared_columns")
 """Keys of a `dd.QualityPolicy` that need the run writing the table: read, then refused by
 `dd.table_checks` with that reason, at their own field."""
-_USABLE = ("threshold", "rules", "severity", "blocking")
+_USABLE = ("threshold", "rules", "severity", "blocking", "anomaly")
 _KEYS = (*_USABLE, *NEEDS_RUN)
 
 

@@ -67,12 +67,15 @@ def mark_incident(
             f"the instance has no run {run_id!r}",
             "Pass the ID of the run that materialized the asset, as its page in the UI shows it.",
         )
-    if not _materialized(instance, key, partition, record):
+    if not _materialized(instance, key, partition, record) and not _evaluated(
+        instance, key, partition, run_id
+    ):
         where = f"partition {partition!r} of " if partition is not None else ""
         raise InvalidArgumentsError(
             "mark_incident",
-            f"run {run_id!r} materialized no {where}asset {key.to_user_string()!r}",
-            "Name an asset (and partition) the run materialized.",
+            f"run {run_id!r} materialized (or checked with dd.table_checks) no {where}asset "
+            f"{key.to_user_string()!r}",
+            "Name an asset (and partition) the run materialized or checked.",
         )
     instance.report_runless_asset_event(
         dg.AssetObservation(
@@ -106,3 +109,18 @@ def _materialized(
         if not page.has_more:
             return False
         cursor = page.cursor
+
+
+def _evaluated(
+    instance: dg.DagsterInstance, key: dg.AssetKey, partition: str | None, run_id: str
+) -> bool:
+    # NOTE: a stored table's anomaly check (`dd.table_checks`) learns from its own evaluations,
+    # so a run that only checked the table is marked as one that materialized it.
+    for entry in instance.all_logs(run_id, of_type=dg.DagsterEventType.ASSET_CHECK_EVALUATION):
+        event = entry.dagster_event
+        evaluation = event.event_specific_data if event is not None else None
+        if not isinstance(evaluation, dg.AssetCheckEvaluation) or evaluation.asset_key != key:
+            continue
+        if partition is None or evaluation.partition == partition:
+            return True
+    return False

@@ -83,7 +83,9 @@ def schema_table_checks(
     ) -> Iterator[dg.AssetCheckResult]:
         # Named on each result (`dy_partition`) as `dd.asset` names it, when the run has one.
         partition_key = str(context.partition_key) if context.has_partition_key else None
-        yield from stored_table_results(info, settings, table, key, severity, partition_key)
+        yield from stored_table_results(
+            info, settings, table, key, severity, partition_key, context
+        )
 
     # The annotation is how an IO manager learns which frame type to load.
     check_table.__annotations__ = {
@@ -172,7 +174,9 @@ def collection_table_checks(
     ) -> Iterator[dg.AssetCheckResult]:
         partition_key = str(context.partition_key) if context.has_partition_key else None
         keys = {member: key for member, (key, _) in targets.items()}
-        yield from stored_members_results(info, tables, keys, settings, severity, partition_key)
+        yield from stored_members_results(
+            info, tables, keys, settings, severity, partition_key, context
+        )
 
     # Dagster matches inputs to parameters by name, and the IO manager learns from each
     # parameter's annotation which frame type to load.

@@ -320,7 +320,6 @@ def resolve_policy(
                 "the undeclared columns are those of the frame a run returns, which the write "
                 "drops",
             ),
-            ("anomaly", policy.anomaly, "the anomaly check judges the metrics a run records"),
         )
         if value is not None
     }

@@ -7,12 +7,16 @@ as a run would, as outputs without a quarantine, and yield the checks a run woul
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator, Mapping
+from typing import Any
 
 import dagster as dg
 
+from dagster_dataframely._model.anomaly_check import split_metric
 from dagster_dataframely._model.collection import CollectionInfo
 from dagster_dataframely._model.schema import SchemaInfo
 from dagster_dataframely._model.settings import Settings
+from dagster_dataframely._run.checks.history import read_history
+from dagster_dataframely._run.checks.registry import series_of
 from dagster_dataframely._run.checks.rule_checks import (
     partition_metadata,
 )
@@ -24,6 +28,7 @@ from dagster_dataframely._run.decide.outcome import (
 )
 from dagster_dataframely._run.decide.output_run import OutputRun
 from dagster_dataframely._run.emit.emit import outcome_checks
+from dagster_dataframely._run.report.metrics import column_metrics
 from dagster_dataframely._run.returned import Frame
 from dagster_dataframely.errors import ColumnSchemaError
 
@@ -31,7 +36,11 @@ from .validated_output import ValidatedOutput
 
 
 def _reading(
-    key: dg.AssetKey, info: SchemaInfo, settings: Settings, partition_key: str | None
+    key: dg.AssetKey,
+    info: SchemaInfo,
+    settings: Settings,
+    partition_key: str | None,
+    context: Any = None,
 ) -> OutputRun:
     output = ValidatedOutput(
         name=key.to_python_identifier(),
@@ -41,7 +50,22 @@ def _reading(
         quarantine=False,
         clear_quarantine=False,
     )
-    return OutputRun(output, partition_key, writer=None, clear_quarantine=False, writes_table=False)
+    # NOTE: an anomaly check's history is its own past evaluations (read through the check's
+    # `context`); one watching columns measures the valid rows, so those are kept.
+    policy = settings.policy
+    anomaly = policy.anomaly if policy is not None else None
+    measures = anomaly is not None and any(
+        column is not None for column, _ in map(split_metric, anomaly.metrics)
+    )
+    return OutputRun(
+        output,
+        partition_key,
+        writer=None,
+        clear_quarantine=False,
+        history=read_history(context, key, partition_key, series_of(output)),
+        measure=column_metrics,
+        writes_table=measures,
+    )
 
 
 def _reported(
@@ -66,6 +90,7 @@ def stored_table_results(
     asset_key: dg.AssetKey,
     severity: dg.AssetCheckSeverity,
     partition_key: str | None,
+    context: Any = None,
 ) -> Iterator[dg.AssetCheckResult]:
     """The results of checking a stored table: a run's own decision, reported without a write.
 
@@ -74,7 +99,7 @@ def stored_table_results(
     only a column mismatch stops, after its failing result.
     """
     yield from _reported(
-        [decide(_reading(asset_key, info, settings, partition_key), frame)], severity
+        [decide(_reading(asset_key, info, settings, partition_key, context), frame)], severity
     )
 
 
@@ -85,6 +110,7 @@ def stored_members_results(
     settings: Mapping[str, Settings],
     severity: dg.AssetCheckSeverity,
     partition_key: str | None,
+    context: Any = None,
 ) -> Iterator[dg.AssetCheckResult]:
     """Every member's results from the run's one joint split of their stored tables.
 
@@ -92,7 +118,7 @@ def stored_members_results(
     no rule of any: every member reports its column check, and the first mismatch is raised.
     """
     runs = {
-        member: _reading(key, info.members[member].info, settings[member], partition_key)
+        member: _reading(key, info.members[member].info, settings[member], partition_key, context)
         for member, key in keys.items()
     }
     outcomes = decide_members(info, tables, runs)

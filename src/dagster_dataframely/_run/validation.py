@@ -34,7 +34,11 @@ from dagster_dataframely._run.emit.emit import AssetYield, emit
 from dagster_dataframely._run.report.metrics import column_metrics
 from dagster_dataframely._store.quarantine_writer import QuarantineWriter
 from dagster_dataframely._upstream import current_asset_context
-from dagster_dataframely.errors import ClearQuarantineError, InvalidArgumentsError
+from dagster_dataframely.errors import (
+    ClearQuarantineError,
+    InvalidArgumentsError,
+    ThresholdNotApplicableError,
+)
 
 from .returned import Frame, type_name
 from .stored_tables import stored_table_results
@@ -265,8 +269,8 @@ def check_results(
     Raises
     ------
     UnknownPolicyRuleError, ThresholdNotApplicableError
-        `quality_policy` names a rule the schema lacks, or has a volume or undeclared-columns
-        check.
+        `quality_policy` names a rule the schema lacks, or has a volume, undeclared-columns
+        or anomaly check (`dd.table_checks` takes an anomaly check).
     InvalidArgumentsError
         `frame` is not a Polars frame.
     ColumnSchemaError
@@ -277,6 +281,16 @@ def check_results(
     resolved = OutputSettings.of(
         **checked_settings(EntryPoint.WIRING_CHECK_RESULTS, settings)
     ).resolve(info, writes=False)
+    if resolved.policy is not None and resolved.policy.anomaly is not None:
+        # NOTE: its history is its own past evaluations, read through the check's context,
+        # which a call from inside the user's own check does not hand over.
+        raise ThresholdNotApplicableError(
+            info.name,
+            "`anomaly=` judges each evaluation against the check's past ones, which "
+            "check_results cannot read",
+            "Declare it in dd.table_checks (or on the dd.asset that writes the table), and "
+            "leave it out here.",
+        )
     if not isinstance(frame, Frame):
         raise InvalidArgumentsError(
             "check_results",

@@ -47,12 +47,14 @@ class AnomalyVerdict:
 
     check: AnomalyCheck
     bands: Mapping[str, anomaly_band.Band]
+    writes: bool = True
+    """Whether the run writes the table; the checks of a stored table fail no run."""
 
     @property
     def fails_run(self) -> bool:
         """A metric outside its band, at `ERROR`: the run fails and the table is not written."""
         failed = any(not band.passed for band in self.bands.values())
-        return failed and self.check.severity == dg.AssetCheckSeverity.ERROR
+        return self.writes and failed and self.check.severity == dg.AssetCheckSeverity.ERROR
 
     def error(self, output: ValidatedOutput, address: str | None) -> ValidationFailedError | None:
         if not self.fails_run:
@@ -86,7 +88,9 @@ class Anomaly:
         check = _check(output)
         if check is None:
             return ()
-        return (*(_series(check, metric) for metric in check.metrics), _incidents(check))
+        watched = tuple(_series(check, metric, _reads_table(output)) for metric in check.metrics)
+        # NOTE: a stored table's evaluations carry the run's incident tag in their points.
+        return watched if _reads_table(output) else (*watched, _incidents(check))
 
     def judge(self, judged: Judged) -> AnomalyVerdict | None:
         check = _check(judged.output)
@@ -106,7 +110,10 @@ class Anomaly:
         )
         bands = {
             metric: anomaly_band.judge_point(
-                _training_points(judged.history.get(_series(check, metric), ()), incidents),
+                _training_points(
+                    judged.history.get(_series(check, metric, _reads_table(judged.output)), ()),
+                    incidents,
+                ),
                 values.get(metric),
                 at,
                 settings,
@@ -114,7 +121,7 @@ class Anomaly:
             )
             for metric in check.metrics
         }
-        return AnomalyVerdict(check, bands)
+        return AnomalyVerdict(check, bands, writes=not _reads_table(judged.output))
 
     def results(
         self, verdict: AnomalyVerdict | None, reported: Reported
@@ -125,6 +132,11 @@ class Anomaly:
         results = []
         for metric in check.metrics:
             band = verdict.bands.get(metric) if verdict is not None else None
+            recorded: dict[str, Any] = {}
+            if band is not None and band.value is not None and _reads_table(reported.output):
+                # NOTE: nothing materializes a stored table here: the evaluation records the
+                # metric, under the materialization's name, for the next evaluations' band.
+                recorded[_key(metric)] = band.value
             results.append(
                 dg.AssetCheckResult(
                     check_name=names.anomaly_check_name(metric),
@@ -132,7 +144,11 @@ class Anomaly:
                     passed=band is None or band.passed,
                     severity=check.severity,
                     description=band.sentence + "." if band is not None else NOTHING_WRITTEN,
-                    metadata={**(_band_metadata(band) if band else {}), **reported.metadata},
+                    metadata={
+                        **(_band_metadata(band) if band else {}),
+                        **recorded,
+                        **reported.metadata,
+                    },
                 )
             )
         return results
@@ -154,9 +170,17 @@ def _window(check: AnomalyCheck) -> int:
     return 2 * check.training_window * _SEASON_SPAN[check.seasonality]
 
 
-def _series(check: AnomalyCheck, metric: str) -> Series:
+def _reads_table(output: ValidatedOutput) -> bool:
+    # NOTE: the checks of a stored table (`dd.table_checks`) write nothing, so their history
+    # is their own past evaluations, not materializations something else made.
+    policy = output.settings.policy
+    return policy is not None and not policy.writes
+
+
+def _series(check: AnomalyCheck, metric: str, evaluations: bool = False) -> Series:
     wide = check.compare_with == "asset"
-    return Series(_key(metric), _window(check), asset_wide=wide, reads_marks=True)
+    source = names.anomaly_check_name(metric) if evaluations else None
+    return Series(_key(metric), _window(check), asset_wide=wide, reads_marks=True, check=source)
 
 
 def _incidents(check: AnomalyCheck) -> Series:

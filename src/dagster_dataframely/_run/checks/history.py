@@ -7,10 +7,14 @@ Every kind's series are read together, once, when a run starts, through Dagster'
 of one partition, and about one for a range, whatever its size. A run over a partition range
 reads what a run of each partition alone would read (`RangeHistory`), so a single-run backfill
 judges every partition as one run per partition, in the range's order, would.
+
+A series may instead be an asset check's own past evaluations (`Series.check`): a check of a
+table the package does not write (`dd.table_checks`) has no materialization to learn from.
 """
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -18,7 +22,7 @@ from typing import Any
 import dagster as dg
 
 from dagster_dataframely._model import names
-from dagster_dataframely._upstream import current_asset_context
+from dagster_dataframely._upstream import check_evaluations, current_asset_context
 
 _MARKS_PAGE = 1000
 """How many asset observations one query of the incident marks reads."""
@@ -36,6 +40,10 @@ class Series:
     """The whole asset's latest materializations, whichever partition, not the partition's."""
     reads_marks: bool = False
     """Marks set after a run (`dd.mark_incident`) are read into its points' tags."""
+    check: str | None = None
+    """The source: None, the asset's materializations; a check's name, that asset check's own
+    evaluations (the metadata key on each evaluation), for a check of a table it does not write.
+    Its points' tags hold the evaluating run's incident tag."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -107,20 +115,62 @@ def read_range_history(
     if context is None:
         return RangeHistory({p: dict.fromkeys(series, ()) for p in partition_keys})
     instance: dg.DagsterInstance = context.instance
-    own = max((s.window for s in series if not s.asset_wide), default=0)
-    wide = max((s.window for s in series if s.asset_wide), default=0)
+    stored = [s for s in series if s.check is None]
+    own = max((s.window for s in stored if not s.asset_wide), default=0)
+    wide = max((s.window for s in stored if s.asset_wide), default=0)
     asset = _latest(instance, key, [None], wide)[None]
     latest = _latest(instance, key, partition_keys, own)
     records = [*asset, *(record for found in latest.values() for record in found)]
-    marks = _marks(instance, key, records) if any(s.reads_marks for s in series) else {}
-    return RangeHistory(
-        {
-            partition: {
-                s: _points(asset if s.asset_wide else latest[partition], s, marks) for s in series
-            }
-            for partition in partition_keys
+    marks = _marks(instance, key, records) if any(s.reads_marks for s in stored) else {}
+    histories: dict[str | None, dict[Series, tuple[Point, ...]]] = {
+        partition: {
+            s: _points(asset if s.asset_wide else latest[partition], s, marks) for s in stored
         }
+        for partition in partition_keys
+    }
+    for s in series:
+        if s.check is not None:
+            for partition in partition_keys:
+                histories[partition][s] = _evaluated_points(instance, key, partition, s)
+    return RangeHistory(histories)
+
+
+def _evaluated_points(
+    instance: dg.DagsterInstance, key: dg.AssetKey, partition: str | None, series: Series
+) -> tuple[Point, ...]:
+    assert series.check is not None
+    check_key = dg.AssetCheckKey(key, series.check)
+    found = check_evaluations(
+        instance, check_key, partition, series.window, every_partition=series.asset_wide
     )
+    runs = {run_id for run_id, *_ in found}
+    run_tags = _incident_tags(instance, runs)
+    points = [
+        Point(metadata[series.key].value, at, run_id, timestamp, run_tags.get(run_id, {}))
+        for run_id, at, timestamp, metadata in found
+        if series.key in metadata
+    ]
+    if series.reads_marks and points:
+        marks = _run_marks(instance, key, runs, min(p.timestamp for p in points))
+        points = [
+            dataclasses.replace(p, tags={**p.tags, **_mark(marks, p.run_id, p.partition)})
+            for p in points
+        ]
+    return tuple(points)
+
+
+def _incident_tags(
+    instance: dg.DagsterInstance, runs: Collection[str]
+) -> dict[str, dict[str, str]]:
+    # NOTE: an evaluation records no run tag: the evaluating runs' tags are read in one query.
+    if not runs:
+        return {}
+    records = instance.get_run_records(dg.RunsFilter(run_ids=list(runs)))
+    return {
+        record.dagster_run.run_id: {names.INCIDENT_TAG: record.dagster_run.tags[names.INCIDENT_TAG]}
+        for record in records
+        if names.INCIDENT_TAG in record.dagster_run.tags
+    }
 
 
 def _latest(
@@ -165,11 +215,16 @@ def _marks(
 ) -> _Marks:
     if not records:
         return {}
+    runs = {record.run_id for record in records}
+    return _run_marks(instance, key, runs, min(record.timestamp for record in records))
+
+
+def _run_marks(
+    instance: dg.DagsterInstance, key: dg.AssetKey, runs: Collection[str], after: float
+) -> _Marks:
     # NOTE: a mark is an observation reported after the run it marks, so the marks of the points
     # read are all newer than the oldest of them: only those are read, oldest first, so a later
     # mark (or its clearing) replaces an earlier one.
-    runs = {record.run_id for record in records}
-    after = min(record.timestamp for record in records)
     marks: dict[tuple[str, str | None], tuple[float, bool]] = {}
     cursor = None
     while True:
