@@ -165,16 +165,14 @@ def quarantine_spec(
     """
     if isinstance(schema, dg.AssetsDefinition):
         if asset is not None:
-            raise InvalidArgumentsError(
-                "quarantine_spec",
+            raise _refused(
                 "it takes a schema first and the asset second, and was given a definition first",
                 "Pass the definition alone, dd.quarantine_spec(orders), or the schema and then "
                 "the asset, dd.quarantine_spec(Orders, orders).",
             )
         schema, asset = None, schema
     if asset is None:
-        raise InvalidArgumentsError(
-            "quarantine_spec",
+        raise _refused(
             "it needs the asset whose quarantine the spec declares",
             "Pass its definition, dd.quarantine_spec(orders), or the schema and the asset's "
             "key, dd.quarantine_spec(Orders, 'orders').",
@@ -193,8 +191,7 @@ def quarantine_spec(
         )
         declared = declared_output(asset, key)
         if declared is not None and not declared.output.quarantine:
-            raise InvalidArgumentsError(
-                "quarantine_spec",
+            raise _refused(
                 f"the asset {key.to_user_string()!r} is declared without a quarantine, so no "
                 f"run writes {quarantine_key(key).to_user_string()!r} and the spec would be a "
                 "node nothing fills",
@@ -209,8 +206,7 @@ def quarantine_spec(
             "tags": asset.tags_by_key.get(key),
         }
     elif asset_key is not None:
-        raise InvalidArgumentsError(
-            "quarantine_spec",
+        raise _refused(
             "it takes asset_key= only together with an asset definition",
             "With an asset key, pass the output's own key as `asset`.",
         )
@@ -241,8 +237,7 @@ def _quarantined_schema(
 ) -> SchemaInfo:
     if schema is None:
         if declared is None:
-            raise InvalidArgumentsError(
-                "quarantine_spec",
+            raise _refused(
                 "it reads the schema from a definition that dd.asset, dd.multi_asset or "
                 f"dd.collection_asset built, and the definition of {key.to_user_string()!r} is "
                 "not one",
@@ -289,8 +284,7 @@ def _require_declared_schema(
     wanted: type = collection if collection is not None else expected.schema
     kind = "Collection" if collection is not None else "schema"
     wanted_name, given_name = distinct_names(wanted, schema)
-    raise InvalidArgumentsError(
-        "quarantine_spec",
+    raise _refused(
         f"the asset {key.to_user_string()!r} is declared with the {kind} {wanted_name}, not "
         f"{given_name}, so the spec's Columns tab would not list the columns of its quarantine",
         f"Pass {wanted_name}, or the definition alone, whose schema the spec then reads: "
@@ -315,3 +309,7 @@ def _io_manager_metadata(metadata: Mapping[str, Any]) -> dict[str, Any]:
         for name, value in metadata.items()
         if not name.startswith(("dagster/", names.PACKAGE_METADATA_PREFIX))
     }
+
+
+def _refused(problem: str, fix: str) -> InvalidArgumentsError:
+    return InvalidArgumentsError("quarantine_spec", problem, fix)

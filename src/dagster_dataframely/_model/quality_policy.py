@@ -332,11 +332,8 @@ def resolve_policy(
             f"Declare {refused} in the quality policy of the asset that writes the table, and "
             f"leave {'it' if len(needs_run) == 1 else 'them'} out here.",
         )
-    thresholds = {
-        rule: policy.rules.get(rule, policy.threshold)
-        for rule in own
-        if policy.rules.get(rule, policy.threshold) is not None
-    }
+    chosen = {rule: policy.rules.get(rule, policy.threshold) for rule in own}
+    thresholds = {rule: threshold for rule, threshold in chosen.items() if threshold is not None}
     if writes and quarantine is False:
         _refuse_thresholds_without_quarantine(info.name, policy, thresholds, warning_rules)
     if isinstance(severity, Mapping):
@@ -347,7 +344,7 @@ def resolve_policy(
     if not isinstance(policy.blocking, bool):
         blocking = {rule for rule in policy.blocking if rule in own}
     return ResolvedPolicy(
-        thresholds=MappingProxyType({rule: t for rule, t in thresholds.items() if t is not None}),
+        thresholds=MappingProxyType(thresholds),
         severities=MappingProxyType(severities),
         blocking=frozenset(blocking),
         blocks_own_checks=policy.blocking is True,

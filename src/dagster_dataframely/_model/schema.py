@@ -218,10 +218,9 @@ def _as_schema_class(schema: object) -> type[dy.Schema]:
     given = base_class(schema)
     if given is not None:
         raise base_class_refused(given, SCHEMA_BASE, SCHEMA_CLASS)
-    if isinstance(schema, type) and issubclass(schema, dy.Collection):
-        raise CollectionNotSupportedError(schema.__name__)
-    if isinstance(schema, dy.Collection):
-        raise CollectionNotSupportedError(type(schema).__name__)
+    given_class = schema if isinstance(schema, type) else type(schema)
+    if issubclass(given_class, dy.Collection):  # the class, or an instance of it
+        raise CollectionNotSupportedError(given_class.__name__)
     if not (isinstance(schema, type) and issubclass(schema, dy.Schema)):
         raise SchemaTypeError(SCHEMA_CLASS, repr(schema))
     if not schema.columns():

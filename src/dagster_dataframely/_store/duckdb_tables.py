@@ -56,9 +56,8 @@ def fit_table(
     resource config). The columns are added in one transaction, committed before the manager's
     own write; a table that does not exist yet is left for the manager to create.
     """
-    client, _ = _upstream.db_io_manager_parts(manager)
     table_slice = _upstream.db_table_slice(manager, context)
-    with _connection(client, context, table_slice) as connection:
+    with connection_of(manager, context, table_slice) as connection:
         connection.begin()
         fitted = _fit_to_table(connection, table_slice, frame)
         connection.commit()
@@ -67,9 +66,8 @@ def fit_table(
 
 def table_exists(manager: dg.IOManager, context: dg.OutputContext) -> bool:
     """Whether the DuckDB `manager` has a table for `context`'s asset (any partition of it)."""
-    client, _ = _upstream.db_io_manager_parts(manager)
     table_slice = _upstream.db_table_slice(manager, context)
-    with _connection(client, context, table_slice) as connection:
+    with connection_of(manager, context, table_slice) as connection:
         return bool(stored_columns(connection, table_slice))
 
 

@@ -242,16 +242,15 @@ class KeysAcrossPartitions:
         key = reported.output.key
         if verdict.not_read is None:
             return [_result(key, verdict.reports)]
+        # NOTE: unevaluated in a direct call, it passes; unreadable, it warns.
+        passed = verdict.not_read == NOT_EVALUATED
+        severity = dg.AssetCheckSeverity.ERROR if passed else dg.AssetCheckSeverity.WARN
         return [
             dg.AssetCheckResult(
                 check_name=names.KEYS_ACROSS_PARTITIONS_CHECK,
                 asset_key=key,
-                passed=verdict.not_read == NOT_EVALUATED,
-                severity=(
-                    dg.AssetCheckSeverity.ERROR
-                    if verdict.not_read == NOT_EVALUATED
-                    else dg.AssetCheckSeverity.WARN
-                ),
+                passed=passed,
+                severity=severity,
                 description=verdict.not_read,
             )
         ]

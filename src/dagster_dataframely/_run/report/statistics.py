@@ -197,10 +197,11 @@ class _Column:
     ) -> _Column:
         # `pl.nth`, not `pl.col`: a column named `*` or `^a.*$` would select other columns.
         column = pl.nth(position)
+        # NOTE: every group counts its values and nulls, a masked column's only those.
+        counts = {"count": column.count(), "null_count": column.null_count()}
         if masked:
-            counts = {"count": column.count(), "null_count": column.null_count()}
             return cls(name, group, position, counts, None, masked=True)
-        statistics = _STATISTICS[group](column, dtype)
+        statistics = counts | _STATISTICS[group](column, dtype)
         counting = None
         if "n_unique" in _TYPES[group]:
             key = f"{position}:n_unique"
@@ -235,8 +236,6 @@ def _numeric(column: pl.Expr, dtype: pl.DataType) -> dict[str, pl.Expr]:
     if isinstance(dtype, pl.Decimal):
         return _decimal(column, dtype)
     return {
-        "count": column.count(),
-        "null_count": column.null_count(),
         "mean": _rounded(column.mean()),
         "std": _rounded(column.std()),
         "min": column.min(),
@@ -252,8 +251,6 @@ def _decimal(column: pl.Expr, dtype: pl.Decimal) -> dict[str, pl.Expr]:
     units = column.to_physical()
     scale = 10.0 ** (dtype.scale or 0)
     return {
-        "count": column.count(),
-        "null_count": column.null_count(),
         "mean": _rounded(units.mean() / scale),
         "std": _rounded(units.std() / scale),
         "min": column.min().cast(pl.Float64),
@@ -279,8 +276,6 @@ def _median_units(units: pl.Expr, dtype: pl.Decimal) -> pl.Expr:
 def _temporal(column: pl.Expr, dtype: pl.DataType) -> dict[str, pl.Expr]:
     low, high = column.min(), column.max()
     return {
-        "count": column.count(),
-        "null_count": column.null_count(),
         "min": tables.cell_expr(low, dtype),
         "max": tables.cell_expr(high, dtype),
         "span": (high - low).dt.to_string("polars"),
@@ -295,8 +290,6 @@ def _string(column: pl.Expr, dtype: pl.DataType) -> dict[str, pl.Expr]:
     else:
         lengths = column.str.len_bytes()
     return {
-        "count": column.count(),
-        "null_count": column.null_count(),
         "min_len": lengths.min(),
         "max_len": lengths.max(),
         "n_empty": (lengths == 0).sum(),
@@ -307,8 +300,6 @@ def _string(column: pl.Expr, dtype: pl.DataType) -> dict[str, pl.Expr]:
 def _boolean(column: pl.Expr, dtype: pl.DataType) -> dict[str, pl.Expr]:
     n_true = column.sum()
     return {
-        "count": column.count(),
-        "null_count": column.null_count(),
         "n_true": n_true,
         "n_false": column.count() - n_true,
         "true_rate": _rounded(column.mean()),
@@ -320,6 +311,7 @@ def _rounded(statistic: pl.Expr) -> pl.Expr:
     return statistic.cast(pl.Float64).round(4)
 
 
+# NOTE: each group's own statistics; `_Column.plan` adds the counts of values and nulls.
 _STATISTICS: dict[str, _Statistics] = {
     "numeric": _numeric,
     "temporal": _temporal,

@@ -127,24 +127,21 @@ class RowPartitions:
     def _by_partition(
         self, output: ValidatedOutput, rows: Frame, assignment: pl.Expr
     ) -> dict[str, Frame]:
+        # NOTE: the rows outside the range are counted without a copy of the rows keyed by
+        # partition (streamed when staged): one partition then takes every row there is.
+        counts = (
+            rows.lazy()
+            .select(outside=assignment.is_null().sum(), height=pl.len())
+            .collect(engine="streaming")
+        )
+        outside, height = counts.row(0)
+        if outside:
+            raise _refused(self, output, *self._outside(output, outside, height))
         if len(self.keys) == 1:
-            # NOTE: one partition takes every row there is, so only the rows outside it are
-            # counted, without a copy of the rows keyed by partition (streamed when staged).
-            counts = (
-                rows.lazy()
-                .select(outside=assignment.is_null().sum(), height=pl.len())
-                .collect(engine="streaming")
-            )
-            outside, height = counts.row(0)
-            if outside:
-                raise _refused(self, output, *self._outside(output, outside, height))
             return {self.keys[0]: rows}
         assert isinstance(rows, pl.DataFrame)  # a range's rows are collected, never staged
         label = _unused_name(rows.columns)
         keyed = rows.with_columns(assignment.alias(label))
-        outside = keyed.get_column(label).null_count()
-        if outside:
-            raise _refused(self, output, *self._outside(output, outside, rows.height))
         parts = keyed.partition_by(label, as_dict=True, maintain_order=True, include_key=False)
         return {key: parts.get((str(key),), rows.clear()) for key in self.keys}
 
