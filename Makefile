@@ -69,9 +69,10 @@ screenshots: | $(UV)
 # --- end of the demo and the UI ----------------------------------------------------------------
 
 # The suites run on WORKERS processes (pytest-xdist): CI has two cores. `make test WORKERS=0`
-# runs them in this one process.
+# runs them in this one process. A worker that runs out of tests takes some of the other's
+# (`--dist worksteal`), so a slow test near the end does not leave one core idle.
 WORKERS ?= 2
-PARALLEL := -n $(WORKERS)
+PARALLEL := -n $(WORKERS) --dist worksteal
 
 # integration_tests/distributed/ runs in one pytest process of its own (its tests share one Dask
 # cluster, PostgreSQL server and S3 server, started once for the folder; a pytest-xdist worker
