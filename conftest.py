@@ -49,7 +49,8 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
         cap_examples((getattr(item, "obj", None) for item in items), cap)
     if config.getoption("each_value_once"):
         kept = each_value_once(items)
-        config.hook.pytest_deselected(items=[item for item in items if item not in kept])
+        chosen = set(map(id, kept))
+        config.hook.pytest_deselected(items=[item for item in items if id(item) not in chosen])
         items[:] = kept
 
 

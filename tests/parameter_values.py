@@ -29,13 +29,15 @@ def each_value_once(items: Sequence[pytest.Item]) -> list[pytest.Item]:
         by_test.setdefault(test, []).append(item)
     kept: set[int] = set()
     for cases in by_test.values():
-        names = {name for case in cases for name, _ in _values(case)}
+        # NOTE: each case's values once: a repr of a frame parameter is not free.
+        values = {id(case): _values(case) for case in cases}
+        names = {name for shown in values.values() for name, _ in shown}
         if len(names) < 2:
-            kept.update(map(id, cases))
+            kept.update(values)
             continue
-        unseen = set().union(*map(_values, cases))
+        unseen = set().union(*values.values())
         while unseen:
-            best = max(cases, key=lambda case: len(_values(case) & unseen))
+            best = max(cases, key=lambda case: len(values[id(case)] & unseen))
             kept.add(id(best))
-            unseen -= _values(best)
+            unseen -= values[id(best)]
     return [item for item in items if id(item) in kept]
