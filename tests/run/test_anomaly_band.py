@@ -45,28 +45,57 @@ def plain_season(at: datetime, seasonality: str) -> int:
 def plain_band(
     history: list[Point], at: datetime | None, chosen: AnomalySettings
 ) -> tuple[int, float | None, float | None, float | None]:
-    """(points used, centre, lower, upper), computed the obvious way."""
+    """(points used, centre, lower, upper), computed the obvious way.
+
+    The centre: the judged season's latest points. The spread: every season's latest points,
+    each measured from its own season's centre (relative to it when every centre has one sign),
+    pooled; then widened for a centre learnt from n points.
+    """
     usable = [
         p for p in history if p.excluded is None and p.value is not None and math.isfinite(p.value)
     ]
-    pool = usable
+    window = chosen.training_window
+    groups: dict[int, list[float]] = {}
     if chosen.seasonality is not None and at is not None:
-        season = plain_season(at, chosen.seasonality)
-        same = [
-            p
-            for p in usable
-            if p.at is not None and plain_season(p.at, chosen.seasonality) == season
-        ]
-        pool = same
-    values = [float(p.value) for p in pool[-chosen.training_window :] if p.value is not None]
+        for p in usable:
+            if p.at is not None and p.value is not None:
+                groups.setdefault(plain_season(p.at, chosen.seasonality), []).append(p.value)
+        groups = {season: points[-window:] for season, points in groups.items()}
+        values = groups.get(plain_season(at, chosen.seasonality), [])
+    else:
+        values = [float(p.value) for p in usable if p.value is not None][-window:]
+        groups = {0: values}
     if len(values) < chosen.min_history:
         return len(values), None, None, None
-    if chosen.method == "mean_std":
-        centre = sum(values) / len(values)
-        spread = math.sqrt(sum((v - centre) ** 2 for v in values) / (len(values) - 1))
+    mean = chosen.method == "mean_std"
+
+    def centre_of(points: list[float]) -> float:
+        return sum(points) / len(points) if mean else plain_median(points)
+
+    trained = [points for points in groups.values() if len(points) >= 2]
+    centres = [centre_of(points) for points in trained]
+    relative = all(c > 0 for c in centres) or all(c < 0 for c in centres)
+    centre = centre_of(values)
+    if mean:
+        squares = sum(
+            ((v - c) / (abs(c) if relative else 1.0)) ** 2
+            for points, c in zip(trained, centres, strict=True)
+            for v in points
+        )
+        spread = math.sqrt(squares / (sum(map(len, trained)) - len(trained)))
     else:
-        centre = plain_median(values)
-        spread = 1.4826 * plain_median([abs(v - centre) for v in values])
+        spread = 1.4826 * plain_median(
+            [
+                math.sqrt(len(points) / (len(points) - 1))
+                * abs(v - c)
+                / (abs(c) if relative else 1.0)
+                for points, c in zip(trained, centres, strict=True)
+                for v in points
+            ]
+        )
+    if relative:
+        spread *= abs(centre)
+    spread *= math.sqrt(1 + (1.0 if mean else math.pi / 2) / len(values))
     half = max(chosen.sensitivity * spread, chosen.min_relative_change * abs(centre))
     return len(values), centre, centre - half, centre + half
 
@@ -157,7 +186,7 @@ def test_excluded_points_never_change_the_band(
     values,
     st.sampled_from(["median_mad", "mean_std"]),
 )
-def test_points_of_other_weekdays_never_change_a_weekly_band(
+def test_points_of_other_weekdays_never_move_a_weekly_centre(
     same_weekday: list[float], other_days: list[float], value: float, method: str
 ) -> None:
     chosen = AnomalySettings(seasonality="day_of_week", method=method)  # type: ignore[arg-type]
@@ -170,13 +199,51 @@ def test_points_of_other_weekdays_never_change_a_weekly_band(
     mixed.sort(key=lambda point: point.at or START)
     alone = judge_point(weekly, value, at, chosen)
     together = judge_point(mixed, value, at, chosen)
-    assert (together.passed, together.lower, together.upper, together.used) == (
-        alone.passed,
-        alone.lower,
-        alone.upper,
+    assert (together.centre, together.used, together.window) == (
+        alone.centre,
         alone.used,
+        alone.window,
     )
+    assert together.spread_from >= alone.spread_from
     assert "of the same weekday" in together.sentence
+
+
+def test_a_few_quiet_mondays_borrow_the_spread_of_every_weekday() -> None:
+    # Four Mondays that happen to agree closely would give a razor-thin band alone; the other
+    # weekdays' noise (each around its own level) says how far a Monday may stray.
+    mondays = [1000.0, 1001.0, 1000.0, 1001.0]
+    chosen = AnomalySettings(min_relative_change=0.0, training_window=4)
+    points = []
+    for week, monday in enumerate(mondays):
+        points.append(Point(monday, START + timedelta(weeks=week)))
+        for day, level in enumerate((1000.0, 1000.0, 1000.0, 1000.0, 500.0, 500.0), start=1):
+            noise = (-40.0, 40.0, -20.0, 20.0)[(week + day) % 4] * level / 1000
+            points.append(Point(level + noise, START + timedelta(weeks=week, days=day)))
+    at = START + timedelta(weeks=len(mondays))
+    alone = judge_point(points[::7], 1040.0, at, chosen)
+    pooled = judge_point(points, 1040.0, at, chosen)
+    assert not alone.passed
+    assert pooled.passed
+    assert pooled.used == alone.used == 4
+    assert pooled.spread_from == 28
+    assert pooled.centre == alone.centre == 1000.5
+
+
+def test_a_season_at_zero_pools_absolute_distances() -> None:
+    # A null fraction that is 0 every Sunday: relative distances have no unit there.
+    points = []
+    for week in range(6):
+        for day in range(7):
+            level = 0.0 if day == 6 else 0.02
+            noise = 0.001 * ((week + day) % 3 - 1) * (day != 6)
+            points.append(Point(level + noise, START + timedelta(weeks=week, days=day)))
+    at = START + timedelta(weeks=6)
+    band = judge_point(points, 0.02, at, AnomalySettings(min_relative_change=0.0))
+    assert band.spread_from == 42
+    assert band.lower is not None
+    assert band.upper is not None
+    assert band.lower < 0.02 < band.upper
+    assert math.isfinite(band.upper)
 
 
 @settings(max_examples=200, deadline=None)
@@ -257,8 +324,8 @@ def test_the_sentence_names_value_band_score_and_training_points() -> None:
     assert not band.passed
     assert band.used == 12
     assert band.sentence == (
-        "null_fraction of email is 0.31, above the expected 0.00359\u20130.0184 "
-        "(score 201.7, from 12 earlier points)"
+        "null_fraction of email is 0.31, above the expected 0.00277\u20130.0192 "
+        "(score 181.6, from 12 earlier points)"
     )
 
 
@@ -306,7 +373,10 @@ def test_mad_is_scaled_to_a_standard_deviation() -> None:
     chosen = AnomalySettings(seasonality=None, sensitivity=1, min_relative_change=0)
     band = judge_point(history, 4.0, None, chosen)
     assert band.centre == 4.0
-    assert band.upper == pytest.approx(4.0 + 2 * 1.4826)
+    # MAD 2, scaled by 1.4826, taken 7/6 wider (a point is nearer its own sample's median than
+    # a new one is), and widened by sqrt(1 + (pi/2)/7) for a median of 7 points.
+    expected = 2 * 1.4826 * math.sqrt(7 / 6) * math.sqrt(1 + math.pi / 2 / 7)
+    assert band.upper == pytest.approx(4.0 + expected)
 
 
 def test_a_missing_value_passes_unjudged_but_shows_the_band() -> None:

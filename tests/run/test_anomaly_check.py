@@ -7,6 +7,7 @@ the same points (the partition's own, the latest `training_window`, incidents le
 
 from __future__ import annotations
 
+import math
 import statistics
 from collections.abc import Sequence
 from pathlib import Path
@@ -144,10 +145,16 @@ def test_an_error_severity_fails_the_run_and_keeps_the_table(tmp_path: Path) -> 
 
 
 def plain_band(history: Sequence[float], check: dd.AnomalyCheck) -> tuple[float, float]:
-    """The band written out plainly: median and scaled MAD of the latest points, a floor."""
+    """The band written out plainly: median and scaled MAD of the latest points, a floor.
+
+    The MAD is taken n/(n-1) wider (a point is nearer its own sample's median than a new one),
+    and the spread widened for a centre learnt from n points: sqrt(1 + (pi/2)/n).
+    """
     points = list(history)[-check.training_window :]
+    n = len(points)
     centre = statistics.median(points)
-    spread = 1.4826 * statistics.median(abs(p - centre) for p in points)
+    mad = statistics.median(math.sqrt(n / (n - 1)) * abs(p - centre) for p in points)
+    spread = 1.4826 * mad * math.sqrt(1 + math.pi / 2 / n)
     half = max(check.sensitivity * spread, check.min_relative_change * abs(centre))
     return centre - half, centre + half
 
@@ -190,6 +197,7 @@ def test_the_band_is_a_plain_computation_over_the_partitions_own_non_incident_po
     assert shown[names.ANOMALY_LOWER] == pytest.approx(lower)
     assert shown[names.ANOMALY_UPPER] == pytest.approx(upper)
     assert shown[names.ANOMALY_TRAINING_POINTS] == min(len(trained), check.training_window)
+    assert shown[names.ANOMALY_SPREAD_POINTS] == shown[names.ANOMALY_TRAINING_POINTS]
     assert found.passed == (lower <= last <= upper)
     if incidents and len(trained) < check.training_window:
         assert shown[names.ANOMALY_EXCLUDED] == {"incident": len(incidents)}

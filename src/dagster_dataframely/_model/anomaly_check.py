@@ -29,8 +29,9 @@ class AnomalyCheck:
     (`dataframely/metric/<column>/<metric>`) and its row count. For each metric watched, a
     check `dy_anomaly__<column>__<metric>` (`dy_anomaly__row_count` for the row count) compares
     a run's value with the band the same metric's earlier points give: their median widened by
-    `sensitivity` times their spread (the scaled median absolute deviation), and never
-    narrower than `min_relative_change` of the median. The defaults are those the package's
+    `sensitivity` times a spread (the scaled median absolute deviation, learnt from every
+    season's points, each from its own season's median), and never narrower than
+    `min_relative_change` of the median. The defaults are those the package's
     detection benchmark found best on daily seasonal series (the "Checks that learn" page has
     its table). The evaluated run is never in its own training set, and materializations marked
     as incidents (a run tagged `dagster-dataframely/incident=true`, or marked after it ran with
@@ -45,7 +46,8 @@ class AnomalyCheck:
         `"amount/mean"` or `"email/null_fraction"` (the metrics are listed on the "Checks that
         learn" page). A sensitive column has its `null_fraction` only.
     training_window
-        How many earlier points (incidents left out) train the band: the most recent ones.
+        How many earlier points (incidents left out) train the band: the most recent ones
+        (of each season, with a seasonality).
     min_history
         How many earlier points must exist before a value is judged.
     sensitivity
@@ -55,9 +57,10 @@ class AnomalyCheck:
     min_relative_change
         A change of at most this fraction of the centre never fails, however flat the past.
     seasonality
-        `None`, or train on earlier points of the same weekday, hour or day of the month only
-        (the partition's start for a time-partitioned asset, the run's time otherwise): until
-        `min_history` of them exist, the value passes unjudged.
+        `None`, or centre the band on earlier points of the same weekday, hour or day of the
+        month only (the partition's start for a time-partitioned asset, the run's time
+        otherwise): until `min_history` of them exist, the value passes unjudged. The spread
+        is learnt from every season, each point measured from its own season's centre.
     method
         `"median_mad"` (robust: one past outlier barely moves the band) or `"mean_std"`.
     compare_with

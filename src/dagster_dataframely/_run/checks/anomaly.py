@@ -252,6 +252,7 @@ def _band_metadata(band: anomaly_band.Band) -> dict[str, Any]:
         names.ANOMALY_CENTRE: band.centre,
         names.ANOMALY_SCORE: band.score if band.score is None or abs(band.score) < 1e300 else None,
         names.ANOMALY_TRAINING_POINTS: band.used,
+        names.ANOMALY_SPREAD_POINTS: band.spread_from or None,
     }
     metadata = {key: value for key, value in figures.items() if value is not None}
     first, last = band.window

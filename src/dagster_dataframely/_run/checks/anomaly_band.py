@@ -2,13 +2,18 @@
 
 An anomaly check compares a partition's metric (a row count, a column's null fraction or
 mean) with the same metric's earlier values. The band is the centre of a training set of past
-points (their median, or mean) widened by `sensitivity` times their spread (the median absolute
-deviation scaled by 1.4826 to estimate a standard deviation, or the standard deviation), and
-never narrower than `min_relative_change` of the centre, so a flat metric does not alarm on a
-tiny change. The evaluated point is never in its own training set, points marked as excluded
-(an incident) never enter it, and with a seasonality only past points of the same season (the
-same weekday, hour or day of the month) train it: until `min_history` of them exist the value
-passes unjudged, because a band learnt from every day flags every quiet weekend.
+points (their median, or mean) widened by `sensitivity` times a spread, and never narrower than
+`min_relative_change` of the centre, so a flat metric does not alarm on a tiny change. The
+evaluated point is never in its own training set, points marked as excluded (an incident) never
+enter it, and with a seasonality only past points of the same season (the same weekday, hour or
+day of the month) give the centre: until `min_history` of them exist the value passes unjudged,
+because a band learnt from every day flags every quiet weekend.
+
+The spread is learnt from every season's recent points, each measured from its own season's
+centre (relative to it when every centre is of one sign): a dozen points of one weekday
+estimate a spread poorly, seven weekdays' worth estimate it well. It is the median absolute
+deviation scaled by 1.4826 (or the pooled standard deviation), widened for the uncertainty of
+a centre learnt from few points, as a prediction interval is.
 
 Pure: Python and its standard library only, so the band can be computed and tested apart from
 Dagster and replayed by `benchmarks/anomaly_detection.py`.
@@ -42,6 +47,7 @@ NO_VALUE = "no value"
 _DIRECTIONS: tuple[Direction, ...] = ("spike", "drop", "both")
 _SEASONALITIES: tuple[Seasonality, ...] = ("day_of_week", "hour_of_day", "day_of_month")
 _METHODS: tuple[Method, ...] = ("median_mad", "mean_std")
+_CENTRE_VARIANCE: dict[Method, float] = {"median_mad": math.pi / 2, "mean_std": 1.0}
 
 
 @dataclass(frozen=True, slots=True)
@@ -72,7 +78,7 @@ class AnomalySettings:
         metric recorded at another cadence without a weekly rhythm.
     method
         `"median_mad"` (median and scaled MAD: one past outlier barely moves the band) or
-        `"mean_std"` (mean and sample standard deviation, as Elementary computes it).
+        `"mean_std"` (mean and standard deviation, as Elementary computes them).
     """
 
     # NOTE: the defaults are the best of the grid `benchmarks/anomaly_detection.py --tune`
@@ -148,7 +154,9 @@ class Band:
     value is outside the band. Infinite only when the past is flat at 0 with no floor and the
     value is not; `None` when nothing was judged."""
     used: int
-    """How many past points trained the band."""
+    """How many past points gave the centre (of the same season, with a seasonality)."""
+    spread_from: int = 0
+    """How many past points, of every season, gave the spread."""
     excluded: Mapping[str, int] = field(default_factory=dict)
     """Past points within the training window kept out of it, counted by reason."""
     window: tuple[datetime | None, datetime | None] = (None, None)
@@ -215,12 +223,17 @@ def judge_point(
             f"and needs {settings.min_history} before it judges"
         )
     judged = _usable(value)
-    centre, spread = _centre_and_spread(numbers, settings.method)
+    centre = _centre(numbers, settings.method)
+    groups = _seasons(history, settings) if seasonal else [numbers]
+    spread, spread_from = _pooled_spread(groups, centre, settings.method)
+    # NOTE: a new value strays from a centre learnt from n points by more than the points stray
+    # from it: the prediction interval's widening, with the sample median's variance (pi/2)/n.
+    spread *= math.sqrt(1 + _CENTRE_VARIANCE[settings.method] / len(numbers))
     half_width = max(settings.sensitivity * spread, settings.min_relative_change * abs(centre))
     lower, upper = centre - half_width, centre + half_width
     if judged is None:
         band = unjudged(f"{metric} has no value to judge; expected {_span(lower, upper)}")
-        return replace(band, lower=lower, upper=upper, centre=centre)
+        return replace(band, lower=lower, upper=upper, centre=centre, spread_from=spread_from)
     score = _score(judged, centre, half_width / settings.sensitivity)
     above, below = judged > upper, judged < lower
     fails_above = above and settings.direction in ("spike", "both")
@@ -234,6 +247,7 @@ def judge_point(
         centre=centre,
         score=score,
         used=len(numbers),
+        spread_from=spread_from,
         excluded=excluded,
         window=(first, last),
         enough_history=True,
@@ -292,12 +306,46 @@ def _usable(value: float | None) -> float | None:
     return number if math.isfinite(number) else None
 
 
-def _centre_and_spread(numbers: Sequence[float], method: Method) -> tuple[float, float]:
+def _seasons(history: Sequence[Point], settings: AnomalySettings) -> list[list[float]]:
+    assert settings.seasonality is not None
+    by_season: dict[int, list[float]] = {}
+    for point in reversed(history):
+        number = _usable(point.value)
+        if point.at is None or point.excluded is not None or number is None:
+            continue
+        latest = by_season.setdefault(season_of(point.at, settings.seasonality), [])
+        if len(latest) < settings.training_window:
+            latest.append(number)
+    return list(by_season.values())
+
+
+def _centre(numbers: Sequence[float], method: Method) -> float:
+    return statistics.fmean(numbers) if method == "mean_std" else statistics.median(numbers)
+
+
+def _pooled_spread(
+    groups: Sequence[Sequence[float]], centre: float, method: Method
+) -> tuple[float, int]:
+    trained = [group for group in groups if len(group) >= 2]
+    centres = [_centre(group, method) for group in trained]
+    # NOTE: a weekend at half the rows has half the noise in rows: residuals relative to their
+    # season's centre pool fairly, unless a centre is 0 or the centres differ in sign.
+    relative = all(c > 0 for c in centres) or all(c < 0 for c in centres)
+    scale = abs(centre) if relative else 1.0
+    residuals: list[float] = []
+    for group, own in zip(trained, centres, strict=True):
+        unit = abs(own) if relative else 1.0
+        if method == "mean_std":
+            residuals.extend((number - own) / unit for number in group)
+        else:
+            # NOTE: a point is nearer its own group's median than a new point is: n/(n-1)
+            # undoes that, as the pooled variance's degrees of freedom do for the mean.
+            widen = math.sqrt(len(group) / (len(group) - 1))
+            residuals.extend(widen * abs(number - own) / unit for number in group)
     if method == "mean_std":
-        return statistics.fmean(numbers), statistics.stdev(numbers)
-    centre = statistics.median(numbers)
-    mad = statistics.median(abs(number - centre) for number in numbers)
-    return centre, MAD_TO_STD * mad
+        freedom = len(residuals) - len(trained)
+        return scale * math.sqrt(sum(r * r for r in residuals) / freedom), len(residuals)
+    return scale * MAD_TO_STD * statistics.median(residuals), len(residuals)
 
 
 def _score(value: float, centre: float, spread: float) -> float:
