@@ -45,7 +45,9 @@ from dagster_dataframely._upstream import (
     evaluated_rules,
     failure_outcomes,
     failure_propagation_rule,
+    input_context,
     is_context_parameter,
+    no_resources,
     output_context_for,
     output_io_manager,
     planned_partitions,
@@ -110,6 +112,42 @@ class RecordingIOManager(dg.IOManager):
 
 
 # --- Dagster: the running step ---------------------------------------------------------------
+
+
+def test_contexts_on_no_resources_build_no_instance_of_their_own(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """`no_resources` / `input_context`: IO contexts that build no ephemeral instance."""
+    partitions = dg.StaticPartitionsDefinition(["a", "b"])
+    built: list[dg.DagsterInstance] = []
+    ephemeral = dg.DagsterInstance.ephemeral
+
+    def counted(*args: Any, **kwargs: Any) -> dg.DagsterInstance:
+        built.append(ephemeral(*args, **kwargs))
+        return built[-1]
+
+    with dg.DagsterInstance.ephemeral() as instance:
+        monkeypatch.setattr(dg.DagsterInstance, "ephemeral", staticmethod(counted))
+        # The cost the seam avoids: a context given no resources builds an instance for them.
+        with dg.build_input_context(asset_key=dg.AssetKey("orders"), instance=instance):
+            pass
+        assert len(built) == 1, "build_input_context no longer builds an instance: drop the seam"
+        with no_resources(instance) as resources:
+            output = dg.build_output_context(
+                asset_key=dg.AssetKey("orders"),
+                asset_partitions_def=partitions,
+                asset_partition_key_range=dg.PartitionKeyRange("a", "b"),
+                instance=instance,
+                resources=resources,
+            )
+            reading = input_context(dg.AssetKey("orders"), instance, resources)
+        assert len(built) == 1, "a context on a built Resources built an instance of its own"
+        assert sorted(output.asset_partition_keys) == ["a", "b"]
+        assert isinstance(reading, dg.InputContext)
+        assert reading.asset_key == dg.AssetKey("orders"), (
+            "InputContext(asset_key=, instance=, resources=) no longer keeps what it was given"
+        )
+        assert reading.instance is instance
 
 
 def test_current_asset_context_is_the_running_assets_context_and_none_outside_a_step(

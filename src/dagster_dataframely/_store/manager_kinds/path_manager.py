@@ -81,14 +81,17 @@ class PathManager(ManagerKind):
     ) -> dict[str, StoredPartition] | None:
         if not hasattr(self.manager, "scan_df_from_path"):
             return None
-        if _upstream.upath_lays_out_partitions_as_dagster(self.manager):
-            files = _listed_files(self.manager, context, partitions_def, instance)
-        else:
-            files = _probed_files(self.manager, context.asset_key, partitions_def, instance)
-        # The manager's own scan, with its storage options (S3's credentials and endpoint).
-        scan: Any = self.manager.scan_df_from_path
-        reading = dg.build_input_context(asset_key=context.asset_key, instance=instance)
-        return _scanned({key: scan(path, reading) for key, path in files.items()})
+        with _upstream.no_resources(instance) as resources:
+            if _upstream.upath_lays_out_partitions_as_dagster(self.manager):
+                files = _listed_files(self.manager, context, partitions_def, instance)
+            else:
+                files = _probed_files(
+                    self.manager, context.asset_key, partitions_def, instance, resources
+                )
+            # The manager's own scan, with its storage options (S3's credentials and endpoint).
+            scan: Any = self.manager.scan_df_from_path
+            reading = _upstream.input_context(context.asset_key, instance, resources)
+            return _scanned({key: scan(path, reading) for key, path in files.items()})
 
     def previews(self) -> Mapping[str, str] | None:
         if self.sinks_lazy and _records_dagster_polars_metadata(self.manager):
@@ -200,6 +203,7 @@ def _probed_files(
     asset_key: dg.AssetKey,
     partitions_def: dg.PartitionsDefinition,
     instance: dg.DagsterInstance,
+    resources: _upstream.Resources,
 ) -> dict[str, UPath]:
     keys = partitions_def.get_partition_keys(dynamic_partitions_store=instance)
     if not keys:
@@ -209,6 +213,7 @@ def _probed_files(
         asset_partitions_def=partitions_def,
         asset_partition_key_range=dg.PartitionKeyRange(keys[0], keys[-1]),
         instance=instance,
+        resources=resources,
     )
     paths = _upstream.upath_output_locations(manager, context)
     return {
