@@ -558,3 +558,25 @@ def test_a_key_column_only_an_empty_partition_brought_takes_no_part(
     evaluation = _run_each(_asset(Coupons, empty), manager, ["west"], instance)
     assert evaluation.passed
     assert evaluation.metadata["dy_repeated_keys"].value == 0
+
+
+def test_reading_the_stored_partitions_builds_no_instance_of_its_own(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Each Dagster instance built in a run costs about 0.1 s of CPU (its storage's migrations);
+    # the check reads the stored partitions on the run's own.
+    manager = _managers(tmp_path)["parquet"]
+    asset = _asset(Orders, {"east": _orders("east", [1, 2]), "west": _orders("west", [3])})
+    with dg.DagsterInstance.ephemeral() as instance:
+        _run_each(asset, manager, ["east"], instance)
+        built: list[dg.DagsterInstance] = []
+        ephemeral = dg.DagsterInstance.ephemeral
+
+        def counted(*args: Any, **kwargs: Any) -> dg.DagsterInstance:
+            built.append(ephemeral(*args, **kwargs))
+            return built[-1]
+
+        monkeypatch.setattr(dg.DagsterInstance, "ephemeral", staticmethod(counted))
+        evaluation = _run_each(asset, manager, ["west"], instance)
+    assert evaluation.passed
+    assert built == []
