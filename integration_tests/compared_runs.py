@@ -8,7 +8,8 @@ asset leave equal `outcome()`s.
 """
 
 import re
-from collections.abc import Sequence
+import tempfile
+from collections.abc import Callable, Hashable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -119,6 +120,46 @@ def run(asset: dg.AssetsDefinition, warehouse: Path, kind: str = "parquet") -> t
     store = Warehouse(warehouse, kind)
     success = store.materialize([asset])
     return success, store.events, store.stored()
+
+
+_RUN_ONCE: dict[Hashable, tuple[object, ...]] = {}
+
+
+def run_once(key: Hashable, runs: Callable[[Path], tuple[object, ...]]) -> tuple[object, ...]:
+    """What `runs(folder)` leaves, made in a folder of its own the first time a test of this
+    process asks for `key`, and the same tuple after.
+
+    Several hinted forms are each compared with one declaration given its schema (one plain
+    annotation, one returned value): its runs are the same whichever form asks, and an outcome
+    holds nothing of its folder (`<dir>`) or of its run ids, so they are made once per process.
+    """
+    # NOTE: a failing `runs` stores nothing and fails again for the next form that asks.
+    if key not in _RUN_ONCE:
+        with tempfile.TemporaryDirectory(prefix="dd-compared-") as folder:
+            _RUN_ONCE[key] = runs(Path(folder))
+    return _RUN_ONCE[key]
+
+
+def returned(value: object) -> Hashable:
+    """What a function returns, as a key two equal values share: each frame's type, schema and
+    rows, a `MaterializeResult`'s value and metadata, a tuple's or dict's items."""
+    if isinstance(value, pl.LazyFrame):
+        return "LazyFrame", returned(value.collect())
+    if isinstance(value, pl.DataFrame):
+        return "DataFrame", repr(value.schema), tuple(value.rows())
+    if isinstance(value, dg.MaterializeResult):
+        return (
+            "MaterializeResult",
+            returned(value.value),
+            repr(sorted((value.metadata or {}).items())),
+        )
+    if isinstance(value, tuple):
+        return "tuple", *map(returned, value)
+    if isinstance(value, dict):
+        return "dict", *((key, returned(item)) for key, item in sorted(value.items()))
+    if value is None:
+        return None
+    raise TypeError(f"no key for a returned {type(value).__name__}")
 
 
 def _rows(frame: pl.DataFrame) -> list[str]:

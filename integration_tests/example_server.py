@@ -11,7 +11,9 @@ child's pid, then with its exit code.
 Each example's child is forked from the server, which never runs an example itself: what one
 example leaves behind (a module attribute, an environment variable, a cache, a server) dies
 with its child and cannot reach the next. Only the imports are shared, and a fresh interpreter
-would make the same ones.
+would make the same ones; and Dagster's storage migration scripts, read once by the server as
+every test process reads them (`tests/alembic_scripts.py`), where a fresh interpreter reads the
+same files from disk for every instance it makes.
 
 Stdlib only before `PRELOAD`: the test module also runs this file as a plain script where
 `os.fork` does not exist.
@@ -27,6 +29,7 @@ import os
 import runpy
 import sys
 import traceback
+from pathlib import Path
 
 PRELOAD = ("polars", "dataframely", "dagster", "dagster_polars", "dagster_dataframely")
 """Imported once by the server: the costly part of an example's start."""
@@ -115,12 +118,24 @@ def _become_a_fresh_start(request: dict[str, object]) -> None:
     os.close(null)
 
 
+def _read_migrations_once() -> None:
+    """Every instance an example makes is stamped from scripts the server read once."""
+    scripts = Path(__file__).resolve().parents[1] / "tests" / "alembic_scripts.py"
+    runpy.run_path(str(scripts))["reuse_alembic_scripts"]()
+    import dagster as dg
+
+    # NOTE: an instance stamps its storages, which reads the scripts here, before any fork: a
+    # child that read them itself would lose them with its exit (0.2 s of CPU per instance).
+    dg.DagsterInstance.ephemeral().dispose()
+
+
 def serve() -> None:
     """Answer requests on stdin until it closes; replies go to the original stdout only."""
     replies = os.fdopen(os.dup(1), "w", buffering=1)
     os.dup2(2, 1)  # anything an import prints cannot corrupt the replies
     for module in PRELOAD:
         importlib.import_module(module)
+    _read_migrations_once()
     print(json.dumps({"ready": True}), file=replies)
     for line in sys.stdin:
         request = json.loads(line)

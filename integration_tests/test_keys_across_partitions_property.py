@@ -380,9 +380,13 @@ def test_listing_the_stored_files_finds_what_looking_for_each_partition_finds(
         if multi
         else dg.StaticPartitionsDefinition(held_shops)
     )
+    # NOTE: the resources are built on the module's instance, and each context is given them:
+    # built without, each made a Dagster instance of its own, most of what an example cost.
     with (
         tempfile.TemporaryDirectory() as folder,
-        dg.build_resources({"io_manager": PolarsParquetIOManager(base_dir=folder)}) as resources,
+        dg.build_resources(
+            {"io_manager": PolarsParquetIOManager(base_dir=folder)}, instance=instance
+        ) as resources,
     ):
         manager = resources.io_manager
         for key in stored:
@@ -391,9 +395,10 @@ def test_listing_the_stored_files_finds_what_looking_for_each_partition_finds(
                 partition_key=str(key),
                 asset_partitions_def=defined,
                 dagster_type=FRAMES,
+                resources=resources,
             )
             manager.handle_output(context, pl.DataFrame({"order_id": [1]}))
-        output = dg.build_output_context(asset_key=["sales", "orders"])
+        output = dg.build_output_context(asset_key=["sales", "orders"], resources=resources)
         listed = _listed_files(manager, output, held, instance)
         probed = _probed_files(manager, dg.AssetKey(["sales", "orders"]), held, instance)
     assert {k: p.path for k, p in listed.items()} == {k: p.path for k, p in probed.items()}
