@@ -10,6 +10,7 @@ import dataframely as dy
 import polars as pl
 
 from dagster_dataframely._suggest.column_rules import MARGIN, ColumnSuggestion, suggest_column
+from dagster_dataframely._suggest.held_out_counts import FailureCounts, count_failures
 from dagster_dataframely._suggest.suggest_schema import (
     Suggested,
     guessed_sensitive,
@@ -108,9 +109,10 @@ def load_schema(code: str, name: str) -> type[dy.Schema]:
     return schema
 
 
-def _failures(code: str, name: str, rows: pl.DataFrame) -> tuple[dict[str, int], int]:
-    valid, failures = load_schema(code, name).filter(rows)
-    return failures.counts(), rows.height - valid.height
+def _failures(code: str, name: str, rows: pl.LazyFrame) -> FailureCounts:
+    # NOTE: counted as the rows stream past, never held: the held-out part of a table larger
+    # than memory is larger than memory too.
+    return count_failures(load_schema(code, name), rows)
 
 
 def _split_rule(rule: str) -> tuple[str, str]:
@@ -255,16 +257,16 @@ def evaluate_suggestion(
     suggested = suggest_frame(
         training, source, name=name, sensitive=sensitive, margin=margin, progress=progress
     )
-    held_rows = held.collect(engine="streaming")
-    if held_rows.height == 0:
+    first = _failures(suggested.code(), name, held)
+    if first.rows == 0:
         raise refused(source, "no row was held out", "Hold out a larger share, or more rows.")
-    counts, before = _failures(suggested.code(), name, held_rows)
-    decisions = _decide(counts, held_rows.height, tolerance, widened=())
+    held_rows, counts, before = first.rows, first.counts, first.quarantined
+    decisions = _decide(counts, held_rows, tolerance, widened=())
     relaxed = _relaxed(suggested, decisions, sensitive, margin)
-    second, after = _failures(relaxed.code(), name, held_rows)
+    second = _failures(relaxed.code(), name, held)
     widened = {(d.column, d.kind) for d in decisions if d.action == "widened"}
     still = [
-        d for d in _decide(second, held_rows.height, tolerance, widened) if d.action != "widened"
+        d for d in _decide(second.counts, held_rows, tolerance, widened) if d.action != "widened"
     ]
     if still:
         decisions = [
@@ -274,7 +276,8 @@ def evaluate_suggestion(
             dataclasses.replace(d, reason=d.reason + " (still failing once widened)") for d in still
         ]
         relaxed = _relaxed(suggested, decisions, sensitive, margin)
-        second, after = _failures(relaxed.code(), name, held_rows)
+        second = _failures(relaxed.code(), name, held)
+    after = second.quarantined
     if split_by is not None:
         # NOTE: the column that orders old from new grows by construction: tomorrow's rows carry
         # a value no training row had, so its upper bound and its value list cannot hold.
@@ -294,7 +297,7 @@ def evaluate_suggestion(
             {
                 "rule": rule,
                 "held_out_failures": count,
-                "held_out_share": count / held_rows.height,
+                "held_out_share": count / held_rows,
                 "action": decided[_split_rule(rule)].action
                 if _split_rule(rule) in decided
                 else "kept",
@@ -314,14 +317,14 @@ def evaluate_suggestion(
     )
     notes = [
         f"Evaluated: suggested from {suggested.profile.rows:,} rows, validated on "
-        f"{held_rows.height:,} held-out rows: {before:,} quarantined as suggested, {after:,} "
+        f"{held_rows:,} held-out rows: {before:,} quarantined as suggested, {after:,} "
         f"after relaxing {len(decisions)} rule{'' if len(decisions) == 1 else 's'}."
     ]
     return SuggestionReport(
         code=final.code(notes),
         rules=rules,
         training_rows=suggested.profile.rows,
-        held_out_rows=held_rows.height,
+        held_out_rows=held_rows,
         quarantined_before=before,
         quarantined_after=after,
     )
