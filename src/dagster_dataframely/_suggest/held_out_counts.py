@@ -53,49 +53,37 @@ def count_failures(schema: type[dy.Schema], rows: pl.LazyFrame) -> FailureCounts
     columns = rows.select(schema.column_names())
     if rules:
         plan, names, passed = evaluated_rules(schema, columns, rules)
-        row_failures = [(~pl.col(name)).sum().alias(name) for name in names]
         is_valid = pl.col(passed)
     else:
-        plan, names, row_failures, is_valid = columns, [], [], pl.lit(True)
-    totals = (
-        plan.select(pl.len().alias(_ROWS), *row_failures, (~is_valid).sum().alias(_FAILED))
-        .collect(engine="streaming")
-        .row(0, named=True)
-    )
-    height = int(totals[_ROWS])
-    counts = {name: int(totals[name]) for name in names}
-    quarantined = int(totals[_FAILED])
-    if key_rule is not None and height:
-        repeated, repeated_valid = _repeated_keys(
-            plan, schema.primary_key(), key_rule.expr.fill_null(True), is_valid, height
-        )
-        counts[PRIMARY_KEY_RULE] = repeated
-        quarantined += repeated_valid
-    return FailureCounts(
-        rows=height,
-        counts={name: count for name, count in counts.items() if count},
-        quarantined=quarantined,
-    )
-
-
-def _repeated_keys(
-    plan: pl.LazyFrame, key: list[str], rule: pl.Expr, is_valid: pl.Expr, height: int
-) -> tuple[int, int]:
-    # NOTE: the rows whose key repeats, and those of them no other rule fails: `filter` leaves
-    # out a row that fails the key or another rule, counted once.
-    parts = value_parts(height)
-    repeated = repeated_valid = 0
+        # NOTE: a column, not a literal: a literal alone would make one row of each part.
+        plan, names, is_valid = columns.with_columns(pl.lit(True).alias(_VALID)), [], pl.col(_VALID)
+    outcomes = [(~pl.col(name)).alias(name) for name in names]
+    outcomes.append((~is_valid).alias(_FAILED))
+    parts, key = 1, schema.primary_key()
+    if key_rule is not None:
+        outcomes += [is_valid.alias(_VALID), (~key_rule.expr.fill_null(True)).alias(_REPEATED)]
+        # NOTE: counting the rows reads only what selects them (the split's column), not the rows.
+        parts = value_parts(rows.select(pl.len()).collect(engine="streaming").item())
+    totals = dict.fromkeys([_ROWS, *names, _FAILED, _REPEATED, _REPEATED_VALID], 0)
     for part in range(parts):
+        # NOTE: each part's rows are evaluated in one read: every rule's failures, and the key's
+        # repeats among them (with those no other rule fails: `filter` leaves out a row that fails
+        # the key or another rule, counted once).
         in_this = plan if parts == 1 else plan.filter(in_part(pl.struct(key), parts, part))
-        found = (
-            in_this.select(is_valid.alias(_VALID), (~rule).alias(_REPEATED))
-            .select(
+        sums = [pl.len().alias(_ROWS), *(pl.col(name).sum() for name in [*names, _FAILED])]
+        if key_rule is not None:
+            sums += [
                 pl.col(_REPEATED).sum(),
                 (pl.col(_REPEATED) & pl.col(_VALID)).sum().alias(_REPEATED_VALID),
-            )
-            .collect(engine="streaming")
-            .row(0, named=True)
-        )
-        repeated += int(found[_REPEATED])
-        repeated_valid += int(found[_REPEATED_VALID])
-    return repeated, repeated_valid
+            ]
+        found = in_this.select(outcomes).select(sums).collect(engine="streaming").row(0, named=True)
+        for name, value in found.items():
+            totals[name] += int(value)
+    counts = {name: totals[name] for name in names}
+    if key_rule is not None:
+        counts[PRIMARY_KEY_RULE] = totals[_REPEATED]
+    return FailureCounts(
+        rows=totals[_ROWS],
+        counts={name: count for name, count in counts.items() if count},
+        quarantined=totals[_FAILED] + totals[_REPEATED_VALID],
+    )
