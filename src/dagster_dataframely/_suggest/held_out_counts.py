@@ -62,8 +62,12 @@ def count_failures(schema: type[dy.Schema], rows: pl.LazyFrame) -> FailureCounts
     parts, key = 1, schema.primary_key()
     if key_rule is not None:
         outcomes += [is_valid.alias(_VALID), (~key_rule.expr.fill_null(True)).alias(_REPEATED)]
-        # NOTE: counting the rows reads only what selects them (the split's column), not the rows.
-        parts = value_parts(rows.select(pl.len()).collect(engine="streaming").item())
+        # NOTE: counting the rows reads only what selects them (the split's column) and one key
+        # column: a count of no column is a query DuckDB's lazy source cannot write.
+        # (`pl.col(...).len()` is planned as a count of no column too.)
+        first = pl.col(key[0])
+        counted = rows.select(first.count() + first.null_count()).collect(engine="streaming")
+        parts = value_parts(counted.item())
     totals = dict.fromkeys([_ROWS, *names, _FAILED, _REPEATED, _REPEATED_VALID], 0)
     for part in range(parts):
         # NOTE: each part's rows are evaluated in one read: every rule's failures, and the key's
