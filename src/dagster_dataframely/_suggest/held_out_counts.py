@@ -44,7 +44,9 @@ def count_failures(schema: type[dy.Schema], rows: pl.LazyFrame) -> FailureCounts
     rule but the primary key gives each row its outcome from that row alone, so their failures
     are summed as the rows stream past. A key's repeats are found in hash parts of the key
     (`value_parts`), each holding at most `MAX_VALUES_PER_PASS` keys, so memory stays bounded
-    whatever the number of rows. `rows` must have the schema's columns and dtypes.
+    whatever the number of rows: one read of the rows per part, each summing every rule's
+    failures over its part (one read in all without a key, or with at most that many rows).
+    `rows` must have the schema's columns and dtypes.
     """
     rules = dict(dataframely_rules(schema))
     # NOTE: Dataframely checks the key with `pl.struct(key).is_unique()`, a rule over every row
