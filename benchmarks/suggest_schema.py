@@ -9,8 +9,14 @@ memory or the generated frame.
 With `--shuffled-key` the order id is written in random order, so its uniqueness cannot be
 proved from its order and is counted exactly (in parts above 5M values, to bound memory).
 
+With `--evaluate`, `dd.evaluate_suggestion` is measured too, on the same file, split by `day`
+(the newest `--held-out` share of the days held out, a fifth by default) and at random (that
+share of the rows, seeded): the suggestion from the training rows, its validation on the
+held-out rows (as suggested, then relaxed) and the suggestion from every row, each in a fresh
+child, wall time and peak RSS.
+
     .venv/bin/python -m benchmarks.suggest_schema [--rows 5000000 20000000] [--repeat 3]
-        [--shuffled-key]
+        [--shuffled-key] [--evaluate [--held-out 0.2]]
 """
 
 from __future__ import annotations
@@ -36,6 +42,13 @@ _SUGGEST = (
     "import dagster_dataframely as dd, sys, time; started = time.perf_counter(); "
     "dd.suggest_schema(sys.argv[1], name='Orders'); print(time.perf_counter() - started)"
 )
+_EVALUATE = (
+    "import dagster_dataframely as dd, sys, time; started = time.perf_counter(); "
+    "dd.evaluate_suggestion(sys.argv[1], name='Orders', split_by={split_by!r}, "
+    "held_out={held_out!r}); "
+    "print(time.perf_counter() - started)"
+)
+_SPLITS = {"by day": "day", "random": None}
 
 
 def _write(path: Path, rows: int, *, shuffled_key: bool = False) -> None:
@@ -89,11 +102,14 @@ def main() -> None:
     parser.add_argument("--rows", type=int, nargs="+", default=[5_000_000])
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--shuffled-key", action="store_true")
+    parser.add_argument("--evaluate", action="store_true")
+    parser.add_argument("--held-out", type=float, default=0.2)
     options = parser.parse_args()
     # NOTE: the machine's load is printed with the figures: on a shared machine it moves them.
     print(f"load average before: {' '.join(f'{load:.1f}' for load in os.getloadavg())}")
     print("| rows | file | `describe()` | `suggest_schema` | ratio | peak RSS describe | suggest |")
     print("|---:|---:|---:|---:|---:|---:|---:|")
+    evaluated: list[str] = []
     for rows in options.rows:
         with tempfile.TemporaryDirectory() as folder:
             path = Path(folder) / "orders.parquet"
@@ -105,6 +121,17 @@ def main() -> None:
                 f"| {rows:,} | {size:.0f} MiB | {describe:.2f} s | {suggest:.2f} s | "
                 f"{suggest / describe:.2f}x | {describe_peak:.0f} MiB | {suggest_peak:.0f} MiB |"
             )
+            for split, split_by in _SPLITS.items() if options.evaluate else ():
+                code = _EVALUATE.format(split_by=split_by, held_out=options.held_out)
+                evaluate, evaluate_peak = _measure(code, path, options.repeat)
+                evaluated.append(
+                    f"| {rows:,} | {split} | {evaluate:.2f} s | {evaluate / describe:.2f}x | "
+                    f"{evaluate_peak:.0f} MiB |"
+                )
+    if evaluated:
+        print("\n| rows | split | `evaluate_suggestion` | ratio to `describe()` | peak RSS |")
+        print("|---:|---|---:|---:|---:|")
+        print("\n".join(evaluated))
     print(f"load average after: {' '.join(f'{load:.1f}' for load in os.getloadavg())}")
 
 

@@ -61,3 +61,41 @@ def test_every_source_of_the_same_rows_gives_the_same_schema(table: pl.DataFrame
             connection.execute("create table orders as select * from rows")
         for source in (table.lazy(), parquet, (database, "orders")):
             assert _without_header(dd.suggest_schema(source, name="Table")) == expected, source
+
+
+@pytest.mark.parametrize("split_by", ["day", None], ids=["split by day", "random split"])
+def test_every_source_of_the_same_rows_gives_the_same_evaluation(
+    split_by: str | None, tmp_path: Path
+) -> None:
+    # NOTE: amounts that grow and a late new channel, so rules fail held-out rows; a repeated id
+    # in the newest days, so the key does too.
+    table = pl.DataFrame(
+        {
+            "id": [*range(1_190), *range(10)],
+            "day": [index // 40 for index in range(1_200)],
+            "amount": [float(index % 40 + index // 40) for index in range(1_200)],
+            "channel": [
+                ("web", "shop")[index % 2] if index < 1_000 else "app" for index in range(1_200)
+            ],
+        }
+    )
+    database = str(tmp_path / "warehouse.duckdb")
+    with duckdb.connect(database) as connection:
+        connection.register("rows", table.to_arrow())
+        connection.execute("create table orders as select * from rows")
+    parquet = tmp_path / "orders.parquet"
+    table.write_parquet(parquet)
+    expected = dd.evaluate_suggestion(table, name="Orders", split_by=split_by)
+    assert expected.quarantined_before > 0 or split_by is None
+    for source in (table.lazy(), parquet, (database, "orders")):
+        report = dd.evaluate_suggestion(source, name="Orders", split_by=split_by)  # type: ignore[arg-type]
+        assert report.rules.equals(expected.rules), source
+        assert _without_header(report.code) == _without_header(expected.code), source
+        assert (report.training_rows, report.held_out_rows) == (
+            expected.training_rows,
+            expected.held_out_rows,
+        )
+        assert (report.quarantined_before, report.quarantined_after) == (
+            expected.quarantined_before,
+            expected.quarantined_after,
+        )

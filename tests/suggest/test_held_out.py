@@ -6,8 +6,11 @@ import datetime as dt
 
 import polars as pl
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import dagster_dataframely as dd
+from dagster_dataframely._suggest.held_out import split_frame
 from dagster_dataframely.errors import InvalidArgumentsError
 
 from .suggested_code import load_schema
@@ -87,3 +90,21 @@ def test_the_split_column_keeps_no_upper_bound_and_no_value_list() -> None:
     next_year = pl.DataFrame({"year": [2010], "mass": [3_700.0]})
     assert schema.filter(next_year)[1].counts() == {}
     assert "split_by column: its newest values are always unseen" in report.code
+
+
+@settings(max_examples=40, deadline=None)
+@given(rows=st.integers(0, 3_000), seed=st.integers(0, 2**32 - 1), share=st.floats(0.01, 0.99))
+def test_the_random_split_is_the_rows_a_hash_of_their_position_picks(
+    rows: int, seed: int, share: float
+) -> None:
+    # NOTE: the reference is the split as first written, over `int_range(pl.len())`, which the
+    # streaming engine could not stream; a column named like the split's own index is kept.
+    frame = pl.LazyFrame({"v": range(rows), "\x00row": range(rows)})
+    training, held = split_frame(frame, split_by=None, held_out=share, seed=seed)
+    bucket = pl.int_range(pl.len(), dtype=pl.UInt64).hash(seed) % 10_000
+    expected = frame.filter(bucket < int(share * 10_000)).collect()
+    got = held.collect(engine="streaming")
+    assert got.columns == ["v", "\x00row"]
+    assert got.sort("v").equals(expected)
+    rest = training.collect(engine="streaming")
+    assert sorted([*rest["v"], *got["v"]]) == list(range(rows))

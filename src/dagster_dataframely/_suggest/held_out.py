@@ -10,6 +10,7 @@ import dataframely as dy
 import polars as pl
 
 from dagster_dataframely._suggest.column_rules import MARGIN, ColumnSuggestion, suggest_column
+from dagster_dataframely._suggest.held_out_counts import FailureCounts, count_failures
 from dagster_dataframely._suggest.suggest_schema import (
     Suggested,
     guessed_sensitive,
@@ -87,14 +88,22 @@ def split_frame(
     """The training rows and the held-out rows: the newest `held_out` share of `split_by`'s
     distinct values (older partitions train), else a seeded random share of the rows."""
     if split_by is None:
-        # NOTE: a hash of the row's index with the seed: the same rows every time, lazily.
-        bucket = pl.int_range(pl.len(), dtype=pl.UInt64).hash(seed) % 10_000
-        is_held_out = bucket < int(held_out * 10_000)
-    else:
-        values = frame.select(pl.col(split_by).drop_nulls().unique().sort()).collect()
-        count = values.height
-        first_held_out = values[split_by][max(1, min(count - 1, round(count * (1 - held_out))))]
-        is_held_out = pl.col(split_by) >= first_held_out
+        # NOTE: a hash of the row's index with the seed: the same rows every time, lazily. The
+        # index is `with_row_index`, which streams: `pl.int_range(pl.len())` made the streaming
+        # engine hold every column of the table (1.6 GiB at 20M rows, measured). Cast to UInt64,
+        # it hashes as that range's values did, so the split is the same rows as before.
+        index = "\x00row" + "_" * max((len(name) for name in frame.collect_schema()), default=0)
+        numbered = frame.with_row_index(index)
+        bucket = pl.col(index).cast(pl.UInt64).hash(seed) % 10_000
+        in_held_out = bucket < int(held_out * 10_000)
+        return (
+            numbered.filter(~in_held_out).drop(index),
+            numbered.filter(in_held_out).drop(index),
+        )
+    values = frame.select(pl.col(split_by).drop_nulls().unique().sort()).collect()
+    count = values.height
+    first_held_out = values[split_by][max(1, min(count - 1, round(count * (1 - held_out))))]
+    is_held_out = pl.col(split_by) >= first_held_out
     return frame.filter(~is_held_out), frame.filter(is_held_out)
 
 
@@ -108,9 +117,10 @@ def load_schema(code: str, name: str) -> type[dy.Schema]:
     return schema
 
 
-def _failures(code: str, name: str, rows: pl.DataFrame) -> tuple[dict[str, int], int]:
-    valid, failures = load_schema(code, name).filter(rows)
-    return failures.counts(), rows.height - valid.height
+def _failures(code: str, name: str, rows: pl.LazyFrame) -> FailureCounts:
+    # NOTE: counted as the rows stream past, never held: the held-out part of a table larger
+    # than memory is larger than memory too.
+    return count_failures(load_schema(code, name), rows)
 
 
 def _split_rule(rule: str) -> tuple[str, str]:
@@ -255,16 +265,16 @@ def evaluate_suggestion(
     suggested = suggest_frame(
         training, source, name=name, sensitive=sensitive, margin=margin, progress=progress
     )
-    held_rows = held.collect(engine="streaming")
-    if held_rows.height == 0:
+    first = _failures(suggested.code(), name, held)
+    if first.rows == 0:
         raise refused(source, "no row was held out", "Hold out a larger share, or more rows.")
-    counts, before = _failures(suggested.code(), name, held_rows)
-    decisions = _decide(counts, held_rows.height, tolerance, widened=())
+    held_rows, counts, before = first.rows, first.counts, first.quarantined
+    decisions = _decide(counts, held_rows, tolerance, widened=())
     relaxed = _relaxed(suggested, decisions, sensitive, margin)
-    second, after = _failures(relaxed.code(), name, held_rows)
+    second = _failures(relaxed.code(), name, held)
     widened = {(d.column, d.kind) for d in decisions if d.action == "widened"}
     still = [
-        d for d in _decide(second, held_rows.height, tolerance, widened) if d.action != "widened"
+        d for d in _decide(second.counts, held_rows, tolerance, widened) if d.action != "widened"
     ]
     if still:
         decisions = [
@@ -274,7 +284,8 @@ def evaluate_suggestion(
             dataclasses.replace(d, reason=d.reason + " (still failing once widened)") for d in still
         ]
         relaxed = _relaxed(suggested, decisions, sensitive, margin)
-        second, after = _failures(relaxed.code(), name, held_rows)
+        second = _failures(relaxed.code(), name, held)
+    after = second.quarantined
     if split_by is not None:
         # NOTE: the column that orders old from new grows by construction: tomorrow's rows carry
         # a value no training row had, so its upper bound and its value list cannot hold.
@@ -294,7 +305,7 @@ def evaluate_suggestion(
             {
                 "rule": rule,
                 "held_out_failures": count,
-                "held_out_share": count / held_rows.height,
+                "held_out_share": count / held_rows,
                 "action": decided[_split_rule(rule)].action
                 if _split_rule(rule) in decided
                 else "kept",
@@ -314,14 +325,14 @@ def evaluate_suggestion(
     )
     notes = [
         f"Evaluated: suggested from {suggested.profile.rows:,} rows, validated on "
-        f"{held_rows.height:,} held-out rows: {before:,} quarantined as suggested, {after:,} "
+        f"{held_rows:,} held-out rows: {before:,} quarantined as suggested, {after:,} "
         f"after relaxing {len(decisions)} rule{'' if len(decisions) == 1 else 's'}."
     ]
     return SuggestionReport(
         code=final.code(notes),
         rules=rules,
         training_rows=suggested.profile.rows,
-        held_out_rows=held_rows.height,
+        held_out_rows=held_rows,
         quarantined_before=before,
         quarantined_after=after,
     )

@@ -155,15 +155,22 @@ def _distinct_plan(
     for index, names in enumerate(combinations):
         values = pl.struct(list(names))
         if partitions > 1:
-            # NOTE: equal values hash alike, so each lands in one part and the parts' distinct
-            # counts add up to the whole's.
-            values = values.filter(values.hash(seed=0) % partitions == part)
+            values = values.filter(in_part(values, partitions, part))
         plan.append(values.n_unique().alias(f"\x00distinct{index}"))
     return plan
 
 
-def _partitions(rows: int, combinations: int) -> int:
+def value_parts(rows: int, combinations: int = 1) -> int:
+    """How many hash parts keep each pass over the values of `combinations` of `rows` rows
+    within `MAX_VALUES_PER_PASS` values."""
     return max(1, math.ceil(rows * combinations / MAX_VALUES_PER_PASS))
+
+
+def in_part(values: pl.Expr, parts: int, part: int) -> pl.Expr:
+    """Whether a row's `values` fall in hash part `part` of `parts`."""
+    # NOTE: equal values hash alike, so each lands in one part: the parts' distinct counts add up
+    # to the whole's, and a value's repeats are all in its own part.
+    return values.hash(seed=0) % parts == part
 
 
 def distinct_counts(
@@ -172,7 +179,7 @@ def distinct_counts(
     """The exact distinct count of each combination of columns, in bounded memory."""
     if not combinations:
         return []
-    partitions = _partitions(rows, len(combinations))
+    partitions = value_parts(rows, len(combinations))
     totals = [0] * len(combinations)
     for part in range(partitions):
         counts = _collect(frame.select(_distinct_plan(combinations, partitions, part))).row(0)
@@ -304,7 +311,7 @@ def _second_pass(frame: pl.LazyFrame, first: TableProfile, source: Source) -> Ta
         name for name in tested if _orderable(first.column(name).dtype) and _increasing(frame, name)
     }
     unordered = [name for name in tested if name not in ordered]
-    folded = _partitions(first.rows, len(unordered)) == 1
+    folded = value_parts(first.rows, len(unordered)) == 1
     if folded:
         plan |= {f"{name}\x00distinct": pl.col(name).n_unique() for name in unordered}
     # NOTE: the value counts are streaming group-bys (an aggregation's `value_counts` was seen
