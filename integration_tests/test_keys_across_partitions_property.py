@@ -400,7 +400,7 @@ def test_listing_the_stored_files_finds_what_looking_for_each_partition_finds(
             manager.handle_output(context, pl.DataFrame({"order_id": [1]}))
         output = dg.build_output_context(asset_key=["sales", "orders"], resources=resources)
         listed = _listed_files(manager, output, held, instance)
-        probed = _probed_files(manager, dg.AssetKey(["sales", "orders"]), held, instance)
+        probed = _probed_files(manager, dg.AssetKey(["sales", "orders"]), held, instance, resources)
     assert {k: p.path for k, p in listed.items()} == {k: p.path for k, p in probed.items()}
     # Every stored partition the definition still holds is found (two keys Dagster writes to
     # one file, `2` and `2/`, are both found there, as looking for each finds them).
