@@ -205,7 +205,8 @@ def _schema(given: SchemaOrHint) -> type[dy.Schema]:
     forms an output accepts, as the user may have meant either, with `read_schema`'s reason
     and fix where it has one (`dy.Schema` itself, or a hint naming it).
     """
-    named = schema_named_by(given)
+    # NOTE: a class names itself; only a hint (`dy.DataFrame[Orders]`) is read for its schema.
+    named = None if isinstance(given, type) else schema_named_by(given)
     try:
         return read_schema(given if named is None else named).schema
     except SchemaTypeError as refused:

@@ -153,7 +153,8 @@ def read_schema(schema: object) -> SchemaInfo:
         cached = _CACHE.get(schema)
         if cached is not None:
             return cached
-    info = _read(_as_schema_class(schema))
+    schema_class, columns = _as_schema_class(schema)
+    info = _read(schema_class, columns)
     _CACHE[info.schema] = info
     return info
 
@@ -214,7 +215,7 @@ SCHEMA_CLASS = "a dataframely Schema class (a subclass of dy.Schema)"
 """What a function taking one schema expects, as its refusals say it."""
 
 
-def _as_schema_class(schema: object) -> type[dy.Schema]:
+def _as_schema_class(schema: object) -> tuple[type[dy.Schema], dict[str, dy.Column]]:
     given = base_class(schema)
     if given is not None:
         raise base_class_refused(given, SCHEMA_BASE, SCHEMA_CLASS)
@@ -223,7 +224,10 @@ def _as_schema_class(schema: object) -> type[dy.Schema]:
         raise CollectionNotSupportedError(given_class.__name__)
     if not (isinstance(schema, type) and issubclass(schema, dy.Schema)):
         raise SchemaTypeError(SCHEMA_CLASS, repr(schema))
-    if not schema.columns():
+    # NOTE: read once and handed on: each `columns()` call binds every column to the schema
+    # again, which a wide schema pays for on every call.
+    columns = schema.columns()
+    if not columns:
         # NOTE: a subclass that declares no column drops every column, so every row, as the
         # base class does: an abstract base of the user's passed by mistake.
         raise SchemaTypeError(
@@ -234,16 +238,16 @@ def _as_schema_class(schema: object) -> type[dy.Schema]:
             fix=f"Declare the frame's columns on {schema.__name__}, or pass the subclass that "
             "declares them.",
         )
-    return schema
+    return schema, columns
 
 
-def _read(schema: type[dy.Schema]) -> SchemaInfo:
+def _read(schema: type[dy.Schema], columns: dict[str, dy.Column]) -> SchemaInfo:
     name = schema.__name__
-    columns = schema.columns()
     _validate_column_names(name, columns)
     _validate_column_dtypes(name, columns)
     sensitive = sensitive_columns(name, columns)
-    primary_key = tuple(schema.primary_key())
+    # NOTE: `Schema.primary_key()` reads `columns()` once more: the same names, in order.
+    primary_key = tuple(column_name for column_name, c in columns.items() if c.primary_key)
     rules = tuple(
         _rule_info(schema, columns, primary_key, rule_name)
         for rule_name in dataframely_rules(schema)

@@ -10,6 +10,7 @@ honour it: those whose TypedDict includes its key. Dataframely derives its optio
 
 import dataclasses
 import enum
+import functools
 from collections.abc import Iterable, Mapping, Set
 from dataclasses import dataclass, field
 from types import MappingProxyType, NoneType, UnionType
@@ -399,11 +400,15 @@ def setting(name: str) -> SettingSpec:
     return _BY_NAME[name]
 
 
+# NOTE: cached, as the model is fixed at import: every declaration asks both questions, once
+# for its decorator and once for its output.
+@functools.cache
 def settings_of(entry_point: EntryPoint) -> tuple[SettingSpec, ...]:
     """The settings `entry_point` honours, in the model's order."""
     return tuple(spec for spec in SETTINGS if entry_point in spec.honoured_by)
 
 
+@functools.cache
 def refusals(entry_point: EntryPoint) -> Mapping[str, str]:
     """The reason `entry_point` refuses each setting it does not honour, by setting name."""
     return MappingProxyType(
