@@ -89,9 +89,15 @@ def rule_outcomes(
             if warning
             else severity,
             threshold=policy.thresholds.get(rule.name) if policy is not None else None,
-            blocking=policy is not None and rule.name in policy.blocking,
+            blocking=blocks(policy, rule.name),
         )
     return MappingProxyType(outcomes)
+
+
+def blocks(policy: ResolvedPolicy | None, rule: str) -> bool:
+    """Whether `rule`'s check is blocking: the policy names it (a collapsed check blocks when
+    one of its rules does)."""
+    return policy is not None and rule in policy.blocking
 
 
 def kept_in_table(outcomes: RuleOutcomes) -> frozenset[str]:

@@ -15,7 +15,7 @@ from dagster_dataframely._model.check_groups import (
     column_schema_description,
 )
 from dagster_dataframely._model.quality_policy import ResolvedPolicy
-from dagster_dataframely._model.rule_outcome import RuleOutcomes, rule_outcomes
+from dagster_dataframely._model.rule_outcome import RuleOutcomes, blocks, rule_outcomes
 from dagster_dataframely._run.split.failures import Failures, Samples
 from dagster_dataframely._run.validated_output import ValidatedOutput
 from dagster_dataframely._upstream import table_of_records
@@ -258,10 +258,8 @@ class RuleChecks:
     when = When.BEFORE_WRITE
 
     def declare(self, target: Target) -> list[DeclaredCheck]:
-        # NOTE: a check blocks when one of its rules does, as `rule_outcomes` says, read off the
-        # policy's set: declaring then builds no outcome per rule, which a code location of
-        # hundreds of schemas pays for on every load.
-        blocking = target.policy.blocking if target.policy is not None else frozenset()
+        # NOTE: `blocks` alone, not every rule's `rule_outcomes`: declaring then builds no
+        # outcome per rule, which a code location of hundreds of schemas pays for on every load.
         groups = check_groups(
             target.info, target.granularity, target.schema_rules, target.warning_rules
         )
@@ -275,7 +273,7 @@ class RuleChecks:
                 DeclaredCheck(
                     group.name,
                     _described(group, target.policy),
-                    blocking=bool(blocking) and any(r.name in blocking for r in group.rules),
+                    blocking=any(blocks(target.policy, r.name) for r in group.rules),
                 )
                 for group in groups
             ),
