@@ -246,8 +246,7 @@ def _read(schema: type[dy.Schema], columns: dict[str, dy.Column]) -> SchemaInfo:
     _validate_column_names(name, columns)
     _validate_column_dtypes(name, columns)
     sensitive = sensitive_columns(name, columns)
-    # NOTE: `Schema.primary_key()` reads `columns()` once more: the same names, in order.
-    primary_key = tuple(column_name for column_name, c in columns.items() if c.primary_key)
+    primary_key = tuple(schema.primary_key())
     rules = tuple(
         _rule_info(schema, columns, primary_key, rule_name)
         for rule_name in dataframely_rules(schema)
