@@ -307,16 +307,20 @@ def _usable(value: float | None) -> float | None:
 
 
 def _seasons(history: Sequence[Point], settings: AnomalySettings) -> list[list[float]]:
+    # NOTE: each season's training points are picked as the judged season's are (`_take`).
     assert settings.seasonality is not None
-    by_season: dict[int, list[float]] = {}
+    by_season: dict[int, list[Point]] = {}
     for point in reversed(history):
-        number = _usable(point.value)
-        if point.at is None or point.excluded is not None or number is None:
-            continue
-        latest = by_season.setdefault(season_of(point.at, settings.seasonality), [])
-        if len(latest) < settings.training_window:
-            latest.append(number)
-    return list(by_season.values())
+        if point.at is not None:
+            by_season.setdefault(season_of(point.at, settings.seasonality), []).append(point)
+    return [
+        [
+            number
+            for point in _take(points, settings.training_window)[0]
+            if (number := _usable(point.value)) is not None
+        ]
+        for points in by_season.values()
+    ]
 
 
 def _centre(numbers: Sequence[float], method: Method) -> float:
