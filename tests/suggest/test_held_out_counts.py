@@ -99,6 +99,8 @@ def test_streamed_counts_equal_dataframely_filter(
         if budget is not None:
             patch.setattr(table_profile, "MAX_VALUES_PER_PASS", budget)
         counted = count_failures(schema, rows.lazy())
+        # The row count handed in (as the evaluation's later validations do) sizes the same parts.
+        assert count_failures(schema, rows.lazy(), rows.height) == counted
     assert counted.rows == rows.height
     assert counted.counts == failure.counts()
     assert counted.quarantined == rows.height - valid.height

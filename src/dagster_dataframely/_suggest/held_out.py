@@ -117,10 +117,12 @@ def load_schema(code: str, name: str) -> type[dy.Schema]:
     return schema
 
 
-def _failures(code: str, name: str, rows: pl.LazyFrame) -> FailureCounts:
+def _failures(
+    code: str, name: str, rows: pl.LazyFrame, row_count: int | None = None
+) -> FailureCounts:
     # NOTE: counted as the rows stream past, never held: the held-out part of a table larger
     # than memory is larger than memory too.
-    return count_failures(load_schema(code, name), rows)
+    return count_failures(load_schema(code, name), rows, row_count)
 
 
 def _split_rule(rule: str) -> tuple[str, str]:
@@ -271,7 +273,7 @@ def evaluate_suggestion(
     held_rows, counts, before = first.rows, first.counts, first.quarantined
     decisions = _decide(counts, held_rows, tolerance, widened=())
     relaxed = _relaxed(suggested, decisions, sensitive, margin)
-    second = _failures(relaxed.code(), name, held)
+    second = _failures(relaxed.code(), name, held, held_rows)
     widened = {(d.column, d.kind) for d in decisions if d.action == "widened"}
     still = [
         d for d in _decide(second.counts, held_rows, tolerance, widened) if d.action != "widened"
@@ -284,7 +286,7 @@ def evaluate_suggestion(
             dataclasses.replace(d, reason=d.reason + " (still failing once widened)") for d in still
         ]
         relaxed = _relaxed(suggested, decisions, sensitive, margin)
-        second = _failures(relaxed.code(), name, held)
+        second = _failures(relaxed.code(), name, held, held_rows)
     after = second.quarantined
     if split_by is not None:
         # NOTE: the column that orders old from new grows by construction: tomorrow's rows carry

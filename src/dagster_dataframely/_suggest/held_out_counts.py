@@ -37,7 +37,9 @@ class FailureCounts:
     quarantined: int
 
 
-def count_failures(schema: type[dy.Schema], rows: pl.LazyFrame) -> FailureCounts:
+def count_failures(
+    schema: type[dy.Schema], rows: pl.LazyFrame, row_count: int | None = None
+) -> FailureCounts:
     """Each rule's failed rows and the rows any rule fails, as `schema.filter(rows)` reports.
 
     The rules are Dataframely's own plan (`evaluated_rules`) run on the streaming engine: every
@@ -46,7 +48,8 @@ def count_failures(schema: type[dy.Schema], rows: pl.LazyFrame) -> FailureCounts
     (`value_parts`), each holding at most `MAX_VALUES_PER_PASS` keys, so memory stays bounded
     whatever the number of rows: one read of the rows per part, each summing every rule's
     failures over its part (one read in all without a key, or with at most that many rows).
-    `rows` must have the schema's columns and dtypes.
+    `rows` must have the schema's columns and dtypes; `row_count`, their number when known,
+    saves the read that sizes the parts.
     """
     rules = dict(dataframely_rules(schema))
     # NOTE: Dataframely checks the key with `pl.struct(key).is_unique()`, a rule over every row
@@ -67,9 +70,11 @@ def count_failures(schema: type[dy.Schema], rows: pl.LazyFrame) -> FailureCounts
         # NOTE: counting the rows reads only what selects them (the split's column) and one key
         # column: a count of no column is a query DuckDB's lazy source cannot write.
         # (`pl.col(...).len()` is planned as a count of no column too.)
-        first = pl.col(key[0])
-        counted = rows.select(first.count() + first.null_count()).collect(engine="streaming")
-        parts = value_parts(counted.item())
+        if row_count is None:
+            first = pl.col(key[0])
+            counted = rows.select(first.count() + first.null_count()).collect(engine="streaming")
+            row_count = int(counted.item())
+        parts = value_parts(row_count)
     totals = dict.fromkeys([_ROWS, *names, _FAILED, _REPEATED, _REPEATED_VALID], 0)
     for part in range(parts):
         # NOTE: each part's rows are evaluated in one read: every rule's failures, and the key's
