@@ -8,7 +8,6 @@ project and keeps the commands few.
 """
 
 import json
-import subprocess
 from pathlib import Path
 
 import dagster as dg
@@ -21,7 +20,7 @@ from tests.dg_project import (
     COMPONENT,
     LAUNCH_JOB,
     ROOT_MODULE,
-    project_environment,
+    dg_cli,
     write_component,
     write_project,
 )
@@ -30,22 +29,9 @@ IN_PROCESS = json.dumps({"execution": {"config": {"in_process": {}}}})
 """One process for the whole run: Dagster's default starts a subprocess per step."""
 
 
-def _dg(root: Path, arguments: tuple[str, ...]) -> subprocess.CompletedProcess[str]:
-    """`dg` with these arguments, run in the project's folder and environment."""
-    return subprocess.run(
-        ["dg", *arguments],
-        cwd=root,
-        env=project_environment(root),
-        capture_output=True,
-        text=True,
-        timeout=240,
-        check=False,
-    )
-
-
 def run_dg(root: Path, *arguments: str) -> str:
     """Run `dg`, check it succeeded, and return what it printed, stdout then stderr."""
-    done = _dg(root, arguments)
+    done = dg_cli(root, *arguments)
     output = done.stdout + done.stderr
     assert done.returncode == 0, f"dg {' '.join(arguments)}:\n{output}"
     return output
@@ -53,7 +39,7 @@ def run_dg(root: Path, *arguments: str) -> str:
 
 def dg_json(root: Path, *arguments: str) -> object:
     """What a `dg ... --json` command printed, parsed; its warnings go to stderr, not here."""
-    done = _dg(root, (*arguments, "--json"))
+    done = dg_cli(root, *arguments, "--json")
     assert done.returncode == 0, done.stderr
     return json.loads(done.stdout)
 
@@ -184,7 +170,7 @@ def test_dg_check_defs_fails_on_a_bad_value_naming_file_line_and_field(
         f"  {attributes}\n",
     )
     try:
-        done = _dg(project, ("check", "defs"))
+        done = dg_cli(project, "check", "defs")
     finally:
         extra.unlink()
         bad.unlink()

@@ -1,24 +1,11 @@
 """`dg scaffold defs dagster_dataframely.TableChecksComponent ... --source`: a table without a
 schema gets a suggested one and the checks' YAML, through the real `dg` CLI, offline."""
 
-import subprocess
 from pathlib import Path
 
 import dagster_dg_cli  # noqa: F401  (the `dg` CLI: without it this module is not collected)
 import polars as pl
-from tests.dg_project import COMPONENT, ROOT_MODULE, project_environment, write_project
-
-
-def _dg(root: Path, *arguments: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        ["dg", *arguments],
-        cwd=root,
-        env=project_environment(root),
-        capture_output=True,
-        text=True,
-        timeout=240,
-        check=False,
-    )
+from tests.dg_project import COMPONENT, ROOT_MODULE, dg_cli, write_project
 
 
 def test_scaffold_from_a_source_writes_the_suggested_schema_and_yaml_that_load(
@@ -30,7 +17,7 @@ def test_scaffold_from_a_source_writes_the_suggested_schema_and_yaml_that_load(
         {"order_id": [f"o{index:04d}" for index in range(400)], "amount": [10.0, 3.5] * 200}
     ).write_parquet(table)
 
-    done = _dg(
+    done = dg_cli(
         root,
         "scaffold", "defs", COMPONENT, "orders_checks",
         "--asset", "orders", "--source", str(table), "--name", "Orders",
@@ -45,7 +32,7 @@ def test_scaffold_from_a_source_writes_the_suggested_schema_and_yaml_that_load(
     scaffolded = (folder / "defs.yaml").read_text()
     assert f'dataframely_schema: "{ROOT_MODULE}.defs.orders_checks.schema:Orders"' in scaffolded
     assert '- "orders"' in scaffolded
-    listed = _dg(root, "list", "defs", "--json")
+    listed = dg_cli(root, "list", "defs", "--json")
     assert listed.returncode == 0, listed.stderr
     assert "orders:dy_rule__primary_key" in listed.stdout
     assert "orders:dy_rule__amount__min" in listed.stdout
@@ -55,7 +42,7 @@ def test_scaffold_from_a_source_that_cannot_be_read_fails_naming_it(tmp_path: Pa
     root = write_project(tmp_path / "scratch", storage=False)
     missing = tmp_path / "missing.parquet"
 
-    done = _dg(root, "scaffold", "defs", COMPONENT, "orders_checks", "--source", str(missing))
+    done = dg_cli(root, "scaffold", "defs", COMPONENT, "orders_checks", "--source", str(missing))
 
     assert done.returncode != 0
     assert f"{str(missing)!r}: no such file or folder" in done.stdout + done.stderr

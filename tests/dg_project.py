@@ -8,6 +8,7 @@ need no package index.
 """
 
 import os
+import subprocess
 import sys
 import textwrap
 from pathlib import Path
@@ -142,3 +143,16 @@ def project_environment(root: Path) -> dict[str, str]:
         "NO_COLOR": "1",
         "COLUMNS": "200",
     }
+
+
+def dg_cli(root: Path, *arguments: str) -> subprocess.CompletedProcess[str]:
+    """`dg` with these arguments, run in the project's folder and environment, unchecked."""
+    return subprocess.run(
+        ["dg", *arguments],
+        cwd=root,
+        env=project_environment(root),
+        capture_output=True,
+        text=True,
+        timeout=240,
+        check=False,
+    )
