@@ -24,17 +24,22 @@ def _polars_options(endpoint: S3Endpoint) -> dict[str, str]:
     }
 
 
-def test_a_folder_in_s3_gives_the_schema_of_the_same_rows_in_memory(
-    s3_endpoint: S3Endpoint, bucket: str
-) -> None:
+def _put_days(s3_endpoint: S3Endpoint, bucket: str, folder: str, parts: list[pl.DataFrame]) -> None:
+    """Each part as `<folder>/day=<n>/0.parquet` in the bucket: a folder partitioned by day."""
     client = s3_endpoint.client()
-    parts = [
-        pl.DataFrame({"id": range(day * 50, day * 50 + 50), "day": [day] * 50}) for day in range(3)
-    ]
     for day, part in enumerate(parts):
         body = io.BytesIO()
         part.write_parquet(body)
-        client.put_object(Bucket=bucket, Key=f"orders/day={day}/0.parquet", Body=body.getvalue())
+        client.put_object(Bucket=bucket, Key=f"{folder}/day={day}/0.parquet", Body=body.getvalue())
+
+
+def test_a_folder_in_s3_gives_the_schema_of_the_same_rows_in_memory(
+    s3_endpoint: S3Endpoint, bucket: str
+) -> None:
+    parts = [
+        pl.DataFrame({"id": range(day * 50, day * 50 + 50), "day": [day] * 50}) for day in range(3)
+    ]
+    _put_days(s3_endpoint, bucket, "orders", parts)
     code = dd.suggest_schema(
         f"s3://{bucket}/orders/", name="Orders", storage_options=_polars_options(s3_endpoint)
     )
@@ -57,14 +62,10 @@ def test_an_unreadable_s3_source_is_refused_without_the_secret(
 def test_a_upath_with_its_fsspec_options_gives_the_schema_of_the_same_rows_in_memory(
     s3_endpoint: S3Endpoint, bucket: str
 ) -> None:
-    client = s3_endpoint.client()
     parts = [
         pl.DataFrame({"id": range(day * 40, day * 40 + 40), "day": [day] * 40}) for day in range(2)
     ]
-    for day, part in enumerate(parts):
-        body = io.BytesIO()
-        part.write_parquet(body)
-        client.put_object(Bucket=bucket, Key=f"lines/day={day}/0.parquet", Body=body.getvalue())
+    _put_days(s3_endpoint, bucket, "lines", parts)
     folder = UPath(f"s3://{bucket}/lines/", **s3_endpoint.storage_options())
 
     code = dd.suggest_schema(folder, name="Lines")
