@@ -10,7 +10,7 @@ meant to run belongs in a ```text or ```bash block.
 A reader runs an example again in the same folder, so each one runs a second time there, after
 the first: a table it creates, a file it writes or a directory it makes must not fail it.
 
-Every run is a process of its own, forked from a server (`example_server.py`, one per test
+Every run is a process of its own, forked from a server (`warm_server.py`, one per test
 process) that has imported polars, Dataframely, Dagster, dagster-polars and this package: an
 example costs its own work, not another start of Python and Dagster (most of the time of
 this module before). The server never runs an example, so nothing one example leaves in its
@@ -29,10 +29,8 @@ import ast
 import contextlib
 import importlib.util
 import inspect
-import json
 import os
 import re
-import select
 import shutil
 import signal
 import subprocess
@@ -48,7 +46,7 @@ import pytest
 
 import dagster_dataframely as dd
 
-from .example_server import SECOND_RUN
+from .warm_server import SECOND_RUN, WarmServer
 
 ROOT = Path(__file__).resolve().parents[1]
 EXAMPLES = ROOT / "examples"
@@ -194,33 +192,13 @@ def test_a_fence_inside_an_admonition_is_collected() -> None:
 
 
 class ExampleServer:
-    """One warm interpreter per test process (`example_server.py`) that forks a child per example.
+    """One warm interpreter per test process (`warm_server.py`) that forks a child per example.
 
     Where `os.fork` does not exist, each example is a fresh interpreter running the same code.
     """
 
     def __init__(self) -> None:
-        self._process: subprocess.Popen[str] | None = None
-
-    def _started(self) -> subprocess.Popen[str]:
-        if self._process is None or self._process.poll() is not None:
-            self._process = subprocess.Popen(
-                [sys.executable, str(SERVER)],
-                cwd=ROOT,
-                env=_environment(),
-                stdin=subprocess.PIPE,
-                stdout=subprocess.PIPE,
-                text=True,
-            )
-            assert self._reply(self._process, TIMEOUT_SECONDS) == {"ready": True}
-        return self._process
-
-    @staticmethod
-    def _reply(process: subprocess.Popen[str], timeout: float) -> dict[str, int] | None:
-        assert process.stdout is not None
-        ready, _, _ = select.select([process.stdout], [], [], timeout)
-        line = process.stdout.readline() if ready else ""
-        return json.loads(line) if line else None
+        self._server = WarmServer(_environment, TIMEOUT_SECONDS)
 
     def run(self, directory: str, output: str) -> int:
         """The exit code of `example.py` run twice in `directory`; -1 if it did not finish."""
@@ -242,30 +220,20 @@ class ExampleServer:
                     ).returncode
                 except subprocess.TimeoutExpired:
                     return -1
-        process = self._started()
-        assert process.stdin is not None
-        request = {"directory": directory, "output": output, "environment": _environment()}
-        process.stdin.write(json.dumps(request) + "\n")
-        process.stdin.flush()
-        started = self._reply(process, TIMEOUT_SECONDS)
-        assert started is not None, "the example server stopped"
-        finished = self._reply(process, TIMEOUT_SECONDS)
-        if finished is None:
+        child = self._server.start(directory, output, _environment())
+        try:
+            return child.wait(TIMEOUT_SECONDS)
+        except subprocess.TimeoutExpired:
             with contextlib.suppress(ProcessLookupError):
-                os.killpg(started["pid"], signal.SIGKILL)
-            self._reply(process, TIMEOUT_SECONDS)
+                os.killpg(child.pid, signal.SIGKILL)
+            child.wait(TIMEOUT_SECONDS)
             return -1
-        return finished["code"]
 
     def stop(self) -> None:
-        if self._process is not None:
-            assert self._process.stdin is not None
-            self._process.stdin.close()
-            self._process.wait(timeout=TIMEOUT_SECONDS)
-            self._process = None
+        self._server.stop()
 
 
-SERVER = Path(__file__).with_name("example_server.py")
+SERVER = Path(__file__).with_name("warm_server.py")
 _SERVER = ExampleServer()
 
 

@@ -18,8 +18,6 @@ import gc
 import json
 import os
 import signal
-import subprocess
-import sys
 import tempfile
 import time
 from collections.abc import Iterator
@@ -65,6 +63,7 @@ from .interrupted_write import (
     write_version,
 )
 from .small_disk import fill, mounted_small_disk
+from .warm_server import Forked, WarmServer
 
 pytestmark = [pytest.mark.integration, pytest.mark.timeout(240)]
 
@@ -84,6 +83,18 @@ def stored(kind: str, write: str, warehouse: Path, restricted: Path) -> pl.DataF
     return duckdb_frame(restricted / "q.duckdb", "public.orders_quarantine")
 
 
+# NOTE: each child is forked from one warm interpreter per test process (`warm_server.py`), as
+# `python -m integration_tests.interrupted_write` would start: a fresh one spent about 2.5 s of
+# CPU importing Dagster, Polars and the managers before its write.
+_SERVER = WarmServer(lambda: os.environ, 120)
+
+
+@pytest.fixture(scope="module", autouse=True)
+def _stop_the_warm_server() -> Iterator[None]:
+    yield
+    _SERVER.stop()
+
+
 @contextlib.contextmanager
 def stopped_mid_write(
     kind: str,
@@ -95,10 +106,11 @@ def stopped_mid_write(
     staged: bool,
     partition: str | None = None,
     temporary: Path | None = None,
-) -> Iterator["subprocess.Popen[bytes]"]:
+) -> Iterator[Forked]:
     """Run the second version in a child process, stopped alive half way through `write`;
     killed on leaving, if the block has not killed it (`kill`). `temporary` is its `TMPDIR`."""
-    marker, log = tmp_path / "stopped", tmp_path / "child.log"
+    marker, output = tmp_path / "stopped", tmp_path / "child"
+    output.mkdir()
     arguments = {
         "kind": kind,
         "stop_in": write,
@@ -109,24 +121,26 @@ def stopped_mid_write(
         "partition": partition,
     }
     environment = {**os.environ, **({"TMPDIR": str(temporary)} if temporary else {})}
-    with log.open("wb") as output:
-        child = subprocess.Popen(
-            [sys.executable, "-m", "integration_tests.interrupted_write", json.dumps(arguments)],
-            cwd=ROOT,
-            stdout=output,
-            stderr=subprocess.STDOUT,
-            env=environment,
-        )
+    child = _SERVER.start(
+        str(ROOT),
+        str(output),
+        environment,
+        module="integration_tests.interrupted_write",
+        argv=[json.dumps(arguments)],
+    )
+
+    def printed() -> str:
+        return "".join((output / name).read_text() for name in ("stdout", "stderr"))[-4000:]
+
     try:
         deadline = time.monotonic() + 120
         while not marker.exists():
             if child.poll() is not None:
                 pytest.fail(
-                    f"the child exited ({child.returncode}) before its write stopped:\n"
-                    f"{log.read_text()[-4000:]}"
+                    f"the child exited ({child.returncode}) before its write stopped:\n{printed()}"
                 )
             if time.monotonic() > deadline:
-                pytest.fail(f"the child's write never stopped:\n{log.read_text()[-4000:]}")
+                pytest.fail(f"the child's write never stopped:\n{printed()}")
             time.sleep(0.05)
         yield child
     finally:
@@ -135,7 +149,7 @@ def stopped_mid_write(
             child.wait(timeout=30)
 
 
-def kill(child: "subprocess.Popen[bytes]") -> None:
+def kill(child: Forked) -> None:
     os.kill(child.pid, signal.SIGKILL)
     assert child.wait(timeout=30) == -signal.SIGKILL
 
