@@ -74,6 +74,18 @@ screenshots: | $(UV)
 WORKERS ?= 2
 PARALLEL := -n $(WORKERS) --dist worksteal
 
+# Every test run keeps its temporary files (pytest's tmp_path, each tempfile, the Dagster homes,
+# SQLite and DuckDB files the tests make) on a memory file system where the machine has one
+# (TEST_TMPDIR, /dev/shm on Linux): on a disk, each commit of a test's SQLite event log or DuckDB
+# table waits for an fsync (each module twice at once, on /tmp and on /dev/shm, loaded machine:
+# test_demo.py 269 s -> 196 s wall, 47.8 s -> 39.9 s CPU; test_concurrent_runs.py 90 s -> 73 s
+# wall). What the tests assert does not depend on where the files are; `make test TEST_TMPDIR=`
+# leaves TMPDIR as it is.
+TEST_TMPDIR ?= $(if $(wildcard /dev/shm/.),/dev/shm)
+ifneq ($(TEST_TMPDIR),)
+test unit unit-hostile unit-on integration test-lowest test-newest: export TMPDIR := $(TEST_TMPDIR)
+endif
+
 # integration_tests/distributed/ runs in one pytest process of its own (its tests share one Dask
 # cluster, PostgreSQL server and S3 server, started once for the folder; a pytest-xdist worker
 # each would start its own), at the same time as the rest of the suite: its processes mostly
