@@ -8,6 +8,7 @@ project and keeps the commands few.
 """
 
 import json
+from collections.abc import Iterator
 from pathlib import Path
 
 import dagster as dg
@@ -18,12 +19,20 @@ import duckdb  # noqa: F401
 import pytest
 from tests.dg_project import (
     COMPONENT,
+    DG_SERVER,
     LAUNCH_JOB,
     ROOT_MODULE,
     dg_cli,
     write_component,
     write_project,
 )
+
+
+@pytest.fixture(scope="module", autouse=True)
+def _stop_the_dg_server() -> Iterator[None]:
+    yield
+    DG_SERVER.stop()
+
 
 IN_PROCESS = json.dumps({"execution": {"config": {"in_process": {}}}})
 """One process for the whole run: Dagster's default starts a subprocess per step."""

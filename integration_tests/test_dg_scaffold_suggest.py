@@ -1,11 +1,19 @@
 """`dg scaffold defs dagster_dataframely.TableChecksComponent ... --source`: a table without a
 schema gets a suggested one and the checks' YAML, through the real `dg` CLI, offline."""
 
+from collections.abc import Iterator
 from pathlib import Path
 
 import dagster_dg_cli  # noqa: F401  (the `dg` CLI: without it this module is not collected)
 import polars as pl
-from tests.dg_project import COMPONENT, ROOT_MODULE, dg_cli, write_project
+import pytest
+from tests.dg_project import COMPONENT, DG_SERVER, ROOT_MODULE, dg_cli, write_project
+
+
+@pytest.fixture(scope="module", autouse=True)
+def _stop_the_dg_server() -> Iterator[None]:
+    yield
+    DG_SERVER.stop()
 
 
 def test_scaffold_from_a_source_writes_the_suggested_schema_and_yaml_that_load(

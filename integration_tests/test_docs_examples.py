@@ -10,8 +10,8 @@ meant to run belongs in a ```text or ```bash block.
 A reader runs an example again in the same folder, so each one runs a second time there, after
 the first: a table it creates, a file it writes or a directory it makes must not fail it.
 
-Every run is a process of its own, forked from a server (`warm_server.py`, one per test
-process) that has imported polars, Dataframely, Dagster, dagster-polars and this package: an
+Every run is a process of its own, forked from a server (`tests/warm_server.py`, one per
+test process) that has imported polars, Dataframely, Dagster, dagster-polars and this package: an
 example costs its own work, not another start of Python and Dagster (most of the time of
 this module before). The server never runs an example, so nothing one example leaves in its
 process (a module attribute, an environment variable, a global setting) reaches the next, and
@@ -43,10 +43,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
+from tests.warm_server import SECOND_RUN, WarmServer
 
 import dagster_dataframely as dd
-
-from .warm_server import SECOND_RUN, WarmServer
 
 ROOT = Path(__file__).resolve().parents[1]
 EXAMPLES = ROOT / "examples"
@@ -192,7 +191,7 @@ def test_a_fence_inside_an_admonition_is_collected() -> None:
 
 
 class ExampleServer:
-    """One warm interpreter per test process (`warm_server.py`) that forks a child per example.
+    """One warm interpreter per test process (`tests/warm_server.py`), a child forked per example.
 
     Where `os.fork` does not exist, each example is a fresh interpreter running the same code.
     """
@@ -233,7 +232,7 @@ class ExampleServer:
         self._server.stop()
 
 
-SERVER = Path(__file__).with_name("warm_server.py")
+SERVER = ROOT / "tests" / "warm_server.py"
 _SERVER = ExampleServer()
 
 

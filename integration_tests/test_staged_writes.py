@@ -31,6 +31,7 @@ import pytest
 from dagster_duckdb_polars import DuckDBPolarsIOManager
 from dagster_polars import PolarsParquetIOManager
 from polars.testing import assert_frame_equal
+from tests.warm_server import Forked, WarmServer
 from upath import UPath
 
 import dagster_dataframely as dd
@@ -63,7 +64,6 @@ from .interrupted_write import (
     write_version,
 )
 from .small_disk import fill, mounted_small_disk
-from .warm_server import Forked, WarmServer
 
 pytestmark = [pytest.mark.integration, pytest.mark.timeout(240)]
 
@@ -83,7 +83,7 @@ def stored(kind: str, write: str, warehouse: Path, restricted: Path) -> pl.DataF
     return duckdb_frame(restricted / "q.duckdb", "public.orders_quarantine")
 
 
-# NOTE: each child is forked from one warm interpreter per test process (`warm_server.py`), as
+# NOTE: each child is forked from one warm interpreter per test process (tests/warm_server.py), as
 # `python -m integration_tests.interrupted_write` would start: a fresh one spent about 2.5 s of
 # CPU importing Dagster, Polars and the managers before its write.
 _SERVER = WarmServer(lambda: os.environ, 120)

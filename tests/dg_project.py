@@ -8,10 +8,13 @@ need no package index.
 """
 
 import os
+import shutil
 import subprocess
 import sys
 import textwrap
 from pathlib import Path
+
+from tests.warm_server import WarmServer
 
 ROOT_MODULE = "scratch"
 COMPONENT = "dagster_dataframely.TableChecksComponent"
@@ -129,30 +132,36 @@ def write_component(root: Path, name: str, yaml: str) -> Path:
     return path
 
 
-def project_environment(root: Path) -> dict[str, str]:
-    """Where `dg` runs: this interpreter's tools, the project's source, no telemetry."""
-    home = root / "dagster_home"
-    home.mkdir(exist_ok=True)
-    (home / "dagster.yaml").write_text("telemetry:\n  enabled: false\n")
+def _dg_environment() -> dict[str, str]:
+    """What every `dg` command runs with: this interpreter's tools, no telemetry, no colour."""
     return {
         **os.environ,
         "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}",
-        "PYTHONPATH": str(root / "src"),
-        "DAGSTER_HOME": str(home),
         "AWS_EC2_METADATA_DISABLED": "true",
         "NO_COLOR": "1",
         "COLUMNS": "200",
     }
 
 
+def project_environment(root: Path) -> dict[str, str]:
+    """Where `dg` runs: this interpreter's tools, the project's source, no telemetry."""
+    home = root / "dagster_home"
+    home.mkdir(exist_ok=True)
+    (home / "dagster.yaml").write_text("telemetry:\n  enabled: false\n")
+    return {**_dg_environment(), "PYTHONPATH": str(root / "src"), "DAGSTER_HOME": str(home)}
+
+
+TIMEOUT_SECONDS = 240
+
+# NOTE: each `dg` command is forked from one warm interpreter per test process, as the `dg`
+# console script would start (tests/warm_server.py): a fresh one spent about 2 s of CPU
+# importing Dagster, Polars and the package before it loaded the project.
+DG_SERVER = WarmServer(_dg_environment, TIMEOUT_SECONDS)
+
+
 def dg_cli(root: Path, *arguments: str) -> subprocess.CompletedProcess[str]:
     """`dg` with these arguments, run in the project's folder and environment, unchecked."""
-    return subprocess.run(
-        ["dg", *arguments],
-        cwd=root,
-        env=project_environment(root),
-        capture_output=True,
-        text=True,
-        timeout=240,
-        check=False,
-    )
+    environment = project_environment(root)
+    dg = shutil.which("dg", path=environment["PATH"])
+    assert dg is not None, "the `dg` CLI (dagster-dg-cli) is not installed"
+    return DG_SERVER.run(str(root), environment, script=dg, argv=arguments)

@@ -6,23 +6,31 @@ import os
 import pty
 import subprocess
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 
 import polars as pl
+import pytest
 
 import dagster_dataframely as dd
 from dagster_dataframely._suggest.suggest_schema import PROGRESS_STEPS
+from tests.warm_server import WarmServer
 
 from .suggested_code import load_schema
 
+# NOTE: each command is forked from one warm interpreter per test process, as `python -m`
+# would start (tests/warm_server.py): a fresh one spent about 2 s of CPU importing the package.
+_SERVER = WarmServer(lambda: os.environ, 300)
+
+
+@pytest.fixture(scope="module", autouse=True)
+def _stop_the_warm_server() -> Iterator[None]:
+    yield
+    _SERVER.stop()
+
 
 def _run(*arguments: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "dagster_dataframely", *arguments],
-        capture_output=True,
-        text=True,
-        check=False,
-    )
+    return _SERVER.run(os.getcwd(), os.environ, module="dagster_dataframely", argv=arguments)
 
 
 def test_suggest_prints_the_module_and_progress_on_stderr(tmp_path: Path) -> None:

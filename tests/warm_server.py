@@ -2,24 +2,27 @@
 
 Started once per test process (`python warm_server.py`, through `WarmServer`), this server
 imports what nearly every such process imports (`PRELOAD`), then waits for requests on stdin,
-one JSON line each: `{"directory": ..., "output": ..., "environment": {...}}`, and with
-`"module"` and `"argv"` for `python -m module argv...`. For each it forks a child, which
+one JSON line each: `{"directory": ..., "output": ..., "environment": {...}}`, with
+`"module"` and `"argv"` for `python -m module argv...`, or `"script"` and `"argv"` for
+`python script argv...` (a console script such as `dg`). For each it forks a child, which
 becomes what a fresh interpreter started in `directory` would be (that directory as the
-script's folder and the working directory, that environment, stdin empty, stdout and stderr
-into `output`), and there runs the module as `__main__`, or else the documentation example
-`example.py` twice (`run_twice`). The server answers with the child's pid, then with its exit
-code (a negative signal number if a signal ended it, as `subprocess` says).
+working directory and the script's folder, that environment and its `PYTHONPATH`, stdin
+empty, stdout and stderr into `output`), and there runs the module or script as `__main__`,
+or else the documentation example `example.py` twice (`run_twice`). The server answers with
+the child's pid, then with its exit code (a negative signal number if a signal ended it, as
+`subprocess` says).
 
 Each child is forked from the server, which never runs one itself: what one child leaves
 behind (a module attribute, an environment variable, a cache, a server) dies with it and
 cannot reach the next. Only the imports are shared, and a fresh interpreter would make the
-same ones (a module's own imports are made by the server before its first child); and
+same ones (a module's or a script's own imports are made by the server before its first
+child); and
 Dagster's storage migration scripts, read once by the server as every test process reads them
 (`tests/alembic_scripts.py`), where a fresh interpreter reads the same files from disk for
 every instance it makes.
 
 Stdlib only before `PRELOAD`: the docs' test module also runs this file as a plain script
-where `os.fork` does not exist.
+where `os.fork` does not exist, and the unit suite imports it.
 """
 
 from __future__ import annotations
@@ -32,12 +35,18 @@ import logging
 import os
 import runpy
 import select
+import signal
 import subprocess
 import sys
 import tempfile
 import traceback
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
+
+_SERVERS_PYTHONPATH = [
+    entry for entry in os.environ.get("PYTHONPATH", "").split(os.pathsep) if entry
+]
+"""The server's own `PYTHONPATH` entries, which a child's environment replaces."""
 
 PRELOAD = ("polars", "dataframely", "dagster", "dagster_polars", "dagster_dataframely")
 """Imported once by the server: the costly part of an example's start."""
@@ -119,7 +128,11 @@ def _become_a_fresh_start(request: dict[str, object]) -> None:
     # NOTE: the server may have asked for its temporary directory already (Python keeps the
     # answer); a fresh interpreter reads this environment's TMPDIR.
     tempfile.tempdir = None
-    sys.path[0] = directory
+    # NOTE: a fresh interpreter puts its PYTHONPATH right after the script's folder.
+    python_path = [entry for entry in environment.get("PYTHONPATH", "").split(os.pathsep) if entry]
+    rest = [entry for entry in sys.path[1:] if entry not in _SERVERS_PYTHONPATH]
+    script = request.get("script")
+    sys.path[:] = [os.path.dirname(str(script)) if script else directory, *python_path, *rest]
     sys.argv = ["example.py"]
     null = os.open(os.devnull, os.O_RDONLY)
     os.dup2(null, 0)
@@ -132,7 +145,7 @@ def _become_a_fresh_start(request: dict[str, object]) -> None:
 
 def _read_migrations_once() -> None:
     """Every instance an example makes is stamped from scripts the server read once."""
-    scripts = Path(__file__).resolve().parents[1] / "tests" / "alembic_scripts.py"
+    scripts = Path(__file__).with_name("alembic_scripts.py")
     runpy.run_path(str(scripts))["reuse_alembic_scripts"]()
     import dagster as dg
 
@@ -162,9 +175,11 @@ def serve() -> None:
     print(json.dumps({"ready": True}), file=replies)
     for line in sys.stdin:
         request = json.loads(line)
-        module = request.get("module")
+        module, script = request.get("module"), request.get("script")
         if module is not None:
             _import_for_the_children(module, str(request["directory"]))
+        if script is not None:
+            import_what_the_example_imports(script)  # its imports, once for every child
         sys.stdout.flush()
         sys.stderr.flush()
         pid = os.fork()
@@ -173,15 +188,19 @@ def serve() -> None:
             try:
                 replies.close()
                 _become_a_fresh_start(request)
-                if module is None:
-                    code = run_twice()
-                else:
-                    sys.argv = [module, *map(str, request.get("argv", []))]
+                arguments = [str(argument) for argument in request.get("argv", [])]
+                if module is not None:
+                    sys.argv = [module, *arguments]
                     _run_once(
                         functools.partial(
                             runpy.run_module, module, run_name="__main__", alter_sys=True
                         )
                     )
+                elif script is not None:
+                    sys.argv = [script, *arguments]
+                    _run_once(functools.partial(runpy.run_path, script, run_name="__main__"))
+                else:
+                    code = run_twice()
             except BaseException:
                 traceback.print_exc()
             finally:
@@ -251,10 +270,12 @@ class WarmServer:
         environment: Mapping[str, str],
         *,
         module: str | None = None,
+        script: str | None = None,
         argv: Sequence[str] = (),
     ) -> Forked:
         """A child started in `directory` with `environment`, its stdout and stderr in files
-        of those names in `output`: `python -m module argv...`, or the example run twice."""
+        of those names in `output`: `python -m module argv...`, `python script argv...`, or
+        the example run twice."""
         process = self._started()
         assert process.stdin is not None
         request: dict[str, object] = {
@@ -264,11 +285,49 @@ class WarmServer:
         }
         if module is not None:
             request.update(module=module, argv=list(argv))
+        if script is not None:
+            request.update(script=script, argv=list(argv))
         process.stdin.write(json.dumps(request) + "\n")
         process.stdin.flush()
         started = self._reply(self._timeout)
         assert started is not None, "the warm server stopped"
         return Forked(self, started["pid"])
+
+    def run(
+        self,
+        directory: str,
+        environment: Mapping[str, str],
+        *,
+        module: str | None = None,
+        script: str | None = None,
+        argv: Sequence[str] = (),
+    ) -> subprocess.CompletedProcess[str]:
+        """`python -m module argv...` or `python script argv...` run to its end in `directory`,
+        as `subprocess.run(..., capture_output=True, text=True)` gives it; started afresh where
+        `os.fork` does not exist."""
+        command = [*(["-m", module] if module else [str(script)]), *argv]
+        if not hasattr(os, "fork"):
+            return subprocess.run(
+                [sys.executable, *command],
+                cwd=directory,
+                env=dict(environment),
+                capture_output=True,
+                text=True,
+                timeout=self._timeout,
+                check=False,
+            )
+        with tempfile.TemporaryDirectory(prefix="dd-warm-output-") as output:
+            child = self.start(
+                directory, output, environment, module=module, script=script, argv=argv
+            )
+            try:
+                code = child.wait(self._timeout)
+            except subprocess.TimeoutExpired:
+                os.killpg(child.pid, signal.SIGKILL)
+                child.wait(self._timeout)
+                raise
+            stdout, stderr = ((Path(output) / name).read_text() for name in ("stdout", "stderr"))
+        return subprocess.CompletedProcess([sys.executable, *command], code, stdout, stderr)
 
     def exit_code(self, timeout: float | None) -> int | None:
         """The running child's exit code, once it has ended within `timeout`; else None."""
