@@ -116,7 +116,7 @@ def run_twice() -> int:
 
 
 def _become_a_fresh_start(request: dict[str, object]) -> None:
-    """In the example's child: what `python run_twice.py` started in its directory would see."""
+    """In a child: what a fresh interpreter started in the directory of `request` would see."""
     directory = str(request["directory"])
     output = str(request["output"])
     os.setpgid(0, 0)  # the caller can stop this child and everything it starts at once
