@@ -42,13 +42,17 @@ and `lean` with a quality policy that puts a threshold on every rule (and a stri
 data, so the run writes what `default` and `lean` write. Compare each with its plain twin: the
 metrics (the two fractions every materialization has) are in all four.
 
+`--undeclared` gives every input a copy of each column under a name the schema does not declare
+(`undeclared_<column>`), as a wide source table validated against a narrower schema is: a run
+neither computes nor reads them, as `Schema.filter`'s own projection skips them.
+
 `--breakdown` times, for the default variant, each step the package adds after the floor's
 collect (reading the failures, the quarantine frame, statistics, samples, check results), using
 the package's internal functions, so it shows where the time beyond the floor goes.
 
     .venv/bin/python -m benchmarks.validation [--rows 1000000 5000000] [--repeat 3]
         [--quick] [--no-memory | --memory-all] [--memory-repeat 3] [--breakdown]
-        [--order generator random] [--warning-share 0.01] [--policy] [--eager]
+        [--order generator random] [--warning-share 0.01] [--policy] [--eager] [--undeclared]
 """
 
 from __future__ import annotations
@@ -225,9 +229,11 @@ INVALID: dict[tuple[int, str], int] = {}
 """The invalid row count the floor found, per (rows, input kind): a check on the input."""
 
 
-def workload(rows: int, order: str, warning_share: float) -> pl.DataFrame:
+def workload(rows: int, order: str, warning_share: float, undeclared: bool = False) -> pl.DataFrame:
     """The demo's order lines in generator order, or shuffled: no key sorted or grouped."""
     frame = with_warning_rows(order_lines(rows, seed=0, invalid_share=INVALID_SHARE), warning_share)
+    if undeclared:
+        frame = frame.with_columns(pl.all().name.prefix("undeclared_"))
     return frame.sample(fraction=1.0, shuffle=True, seed=7) if order == "random" else frame
 
 
@@ -407,6 +413,7 @@ def main(
     warning_share: float,
     policy: bool,
     eager_filter: bool = False,
+    undeclared: bool = False,
 ) -> None:
     global VARIANTS
     if eager_filter:
@@ -420,7 +427,7 @@ def main(
         f"Orders ({len(Orders.columns())} columns, "
         f"{len(wiring.check_specs(Orders, asset='x')) - 1} rules), "
         f"invalid_share={INVALID_SHARE}, key order {' and '.join(orders)}, "
-        f"warning_share={warning_share} ({', '.join(WARNING_RULES)}), "
+        f"warning_share={warning_share} ({', '.join(WARNING_RULES)}), undeclared={undeclared}, "
         f"median of {repeat} interleaved runs, "
         f"Polars {pl.__version__} with {pl.thread_pool_size()} threads.\n"
     )
@@ -435,7 +442,7 @@ def main(
     with tempfile.TemporaryDirectory(prefix="dd-bench-") as directory:
         for rows in sizes:
             for order in orders:
-                frame = workload(rows, order, warning_share)
+                frame = workload(rows, order, warning_share, undeclared)
                 if warning_share > 0 and order == orders[0]:
                     print(f"  {rows:,} rows: {warning_only_rows(frame):,} fail only a warning rule")
                 path = Path(directory) / f"orders_{rows}_{order}.parquet"
@@ -551,6 +558,9 @@ if __name__ == "__main__":
     parser.add_argument(
         "--eager", action="store_true", help="adds Dataframely's eager filter on a DataFrame"
     )
+    parser.add_argument(
+        "--undeclared", action="store_true", help="every column twice, once undeclared"
+    )
     parser.add_argument("--memory-worker", nargs=3, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.memory_worker:
@@ -569,4 +579,5 @@ if __name__ == "__main__":
             warning_share=args.warning_share,
             policy=args.policy,
             eager_filter=args.eager,
+            undeclared=args.undeclared,
         )

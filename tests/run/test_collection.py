@@ -504,6 +504,15 @@ def test_every_lazy_member_runs_once() -> None:
     assert calls == [3]
 
 
+def test_a_members_undeclared_columns_are_never_computed() -> None:
+    # `note` is not declared: as `OrderBook.filter` would, the split never computes it, so its
+    # failing cast (text to integer) raises nothing.
+    lines = LINES.lazy().with_columns(note=pl.col("order_id").str.to_integer())
+    split = split_collection(read_collection(OrderBook), {"orders": ORDERS, "lines": lines})
+    assert by_key(split.splits["lines"].valid, "order_id", "line_no") == [("o-1", 1), ("o-1", 2)]
+    assert split.splits["lines"].valid.columns == ["order_id", "line_no", "quantity"]
+
+
 # --- No row of any member is lost or duplicated -------------------------------------------------
 
 ORDER_ROW = st.tuples(

@@ -349,6 +349,17 @@ def test_extra_columns_are_dropped_and_the_schema_order_kept() -> None:
     assert table.value.columns == ["order_id", "amount"]
 
 
+def test_a_plans_undeclared_columns_are_never_computed() -> None:
+    # `note` is not declared: as `Orders.filter(plan)` would, the run never computes it, so its
+    # failing cast (text to integer) raises nothing and the split is `filter`'s.
+    plan = ROWS.lazy().with_columns(pl.col("note").str.to_integer())
+    writer = Writer()
+    events = list(wiring.validation_results(Orders, plan, valid_key=KEY, quarantine_writer=writer))
+    valid, failure = Orders.filter(plan, cast=False).collect_all()
+    assert_frame_equal(_materializations(events)[0].value, valid)
+    assert writer.frames[0].height == failure.invalid().height == 4
+
+
 def test_never_casts() -> None:
     class Counts(NoRules):
         pass

@@ -86,7 +86,13 @@ def split_collection(info: CollectionInfo, frames: Mapping[str, Frame | None]) -
     }
     if problems:
         return CollectionSplit({}, problems, skipped)
-    rows = collect_once(present)
+    # NOTE: a member's undeclared columns are never computed nor read, as in `split_rows`.
+    rows = collect_once(
+        {
+            name: frame.select(info.members[name].info.schema.column_names())
+            for name, frame in present.items()
+        }
+    )
     result = info.collection.filter(rows, cast=False)
     splits = {}
     for name in rows:

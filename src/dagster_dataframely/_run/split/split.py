@@ -56,9 +56,9 @@ def split_rows(
     only where Polars can prove the two share it. It cannot for a non-deterministic step
     (`shuffle`, `sample`), an IO plugin source or a pyarrow dataset, and a source whose data
     changes between two reads is never safe to read twice: each side then sees other rows, so
-    rows land in both the table and the quarantine, or in neither. So a `LazyFrame` is
-    collected first, alone, on the streaming engine (then `contiguous`), and the split runs
-    over its rows; a `DataFrame` already is rows.
+    rows land in both the table and the quarantine, or in neither. So a `LazyFrame`'s schema
+    columns are collected first, alone, on the streaming engine (then `contiguous`), and the
+    split runs over its rows; a `DataFrame` already is rows.
 
     The split is `filter`'s own plan (`evaluated_rules`), evaluated once on the in-memory
     engine into the rows plus a `Boolean` per rule, then cut by that mask with two eager
@@ -72,10 +72,14 @@ def split_rows(
     """
     if not keep_valid_rows and isinstance(frame, pl.LazyFrame):
         return _split_counting(info, frame)
-    rows = (
-        frame if isinstance(frame, pl.DataFrame) else contiguous(frame.collect(engine="streaming"))
+    names = info.schema.column_names()
+    # NOTE: a plan's undeclared columns are never computed nor read, as `filter(cast=False)`'s own
+    # projection would skip them: no row of the split keeps one.
+    columns = (
+        frame.select(names)
+        if isinstance(frame, pl.DataFrame)
+        else contiguous(frame.select(names).collect(engine="streaming"))
     )
-    columns = rows.select(info.schema.column_names())
     plan, rules, passed = evaluated_rules(
         info.schema, columns.lazy(), dataframely_rules(info.schema)
     )
