@@ -123,3 +123,18 @@ def test_every_path_a_recipe_lists_exists() -> None:
     assert "src/dagster_dataframely/_store/manager_kinds/kind_choice.py" in paths
     missing = [path for path in paths if not (ROOT / path).exists()]
     assert not missing, f"CONTRIBUTING.md's recipes name files that do not exist: {missing}"
+
+
+def test_every_public_function_of_the_seam_is_in_its_all() -> None:
+    """A function `_upstream` defines without `_` is a seam name, so its row and its test are
+    required: `__all__` is what the two checks above read."""
+    tree = ast.parse(
+        (ROOT / "src" / "dagster_dataframely" / "_upstream.py").read_text(encoding="utf-8")
+    )
+    defined = {
+        node.name
+        for node in tree.body
+        if isinstance(node, ast.FunctionDef | ast.ClassDef) and not node.name.startswith("_")
+    }
+    missing = sorted(defined - set(_upstream.__all__))
+    assert not missing, f"_upstream defines {missing} outside its __all__"

@@ -36,6 +36,7 @@ from dagster_dataframely._upstream import (
     NestedResourceFactory,
     Rule,
     check_evaluation_target,
+    check_evaluations,
     collection_filters,
     context_for_manager,
     current_asset_context,
@@ -455,6 +456,40 @@ def test_check_evaluation_target_is_what_dagster_fills_in_for_a_check_result() -
         )
         assert ours.run_id == result.run_id
         assert check_evaluation_target(instance, orders.key, "p3") is None
+
+
+def test_check_evaluations_are_a_checks_reported_results_newest_first_by_partition() -> None:
+    """`get_asset_check_execution_history(key, limit=, partition_filter=PartitionKeyFilter(..))`:
+    records newest first, each with its run id, partition, time and evaluation event."""
+    partitions = dg.StaticPartitionsDefinition(["p1", "p2"])
+    spec = dg.AssetCheckSpec("positive", asset="orders", partitions_def=partitions)
+
+    @dg.asset(partitions_def=partitions, check_specs=[spec])
+    def orders(context: dg.AssetExecutionContext) -> Iterator[dg.Output[int] | dg.AssetCheckResult]:
+        yield dg.Output(1)
+        yield dg.AssetCheckResult(passed=True, metadata={"run_partition": context.partition_key})
+
+    with dg.DagsterInstance.ephemeral() as instance:
+        runs = [
+            (key, dg.materialize([orders], partition_key=key, instance=instance).run_id)
+            for key in ("p1", "p2", "p1")
+        ]
+        found = check_evaluations(instance, spec.key, "p1", limit=10)
+        assert [(run_id, partition) for run_id, partition, _, _ in found] == [
+            (runs[2][1], "p1"),
+            (runs[0][1], "p1"),
+        ], "the check history of one partition, newest first, changed shape"
+        assert found[0][2] >= found[1][2], "the records' create_timestamp is not newest first"
+        assert found[0][3]["run_partition"] == dg.TextMetadataValue("p1"), (
+            "an evaluation's metadata is no longer the check result's"
+        )
+        every = check_evaluations(instance, spec.key, None, limit=2, every_partition=True)
+        assert [run_id for run_id, *_ in every] == [runs[2][1], runs[1][1]], (
+            "the check history without a partition filter is not every partition's, newest first"
+        )
+        assert check_evaluations(instance, spec.key, None, limit=10) == [], (
+            "a filter on no partition matched a partitioned evaluation"
+        )
 
 
 # --- Dagster: IO manager contexts and resources ----------------------------------------------

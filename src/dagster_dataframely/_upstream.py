@@ -59,6 +59,7 @@ __all__ = [
     "Rule",
     "StepOutput",
     "check_evaluation_target",
+    "check_evaluations",
     "collection_filters",
     "component_yaml_positions",
     "context_for_manager",
