@@ -125,9 +125,12 @@ def emit_as(
 ) -> Iterator[_Yield]:
     """`emit`'s tail, the emissions yielded and the error chosen by `layout`."""
     emissions = _prepare(outcomes, returned)
-    _warn_if_quarantined_while_passing(emissions, log)
-    yield from layout.yields(emissions)
     failed = [e for e in emissions if e.error is not None]
+    if not failed:  # a failing step's error says what happened
+        warn_of_passing_quarantines(
+            log, [passing_quarantine_line(e.outcome, e.checks, e.address) for e in emissions]
+        )
+    yield from layout.yields(emissions)
     if failed:
         raise layout.error(failed, emissions)
 
@@ -198,14 +201,6 @@ def _prepare(outcomes: Sequence[Outcome], returned: Returned | None = None) -> l
             else e
             for e, pending in zip(emissions, statistics, strict=True)
         ]
-
-
-def _warn_if_quarantined_while_passing(emissions: Sequence[Emission], log: Any) -> None:
-    if any(emission.error is not None for emission in emissions):
-        return  # the step fails, and its error says what happened
-    warn_of_passing_quarantines(
-        log, [passing_quarantine_line(e.outcome, e.checks, e.address) for e in emissions]
-    )
 
 
 def _start_statistics(
@@ -394,7 +389,10 @@ def _table(
         partitioned=outcome.run.partition_key is not None,
         undeclared=rows.undeclared,
     )
-    if _marked_incident():
+    # NOTE: Dagster does not copy a run's tags onto its materializations, and the anomaly check
+    # reads materializations only: the run tag becomes a metadata flag on each one.
+    context = current_asset_context()
+    if context is not None and context.run.tags.get(names.INCIDENT_TAG) == "true":
         metadata[names.INCIDENT] = True
     return dg.MaterializeResult(
         asset_key=output.key,
@@ -403,13 +401,6 @@ def _table(
         tags=user.tags if user is not None else None,
         data_version=user.data_version if user is not None else None,
     )
-
-
-def _marked_incident() -> bool:
-    # NOTE: Dagster does not copy a run's tags onto its materializations, and the anomaly check
-    # reads materializations only: the run tag becomes a metadata flag on each one.
-    context = current_asset_context()
-    return context is not None and context.run.tags.get(names.INCIDENT_TAG) == "true"
 
 
 def _stored_value(run: OutputRun, valid: ValidRows) -> ValidRows:
