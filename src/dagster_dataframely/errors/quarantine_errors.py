@@ -1,8 +1,6 @@
 """Refusals to store the quarantine where its rows would collide, be lost or be exposed."""
 
-from dagster_dataframely.errors.error_base import (
-    StorageRefusedError,
-)
+from dagster_dataframely.errors.error_base import StorageRefusedError
 
 
 class QuarantineKeyCollisionError(StorageRefusedError):

@@ -4,11 +4,7 @@ from collections.abc import Sequence
 
 import dagster as dg
 
-from dagster_dataframely.errors.error_base import (
-    InvalidDefinitionError,
-    _quoted,
-    _unknown_rules,
-)
+from dagster_dataframely.errors.error_base import InvalidDefinitionError, _quoted, _unknown_rules
 
 
 class UnknownWarningRuleError(InvalidDefinitionError):

@@ -29,11 +29,7 @@ from dagster_dataframely._run.validated_output import ValidatedOutput
 from dagster_dataframely._store.quarantine_writer import QuarantineWriter
 from dagster_dataframely._store.step_storage import output_stores
 from dagster_dataframely._store.storage_slots import check_range_storage
-from dagster_dataframely._upstream import (
-    current_asset_context,
-    running_step,
-    step_output,
-)
+from dagster_dataframely._upstream import current_asset_context, running_step, step_output
 
 from .range_emit import RangeLayout
 from .row_partitions import RowPartitions
