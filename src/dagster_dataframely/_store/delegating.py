@@ -149,14 +149,18 @@ def delegating_writer(
         # NOTE: nothing materializes a quarantine declared with `quarantine_spec`, so each write
         # (of zero rows too) is an observation of its key: its history in the catalog.
         if source_graph_has(step, target):
-            metadata = {
-                names.ROW_COUNT: frame.height,
-                names.QUARANTINE_ADDRESS: address,
-                names.QUARANTINE_OF: key.to_user_string(),
-                names.RUN: dg.MetadataValue.dagster_run(context.run.run_id),
-            }
             partition = output.partition_key if output.has_partition_key else None
-            context.log_event(dg.AssetObservation(target, partition=partition, metadata=metadata))
+            observation = dg.AssetObservation(
+                target,
+                partition=partition,
+                metadata={
+                    names.ROW_COUNT: frame.height,
+                    names.QUARANTINE_ADDRESS: address,
+                    names.QUARANTINE_OF: key.to_user_string(),
+                    names.RUN: dg.MetadataValue.dagster_run(context.run.run_id),
+                },
+            )
+            context.log_event(observation)
         return address
 
     return write
