@@ -77,9 +77,7 @@ def _built(path: tuple[str | int, ...], at: Locate, build: Callable[[], _Built])
         raise
     except DagsterDataframelyError as error:
         raise ComponentFieldError(
-            *at(path),
-            error.message.rstrip("."),
-            f"Write it as in `{POLICY_EXAMPLE}`.",
+            *at(path), error.message.rstrip("."), f"Write it as in `{POLICY_EXAMPLE}`."
         ) from error
 
 

@@ -230,10 +230,7 @@ class TableChecksComponent(dg.Component, dg.Resolvable):
             "my_project.schemas:Orders",
         ),
     ]
-    severity: Annotated[
-        str,
-        _doc("The severity of a failing rule check: WARN or ERROR.", "WARN"),
-    ]
+    severity: Annotated[str, _doc("The severity of a failing rule check: WARN or ERROR.", "WARN")]
     assets: Annotated[
         Sequence[str],
         _doc(

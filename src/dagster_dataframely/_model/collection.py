@@ -177,9 +177,7 @@ def _filter_rule(
 
 
 def _query(
-    collection: type[dy.Collection],
-    logic: Callable[[Any], pl.LazyFrame],
-    key: tuple[str, ...],
+    collection: type[dy.Collection], logic: Callable[[Any], pl.LazyFrame], key: tuple[str, ...]
 ) -> Callable[[], pl.LazyFrame]:
     # NOTE: built when read (a check's metadata, the code version), not when declared: the filter is
     # the user's code, and may raise.

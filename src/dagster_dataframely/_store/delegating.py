@@ -43,8 +43,7 @@ QUARANTINE_FRAME = dg.PythonObjectDagsterType(pl.DataFrame, name="QuarantineFram
 
 
 def delegating_writer(
-    context: dg.AssetExecutionContext,
-    asset_key: dg.AssetKey | str | Sequence[str] | None = None,
+    context: dg.AssetExecutionContext, asset_key: dg.AssetKey | str | Sequence[str] | None = None
 ) -> QuarantineWriter:
     """Return a writer that hands the invalid rows to the asset's own IO manager.
 
@@ -167,8 +166,7 @@ def delegating_writer(
 
 
 def validate_quarantine_key(
-    context: dg.AssetExecutionContext,
-    asset_key: dg.AssetKey | str | Sequence[str] | None = None,
+    context: dg.AssetExecutionContext, asset_key: dg.AssetKey | str | Sequence[str] | None = None
 ) -> None:
     """Raise if another asset in the code location already materializes the quarantine's key.
 

@@ -138,12 +138,7 @@ class _SliceReplacement:
     """
 
     def __init__(
-        self,
-        client: Any,
-        handlers: Mapping[type, Any],
-        frame: pl.DataFrame,
-        *,
-        create_empty: bool,
+        self, client: Any, handlers: Mapping[type, Any], frame: pl.DataFrame, *, create_empty: bool
     ) -> None:
         self._client = client
         self._handlers = handlers

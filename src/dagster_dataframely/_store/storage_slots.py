@@ -41,10 +41,7 @@ PARTITION_EXPR = "partition_expr"
 
 
 def check_quarantine_storage(
-    asset: dg.AssetKey,
-    manager: dg.IOManager,
-    table: dg.OutputContext,
-    quarantine: dg.OutputContext,
+    asset: dg.AssetKey, manager: dg.IOManager, table: dg.OutputContext, quarantine: dg.OutputContext
 ) -> None:
     """Raise unless the quarantine write lands in a place of its own, inside its manager's base.
 

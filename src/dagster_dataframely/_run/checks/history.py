@@ -103,10 +103,7 @@ def read_history(
 
 
 def read_range_history(
-    context: Any,
-    key: dg.AssetKey,
-    partition_keys: Sequence[str | None],
-    series: Collection[Series],
+    context: Any, key: dg.AssetKey, partition_keys: Sequence[str | None], series: Collection[Series]
 ) -> RangeHistory | None:
     """`series` of each of `partition_keys`, read together; None when no series is asked for."""
     if not series:
@@ -177,10 +174,7 @@ def _incident_tags(
 
 
 def _latest(
-    instance: dg.DagsterInstance,
-    key: dg.AssetKey,
-    partitions: Sequence[str | None],
-    count: int,
+    instance: dg.DagsterInstance, key: dg.AssetKey, partitions: Sequence[str | None], count: int
 ) -> dict[str | None, list[dg.EventLogRecord]]:
     found: dict[str | None, list[dg.EventLogRecord]] = {p: [] for p in partitions}
     if not count:

@@ -51,10 +51,7 @@ class RepeatedKeys:
 
 
 def repeated_in_frames(
-    partitions: Mapping[str, pl.LazyFrame],
-    key: Sequence[str],
-    shown: ShownValues,
-    max_samples: int,
+    partitions: Mapping[str, pl.LazyFrame], key: Sequence[str], shown: ShownValues, max_samples: int
 ) -> RepeatedKeys:
     """The keys in more than one of `partitions` (each a lazy scan of one stored partition).
 

@@ -85,10 +85,7 @@ class PartitionRange:
         check_range_storage(output.key, self.shown, *stores)
 
     def decide(
-        self,
-        split: Split,
-        frames: Mapping[str, Frame | None],
-        runs: Mapping[str, OutputRun],
+        self, split: Split, frames: Mapping[str, Frame | None], runs: Mapping[str, OutputRun]
     ) -> list[Outcome]:
         """Every output's outcome in every partition, each partition's rows split on their own.
 
