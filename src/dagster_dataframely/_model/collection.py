@@ -194,7 +194,5 @@ def _with_filters(base: SchemaInfo, filters: tuple[RuleInfo, ...]) -> SchemaInfo
 
 def collection_rules(info: CollectionInfo) -> list[str]:
     """Every rule name a Collection-wide setting may use: each member's rules, then the filters."""
-    names_: dict[str, None] = {}
-    for member in info.members.values():
-        names_.update(dict.fromkeys(rule.name for rule in member.info.rules))
-    return list(names_)
+    rules = (rule.name for member in info.members.values() for rule in member.info.rules)
+    return list(dict.fromkeys(rules))
