@@ -3,7 +3,8 @@
 Every quarantine is written before the first table is yielded (Dagster writes an output when it
 is yielded); if any outcome fails the step, no table is written, every output's checks still
 report, and the first failure is raised. How results are yielded and which error is raised is
-the `Layout`'s (a step's, or a range's). The statistics run in a thread while the quarantines
+the `Layout`'s (a step's, or a range's). A step whose rows went to a quarantine while every
+check passed says so in its log, once. The statistics run in a thread while the quarantines
 are written (ADR 0004), and each quarantine frame is built while its samples are (ADR 0006).
 """
 
@@ -23,10 +24,12 @@ from dagster_dataframely._model import names
 from dagster_dataframely._model.check_groups import check_groups
 from dagster_dataframely._run.checks.kind import Reported
 from dagster_dataframely._run.checks.rule_checks import (
+    RULE_CHECKS,
     column_schema_result,
     failure_samples,
     partition_metadata,
 )
+from dagster_dataframely._run.checks.thresholds import RulesVerdict
 from dagster_dataframely._run.decide.evaluation import Evaluation, check_results
 from dagster_dataframely._run.decide.outcome import (
     Aborted,
@@ -53,8 +56,6 @@ from dagster_dataframely.errors import (
     ValidationAbortError,
     ValidationFailedError,
 )
-
-from .quarantine_notice import passing_quarantine_line, warn_of_passing_quarantines
 
 AssetYield = TypeAliasType(
     "AssetYield", Iterator[dg.MaterializeResult[pl.DataFrame] | dg.AssetCheckResult]
@@ -127,9 +128,7 @@ def emit_as(
     emissions = _prepare(outcomes, returned)
     failed = [e for e in emissions if e.error is not None]
     if not failed:  # a failing step's error says what happened
-        warn_of_passing_quarantines(
-            log, [passing_quarantine_line(e.outcome, e.checks, e.address) for e in emissions]
-        )
+        _warn_of_passing_quarantines(emissions, log)
     yield from layout.yields(emissions)
     if failed:
         raise layout.error(failed, emissions)
@@ -282,6 +281,53 @@ def _report(outcome: Outcome, write_tables: bool, pool: ThreadPoolExecutor) -> E
 
 
 _ERROR = dg.AssetCheckSeverity.ERROR
+
+
+def _warn_of_passing_quarantines(emissions: Sequence[Emission], log: Any) -> None:
+    # NOTE: a rule's check passes with failing rows when the quality policy's threshold tolerates
+    # them (`warn_above`), yet the rows still go to the quarantine: a run green everywhere would
+    # hide that its table lacks them, so the step says it once, through its log, naming no value.
+    lines = [_passing_quarantine_line(e.outcome, e.checks, e.address) for e in emissions]
+    said = [line for line in lines if line is not None]
+    if not said:
+        return
+    (log if log is not None else dg.get_dagster_logger()).warning(
+        "dagster-dataframely: rows went to a quarantine while every check of their asset "
+        "passed; the run is green, and the table does not have them:"
+        + "".join(f"\n  - {line}" for line in said)
+        + "\nEach materialization leads with them: `dataframely/invalid_count` and "
+        "`dataframely/quarantine_address`."
+    )
+
+
+def _passing_quarantine_line(
+    outcome: Outcome, checks: Sequence[dg.AssetCheckResult], address: str | None
+) -> str | None:
+    if not isinstance(outcome, Partial) or not all(check.passed for check in checks):
+        return None
+    run, rows = outcome.run, outcome.rows
+    where = f" of partition {run.partition_key}" if run.partition_key is not None else ""
+    went = f" ({address})" if address is not None else ""
+    line = (
+        f"{_rows(rows.quarantined.invalid_count)}{where} of "
+        f"{run.output.key.to_user_string()!r} went to its quarantine{went}"
+    )
+    judged = rows.evaluation.verdicts.get(RULE_CHECKS.name)
+    verdicts = judged.rules if isinstance(judged, RulesVerdict) else {}
+    check_names = {rule.name: rule.check_name for rule in run.output.info.rules}
+    tolerated = [
+        f"{check_names.get(v.rule, v.rule)} ({v.failed} of {v.rows} rows failed, "
+        f"{v.fraction:.1%}; {v.threshold.describe()})"
+        for v in verdicts.values()
+        if v.rule in rows.quarantined.counts and v.failed and v.tolerated
+    ]
+    if tolerated:
+        line += ": the quality policy's threshold tolerates " + "; ".join(tolerated)
+    return line + "."
+
+
+def _rows(count: int) -> str:
+    return f"{count} row" if count == 1 else f"{count} rows"
 
 
 def outcome_checks(
