@@ -602,9 +602,7 @@ def upath_asset_folder(manager: dg.UPathIOManager, context: dg.OutputContext) ->
 
 
 def upath_partition_locations(
-    manager: dg.UPathIOManager,
-    context: dg.OutputContext,
-    partition_keys: Sequence[str],
+    manager: dg.UPathIOManager, context: dg.OutputContext, partition_keys: Sequence[str]
 ) -> dict[str, UPath]:
     """The file `manager` writes each of `partition_keys` of `context`'s asset to.
 
@@ -809,9 +807,7 @@ def failure_outcomes(failure: dy.FailureInfo) -> pl.DataFrame | None:
     return frame if isinstance(frame, pl.DataFrame) else None
 
 
-def collection_filters(
-    collection: type[dy.Collection],
-) -> dict[str, Callable[[Any], pl.LazyFrame]]:
+def collection_filters(collection: type[dy.Collection]) -> dict[str, Callable[[Any], pl.LazyFrame]]:
     """Every `@dy.filter` of `collection` by its name, with the function it decorates.
 
     Dataframely has no public way to list a Collection's filters. Relies on

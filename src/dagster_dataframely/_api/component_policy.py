@@ -24,6 +24,7 @@ POLICY_EXAMPLE = (
     "rules: {amount|min: {fail_above: 0}}, severity: ERROR, blocking: true}"
 )
 _Built = TypeVar("_Built")
+_Check = TypeVar("_Check", VolumeCheck, AnomalyCheck)
 NEEDS_RUN = ("volume", "undeclared_columns")
 """Keys of a `dd.QualityPolicy` that need the run writing the table: read, then refused by
 `dd.table_checks` with that reason, at their own field."""
@@ -61,9 +62,9 @@ def read_policy(value: Mapping[str, Any], at: Locate) -> QualityPolicy:
             },
             severity=_severity(value.get("severity"), (*root, "severity"), at),
             blocking=_blocking(value.get("blocking", False), (*root, "blocking"), at),
-            volume=_volume(value.get("volume"), (*root, "volume"), at),
+            volume=_check(VolumeCheck, value.get("volume"), (*root, "volume"), at),
             undeclared_columns=value.get("undeclared_columns"),
-            anomaly=_anomaly(value.get("anomaly"), (*root, "anomaly"), at),
+            anomaly=_check(AnomalyCheck, value.get("anomaly"), (*root, "anomaly"), at),
         ),
     )
 
@@ -76,9 +77,7 @@ def _built(path: tuple[str | int, ...], at: Locate, build: Callable[[], _Built])
         raise
     except DagsterDataframelyError as error:
         raise ComponentFieldError(
-            *at(path),
-            error.message.rstrip("."),
-            f"Write it as in `{POLICY_EXAMPLE}`.",
+            *at(path), error.message.rstrip("."), f"Write it as in `{POLICY_EXAMPLE}`."
         ) from error
 
 
@@ -109,34 +108,28 @@ def _required(threshold: Threshold | None, path: tuple[str | int, ...], at: Loca
     return threshold
 
 
-def _volume(value: object, path: tuple[str | int, ...], at: Locate) -> VolumeCheck | None:
+# NOTE: each check's keys are its fields, in their order; the fields written as text, and the
+# mapping a message shows as the way to write it.
+_CHECKS: Mapping[type, tuple[tuple[str, ...], str]] = {
+    VolumeCheck: (("compare_with", "severity"), "volume: {min_rows: 1}"),
+    AnomalyCheck: (
+        ("metrics", "direction", "seasonality", "method", "compare_with", "severity"),
+        "anomaly: {metrics: [row_count]}",
+    ),
+}
+
+
+def _check(
+    kind: type[_Check], value: object, path: tuple[str | int, ...], at: Locate
+) -> _Check | None:
     if value is None:
         return None
-    bounds = dict(_mapping(value, path, at, "volume: {min_rows: 1}"))
-    keys = ("min_rows", "max_rows", "max_drop", "max_growth", "window", "compare_with", "severity")
-    bounds = _only(bounds, keys, path, at)
-    if "severity" in bounds:
-        bounds["severity"] = _severity(bounds["severity"], (*path, "severity"), at)
-    return _built(path, at, lambda: VolumeCheck(**bounds))
-
-
-_ANOMALY_KEYS = tuple(field.name for field in dataclasses.fields(AnomalyCheck))
-_ANOMALY_TEXT = ("metrics", "direction", "seasonality", "method", "compare_with", "severity")
-
-
-def _anomaly(value: object, path: tuple[str | int, ...], at: Locate) -> AnomalyCheck | None:
-    if value is None:
-        return None
-    settings = _only(
-        _mapping(value, path, at, "anomaly: {metrics: [row_count]}"),
-        _ANOMALY_KEYS,
-        path,
-        at,
-        text=_ANOMALY_TEXT,
-    )
+    text, example = _CHECKS[kind]
+    keys = tuple(field.name for field in dataclasses.fields(kind))
+    settings = _only(_mapping(value, path, at, example), keys, path, at, text=text)
     if "severity" in settings:
         settings["severity"] = _severity(settings["severity"], (*path, "severity"), at)
-    return _built(path, at, lambda: AnomalyCheck(**settings))
+    return _built(path, at, lambda: kind(**settings))
 
 
 def _only(

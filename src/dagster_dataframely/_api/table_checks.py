@@ -18,10 +18,7 @@ from dagster_dataframely._declare.table_check_definitions import (
 from dagster_dataframely._model.asset_settings import OutputSettings
 from dagster_dataframely._model.collection import collection_rules, read_collection
 from dagster_dataframely._model.schema import read_schema
-from dagster_dataframely._model.setting_keywords import (
-    checked_settings,
-    with_setting_keywords,
-)
+from dagster_dataframely._model.setting_keywords import checked_settings, with_setting_keywords
 from dagster_dataframely._model.setting_model import CheckKeywords, EntryPoint
 from dagster_dataframely.errors import InvalidArgumentsError
 

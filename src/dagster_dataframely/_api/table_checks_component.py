@@ -28,9 +28,7 @@ from dagster_dataframely._model.setting_model import (
 )
 from dagster_dataframely._suggest.command_line import write_schema_module
 from dagster_dataframely._upstream import component_yaml_positions, project_asset_partitions
-from dagster_dataframely.errors import (
-    ComponentFieldError,
-)
+from dagster_dataframely.errors import ComponentFieldError
 
 from .component_fields import _FIELD_KINDS, _Fields, _root_module
 from .component_policy import read_policy
@@ -232,10 +230,7 @@ class TableChecksComponent(dg.Component, dg.Resolvable):
             "my_project.schemas:Orders",
         ),
     ]
-    severity: Annotated[
-        str,
-        _doc("The severity of a failing rule check: WARN or ERROR.", "WARN"),
-    ]
+    severity: Annotated[str, _doc("The severity of a failing rule check: WARN or ERROR.", "WARN")]
     assets: Annotated[
         Sequence[str],
         _doc(

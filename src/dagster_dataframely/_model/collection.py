@@ -177,9 +177,7 @@ def _filter_rule(
 
 
 def _query(
-    collection: type[dy.Collection],
-    logic: Callable[[Any], pl.LazyFrame],
-    key: tuple[str, ...],
+    collection: type[dy.Collection], logic: Callable[[Any], pl.LazyFrame], key: tuple[str, ...]
 ) -> Callable[[], pl.LazyFrame]:
     # NOTE: built when read (a check's metadata, the code version), not when declared: the filter is
     # the user's code, and may raise.
@@ -196,7 +194,5 @@ def _with_filters(base: SchemaInfo, filters: tuple[RuleInfo, ...]) -> SchemaInfo
 
 def collection_rules(info: CollectionInfo) -> list[str]:
     """Every rule name a Collection-wide setting may use: each member's rules, then the filters."""
-    names_: dict[str, None] = {}
-    for member in info.members.values():
-        names_.update(dict.fromkeys(rule.name for rule in member.info.rules))
-    return list(names_)
+    rules = (rule.name for member in info.members.values() for rule in member.info.rules)
+    return list(dict.fromkeys(rules))

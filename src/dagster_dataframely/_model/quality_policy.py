@@ -305,9 +305,9 @@ def resolve_policy(
         "severity": list(severity) if isinstance(severity, Mapping) else [],
         "blocking": [] if isinstance(policy.blocking, bool) else list(policy.blocking),
     }
+    # NOTE: every name is text: `QualityPolicy` refuses any other at construction.
     for parameter, names in named.items():
-        unknown = [name if isinstance(name, str) else repr(name) for name in names]
-        unknown = [name for name in unknown if name not in known]
+        unknown = [name for name in names if name not in known]
         if unknown:
             raise UnknownPolicyRuleError(info.name, parameter, list(dict.fromkeys(unknown)), known)
     needs_run = {

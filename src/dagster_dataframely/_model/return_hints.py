@@ -453,12 +453,7 @@ def _name(value: object) -> str:
 
 
 def mismatch(
-    function: str,
-    given: type,
-    hinted: type,
-    *,
-    output: str | None = None,
-    kind: str = "schema",
+    function: str, given: type, hinted: type, *, output: str | None = None, kind: str = "schema"
 ) -> SchemaHintMismatchError:
     """The refusal of a schema (or Collection) argument the return hint contradicts.
 

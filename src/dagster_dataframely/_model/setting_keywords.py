@@ -18,12 +18,7 @@ from typing import Any, TypeVar
 from dagster_dataframely.errors import InvalidArgumentsError, UnexpectedArgumentError
 
 from .quality_policy import checked_policy
-from .setting_model import (
-    EntryPoint,
-    SettingSpec,
-    refusals,
-    settings_of,
-)
+from .setting_model import EntryPoint, SettingSpec, refusals, settings_of
 
 T = TypeVar("T", bound=Callable[..., object])
 

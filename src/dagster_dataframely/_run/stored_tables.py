@@ -17,15 +17,8 @@ from dagster_dataframely._model.schema import SchemaInfo
 from dagster_dataframely._model.settings import Settings
 from dagster_dataframely._run.checks.history import read_history
 from dagster_dataframely._run.checks.registry import series_of
-from dagster_dataframely._run.checks.rule_checks import (
-    partition_metadata,
-)
-from dagster_dataframely._run.decide.outcome import (
-    ColumnMismatch,
-    Outcome,
-    decide,
-    decide_members,
-)
+from dagster_dataframely._run.checks.rule_checks import partition_metadata
+from dagster_dataframely._run.decide.outcome import ColumnMismatch, Outcome, decide, decide_members
 from dagster_dataframely._run.decide.output_run import OutputRun
 from dagster_dataframely._run.emit.emit import outcome_checks
 from dagster_dataframely._run.report.metrics import column_metrics

@@ -181,7 +181,8 @@ def claim_partition(
         say_word(instance, run, step_key, asset, word, message)
 
     say(Word.ANNOUNCED, f"about to write {where}; checking that no other run writes it now.")
-    own = _order_of(instance, run.run_id)
+    record = instance.get_run_record_by_id(run.run_id)
+    own = RunOrder(record.create_timestamp.timestamp() if record is not None else 0.0, run.run_id)
     decided = verdict(own, _contenders(instance, run.run_id, asset, ours))
     deadline = time.monotonic() + DECISION_WAIT_SECONDS
     while isinstance(decided, Wait):
@@ -220,12 +221,6 @@ def _where(asset: dg.AssetKey, ours: Set[str] | None) -> str:
         return f"partition {next(iter(ours))!r} of {asset.to_user_string()!r}"
     first, last = min(ours), max(ours)
     return f"{len(ours)} partitions ({first!r} to {last!r}) of {asset.to_user_string()!r}"
-
-
-def _order_of(instance: dg.DagsterInstance, run_id: str) -> RunOrder:
-    record = instance.get_run_record_by_id(run_id)
-    created = record.create_timestamp.timestamp() if record is not None else 0.0
-    return RunOrder(created, run_id)
 
 
 def _contenders(

@@ -33,7 +33,6 @@ from .concurrent_runs import claim_partition
 from .manager_kinds.kind_choice import kind_of
 from .manager_kinds.router import write_through
 from .manager_metadata import shown_manager_metadata
-from .observations import quarantine_observation
 from .quarantine_writer import QuarantineWriter
 from .step_storage import table_output
 from .storage_slots import check_quarantine_storage
@@ -44,8 +43,7 @@ QUARANTINE_FRAME = dg.PythonObjectDagsterType(pl.DataFrame, name="QuarantineFram
 
 
 def delegating_writer(
-    context: dg.AssetExecutionContext,
-    asset_key: dg.AssetKey | str | Sequence[str] | None = None,
+    context: dg.AssetExecutionContext, asset_key: dg.AssetKey | str | Sequence[str] | None = None
 ) -> QuarantineWriter:
     """Return a writer that hands the invalid rows to the asset's own IO manager.
 
@@ -147,14 +145,19 @@ def delegating_writer(
         # the package's own key; otherwise the quarantine's asset key is the address.
         reported = logged.get(names.QUARANTINE_ADDRESS)
         address = str(reported.value) if reported is not None else target.to_user_string()
-        if source_graph_has(step, target):  # declared with `quarantine_spec`: give it a history
+        # NOTE: nothing materializes a quarantine declared with `quarantine_spec`, so each write
+        # (of zero rows too) is an observation of its key: its history in the catalog.
+        if source_graph_has(step, target):
             partition = output.partition_key if output.has_partition_key else None
-            observation = quarantine_observation(
-                key,
-                row_count=frame.height,
-                address=address,
-                partition_key=partition,
-                run_id=context.run.run_id,
+            observation = dg.AssetObservation(
+                target,
+                partition=partition,
+                metadata={
+                    names.ROW_COUNT: frame.height,
+                    names.QUARANTINE_ADDRESS: address,
+                    names.QUARANTINE_OF: key.to_user_string(),
+                    names.RUN: dg.MetadataValue.dagster_run(context.run.run_id),
+                },
             )
             context.log_event(observation)
         return address
@@ -163,8 +166,7 @@ def delegating_writer(
 
 
 def validate_quarantine_key(
-    context: dg.AssetExecutionContext,
-    asset_key: dg.AssetKey | str | Sequence[str] | None = None,
+    context: dg.AssetExecutionContext, asset_key: dg.AssetKey | str | Sequence[str] | None = None
 ) -> None:
     """Raise if another asset in the code location already materializes the quarantine's key.
 

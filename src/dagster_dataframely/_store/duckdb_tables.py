@@ -138,12 +138,7 @@ class _SliceReplacement:
     """
 
     def __init__(
-        self,
-        client: Any,
-        handlers: Mapping[type, Any],
-        frame: pl.DataFrame,
-        *,
-        create_empty: bool,
+        self, client: Any, handlers: Mapping[type, Any], frame: pl.DataFrame, *, create_empty: bool
     ) -> None:
         self._client = client
         self._handlers = handlers
@@ -227,7 +222,9 @@ def _fit_to_table(connection: Any, table_slice: Any, frame: pl.DataFrame) -> pl.
         # empty frame, and 0.29.6's inserts it, which fails unless it has the table's columns.
         frame, added = frame.drop(added), []
     if added:
-        types = _duckdb_types(connection, frame.select(added))
+        with _registered(connection, frame.select(added)) as view:
+            described = connection.execute(f"describe select * from {view}").fetchall()
+        types = {str(row[0]): str(row[1]) for row in described}
         for name in added:
             connection.execute(f"alter table {qualified} add column {quoted(name)} {types[name]}")
         columns += added
@@ -243,12 +240,6 @@ def _create_empty_table(connection: Any, table_slice: Any, frame: pl.DataFrame) 
     connection.execute(f"create schema if not exists {table_slice.schema}")
     with _registered(connection, frame) as view:
         connection.execute(f"create table if not exists {qualified} as select * from {view}")
-
-
-def _duckdb_types(connection: Any, frame: pl.DataFrame) -> dict[str, str]:
-    with _registered(connection, frame) as view:
-        described = connection.execute(f"describe select * from {view}").fetchall()
-    return {str(row[0]): str(row[1]) for row in described}
 
 
 @contextlib.contextmanager

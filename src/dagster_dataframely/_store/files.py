@@ -52,9 +52,7 @@ _EMPTY_SEGMENT = "%"
 
 
 def quarantine_path(
-    key: dg.AssetKey,
-    quarantine_dir: UPath | Path | str,
-    partition_key: str | None = None,
+    key: dg.AssetKey, quarantine_dir: UPath | Path | str, partition_key: str | None = None
 ) -> UPath:
     """Return the path of the parquet file `file_writer` writes an asset's invalid rows to.
 
@@ -135,9 +133,7 @@ def quarantine_path(
 
 
 def file_writer(
-    key: dg.AssetKey,
-    quarantine_dir: UPath | Path | str,
-    partition_key: str | None = None,
+    key: dg.AssetKey, quarantine_dir: UPath | Path | str, partition_key: str | None = None
 ) -> QuarantineWriter:
     """Return a writer that writes the invalid rows to a parquet file under `quarantine_dir`.
 

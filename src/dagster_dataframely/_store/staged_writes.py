@@ -102,7 +102,10 @@ def _replace_local(dump: _Dump, target: UPath) -> None:
             _refuse_directory(staging)
             _fsync(staging)
             os.replace(staging, target_path)
-            _fsync_directory(target_path.parent)
+            # NOTE: makes the rename itself durable; a no-op where directories cannot be opened
+            # (Windows).
+            with contextlib.suppress(OSError):
+                _fsync(target_path.parent)
         except BaseException:
             _remove(staging)
             raise
@@ -140,12 +143,6 @@ def _fsync(path: Path) -> None:
         os.fsync(descriptor)
     finally:
         os.close(descriptor)
-
-
-def _fsync_directory(directory: Path) -> None:
-    # NOTE: makes the rename itself durable; a no-op where directories cannot be opened (Windows).
-    with contextlib.suppress(OSError):
-        _fsync(directory)
 
 
 def _remove(path: Path) -> None:

@@ -30,6 +30,7 @@ from dagster_dataframely._upstream import (
 )
 
 from .manager_kinds.kind_choice import kind_of
+from .manager_kinds.manager_kind import Store
 from .storage_slots import check_partition_column, database_stores
 
 
@@ -144,3 +145,13 @@ def sinks_lazy_table(context: Any, asset_key: dg.AssetKey) -> bool:
     """
     handle = table_output(context, asset_key)
     return handle is not None and kind_of(output_io_manager(handle)).sinks_lazy
+
+
+def stored_table(context: Any, asset_key: dg.AssetKey) -> Store | None:
+    """The store of `asset_key`'s table in the running step, whose kind reads what is stored;
+    None in a direct call. Behind `QuarantineAwareIOManager`, its table's manager's."""
+    handle = table_output(context, asset_key)
+    if handle is None:
+        return None
+    manager = output_io_manager(handle)
+    return kind_of(manager).table_store(output_context_for(handle, asset_key))

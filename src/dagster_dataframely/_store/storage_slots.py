@@ -41,10 +41,7 @@ PARTITION_EXPR = "partition_expr"
 
 
 def check_quarantine_storage(
-    asset: dg.AssetKey,
-    manager: dg.IOManager,
-    table: dg.OutputContext,
-    quarantine: dg.OutputContext,
+    asset: dg.AssetKey, manager: dg.IOManager, table: dg.OutputContext, quarantine: dg.OutputContext
 ) -> None:
     """Raise unless the quarantine write lands in a place of its own, inside its manager's base.
 
@@ -81,7 +78,8 @@ def check_quarantine_storage(
         base = _normalized(root)
         for file in _files(store):
             _refuse_long_names(file, table)
-            if file[0] != base[0] or _climbs(posixpath.relpath(file[1], base[1])):
+            relative = posixpath.relpath(file[1], base[1])
+            if file[0] != base[0] or relative == ".." or relative.startswith("../"):
                 raise QuarantineStorageError(
                     shown,
                     store.name,
@@ -231,10 +229,6 @@ def _partition_path(partition_key: str) -> str:
 
 def _files(store: Store) -> set[tuple[str, str]]:
     return {_normalized(path) for path in store.kind.files(store.context) or ()}
-
-
-def _climbs(relative: str) -> bool:
-    return relative == ".." or relative.startswith("../")
 
 
 def _normalized(path: UPath) -> tuple[str, str]:

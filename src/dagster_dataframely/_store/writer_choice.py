@@ -32,7 +32,13 @@ def writer_for(
     else a parquet file under the quarantine directory, read when rows need writing."""
     if running_step(context) is not None:
         return delegating_writer(context, key)
-    partition_key = _call_partition_key(context, partitions_def)
+    # NOTE: `dg.build_asset_context(partition_key="2026-01-01|eu")` keeps a plain string where a run
+    # has a `dg.MultiPartitionKey`.
+    partition_key = (
+        run_partition_key(partitions_def, context.partition_key, function="build_asset_context")
+        if context.has_partition_key
+        else None
+    )
     captured = capturing_writer(key, partition_key)
     if captured is not None:
         return captured
@@ -75,13 +81,3 @@ def can_clear(context: Any) -> bool:
     if running_step(context) is not None:
         return True
     return is_capturing() or read_quarantine_dir() is not None
-
-
-def _call_partition_key(
-    context: Any, partitions_def: dg.PartitionsDefinition[str] | None
-) -> str | None:
-    # NOTE: `dg.build_asset_context(partition_key="2026-01-01|eu")` keeps a plain string where a run
-    # has a `dg.MultiPartitionKey`.
-    if not context.has_partition_key:
-        return None
-    return run_partition_key(partitions_def, context.partition_key, function="build_asset_context")

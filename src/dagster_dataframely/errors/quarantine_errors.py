@@ -1,8 +1,6 @@
 """Refusals to store the quarantine where its rows would collide, be lost or be exposed."""
 
-from dagster_dataframely.errors.error_base import (
-    StorageRefusedError,
-)
+from dagster_dataframely.errors.error_base import StorageRefusedError
 
 
 class QuarantineKeyCollisionError(StorageRefusedError):
@@ -51,19 +49,17 @@ class QuarantineStorageCollisionError(QuarantineKeyCollisionError):
         The key of the asset that would write among the quarantine's partition files.
     """
 
-    def __init__(self, asset: str, quarantine: str, other: str) -> None:
-        self.other = other
-        super().__init__(asset, quarantine)
-        message = (
-            f"Asset {asset!r} has `quarantine=True` and is partitioned, so a path-based IO "
-            f"manager stores its invalid rows as one file per partition under {quarantine!r}. "
-            f"The asset {other!r}, also in this code location, has a key that starts with "
-            f"{quarantine!r}, so it would write into that storage and replace a partition of "
-            f"the quarantine. Rename or re-prefix {other!r}, or drop `quarantine=True` from "
-            f"{asset!r}."
+    other: str
+
+    def _message(self) -> str:
+        return (
+            f"Asset {self.asset!r} has `quarantine=True` and is partitioned, so a path-based IO "
+            f"manager stores its invalid rows as one file per partition under "
+            f"{self.quarantine!r}. The asset {self.other!r}, also in this code location, has a key "
+            f"that starts with {self.quarantine!r}, so it would write into that storage and "
+            f"replace a partition of the quarantine. Rename or re-prefix {self.other!r}, or drop "
+            f"`quarantine=True` from {self.asset!r}."
         )
-        self.args = (message,)
-        self.message = message
 
 
 class QuarantineStorageError(StorageRefusedError):

@@ -3,11 +3,7 @@
 import dataclasses
 from collections.abc import Sequence
 
-from dagster_dataframely.errors.error_base import (
-    InvalidReturnError,
-    _quoted,
-    _rows,
-)
+from dagster_dataframely.errors.error_base import InvalidReturnError, _quoted, _rows
 
 
 class CollectionMemberMissingError(InvalidReturnError):

@@ -1,14 +1,11 @@
 """Refusals of a declaration's settings: rules named in settings, thresholds, keys, partitions."""
 
+import dataclasses
 from collections.abc import Sequence
 
 import dagster as dg
 
-from dagster_dataframely.errors.error_base import (
-    InvalidDefinitionError,
-    _quoted,
-    _unknown_rules,
-)
+from dagster_dataframely.errors.error_base import InvalidDefinitionError, _quoted, _unknown_rules
 
 
 class UnknownWarningRuleError(InvalidDefinitionError):
@@ -148,30 +145,28 @@ class InvalidSettingError(InvalidDefinitionError):
         environment.
     """
 
-    def __init__(
-        self,
-        setting: str,
-        value: str,
-        allowed: Sequence[str] | str,
-        *,
-        source: str,
-        env_var: str,
-        takes_argument: bool = True,
-    ) -> None:
-        self.setting = setting
-        self.value = value
-        self.allowed: tuple[str, ...] | str = (
-            allowed if isinstance(allowed, str) else tuple(allowed)
-        )
-        self.source = source
-        self.env_var = env_var
-        self.takes_argument = takes_argument
-        accepted = (
-            self.allowed if isinstance(self.allowed, str) else f"one of {_quoted(self.allowed)}"
-        )
-        if takes_argument:
+    setting: str
+    value: str
+    allowed: Sequence[str] | str
+    _: dataclasses.KW_ONLY
+    source: str
+    env_var: str
+    takes_argument: bool = True
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        # NOTE: the accepted values stay a tuple, as callers compare them with one (the base copies
+        # a sequence into a list).
+        if not isinstance(self.allowed, str):
+            self.allowed = tuple(self.allowed)
+
+    def _message(self) -> str:
+        allowed = self.allowed
+        accepted = allowed if isinstance(allowed, str) else f"one of {_quoted(allowed)}"
+        source, env_var = self.source, self.env_var
+        if self.takes_argument:
             where = (
-                f"Change {source} to an accepted value. The `{setting}=` argument takes "
+                f"Change {source} to an accepted value. The `{self.setting}=` argument takes "
                 f"precedence over the environment variable {env_var}, which takes precedence "
                 f"over the package default."
             )
@@ -180,9 +175,9 @@ class InvalidSettingError(InvalidDefinitionError):
                 f"Change {source} to an accepted value, or unset it. This setting has no "
                 f"argument and is read only from the environment variable {env_var}."
             )
-        super().__init__(
-            f"The setting {setting!r} got {value} from {source}, which is not a value it "
-            f"accepts (expected {accepted}). {where}"
+        return (
+            f"The setting {self.setting!r} got {self.value} from {source}, which is not a value "
+            f"it accepts (expected {accepted}). {where}"
         )
 
 

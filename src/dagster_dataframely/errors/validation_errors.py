@@ -129,34 +129,31 @@ class ThresholdExceededError(ValidationFailedError):
         The other rules above their bounds in the same run.
     """
 
-    def __init__(
-        self,
-        schema_name: str,
-        rule: str,
-        failed_count: int,
-        row_count: int,
-        bound: float,
-        *,
-        address: str | None = None,
-        other_rules: Sequence[str] = (),
-    ) -> None:
-        self.schema_name = schema_name
-        self.rule = rule
-        self.failed_count = failed_count
-        self.row_count = row_count
-        self.bound = bound
-        self.address = address
-        self.other_rules = list(other_rules)
-        self.fraction = failed_count / row_count if row_count else 0.0
+    schema_name: str
+    rule: str
+    failed_count: int
+    row_count: int
+    bound: float
+    _: dataclasses.KW_ONLY
+    address: str | None = None
+    other_rules: Sequence[str] = ()
+
+    @property
+    def fraction(self) -> float:
+        """The share of the rows that failed the rule; 0.0 for a frame without rows."""
+        return self.failed_count / self.row_count if self.row_count else 0.0
+
+    def _message(self) -> str:
+        bound = self.bound
         shown = _rows(bound) if isinstance(bound, int) else f"{bound * 100:g}% of the rows"
         others = (
             f"\nAlso above their bounds: {_quoted(self.other_rules)}." if self.other_rules else ""
         )
-        super().__init__(
-            f"Rule {rule!r} of schema {schema_name!r} failed {failed_count} of "
-            f"{_rows(row_count)} ({self.fraction * 100:.4g}%), above its threshold's "
+        return (
+            f"Rule {self.rule!r} of schema {self.schema_name!r} failed {self.failed_count} of "
+            f"{_rows(self.row_count)} ({self.fraction * 100:.4g}%), above its threshold's "
             f"fail_above of {shown}, so the run failed and the asset's table kept its previous "
-            f"contents.{_quarantined_at(address)}{others}\n"
+            f"contents.{_quarantined_at(self.address)}{others}\n"
             f"Fix the rows upstream, or raise the rule's `fail_above` in the asset's "
             f"`quality_policy=` if this much failure is acceptable."
         )

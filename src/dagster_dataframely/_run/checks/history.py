@@ -103,10 +103,7 @@ def read_history(
 
 
 def read_range_history(
-    context: Any,
-    key: dg.AssetKey,
-    partition_keys: Sequence[str | None],
-    series: Collection[Series],
+    context: Any, key: dg.AssetKey, partition_keys: Sequence[str | None], series: Collection[Series]
 ) -> RangeHistory | None:
     """`series` of each of `partition_keys`, read together; None when no series is asked for."""
     if not series:
@@ -121,7 +118,10 @@ def read_range_history(
     asset = _latest(instance, key, [None], wide)[None]
     latest = _latest(instance, key, partition_keys, own)
     records = [*asset, *(record for found in latest.values() for record in found)]
-    marks = _marks(instance, key, records) if any(s.reads_marks for s in stored) else {}
+    marks: _Marks = {}
+    if records and any(s.reads_marks for s in stored):
+        runs = {record.run_id for record in records}
+        marks = _run_marks(instance, key, runs, min(record.timestamp for record in records))
     histories: dict[str | None, dict[Series, tuple[Point, ...]]] = {
         partition: {
             s: _points(asset if s.asset_wide else latest[partition], s, marks) for s in stored
@@ -174,10 +174,7 @@ def _incident_tags(
 
 
 def _latest(
-    instance: dg.DagsterInstance,
-    key: dg.AssetKey,
-    partitions: Sequence[str | None],
-    count: int,
+    instance: dg.DagsterInstance, key: dg.AssetKey, partitions: Sequence[str | None], count: int
 ) -> dict[str | None, list[dg.EventLogRecord]]:
     found: dict[str | None, list[dg.EventLogRecord]] = {p: [] for p in partitions}
     if not count:
@@ -208,15 +205,6 @@ def _latest(
 
 _Marks = Mapping[tuple[str, str | None], tuple[float, bool]]
 """The latest incident mark by (run, partition; None: all the run's), with when it was set."""
-
-
-def _marks(
-    instance: dg.DagsterInstance, key: dg.AssetKey, records: Sequence[dg.EventLogRecord]
-) -> _Marks:
-    if not records:
-        return {}
-    runs = {record.run_id for record in records}
-    return _run_marks(instance, key, runs, min(record.timestamp for record in records))
 
 
 def _run_marks(

@@ -21,7 +21,7 @@ from dagster_dataframely._model.schema import SchemaInfo
 from dagster_dataframely._model.shown_values import ShownValues, cut_text
 from dagster_dataframely._run.validated_output import ValidatedOutput
 from dagster_dataframely._store.manager_kinds.manager_kind import PARTITIONS as _PARTITIONS
-from dagster_dataframely._store.stored_keys import stored_table
+from dagster_dataframely._store.step_storage import stored_table
 from dagster_dataframely.errors import InvalidArgumentsError, ValidationFailedError
 
 from .history import Series
@@ -51,10 +51,7 @@ class RepeatedKeys:
 
 
 def repeated_in_frames(
-    partitions: Mapping[str, pl.LazyFrame],
-    key: Sequence[str],
-    shown: ShownValues,
-    max_samples: int,
+    partitions: Mapping[str, pl.LazyFrame], key: Sequence[str], shown: ShownValues, max_samples: int
 ) -> RepeatedKeys:
     """The keys in more than one of `partitions` (each a lazy scan of one stored partition).
 

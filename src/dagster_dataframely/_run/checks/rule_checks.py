@@ -85,7 +85,16 @@ def failure_samples(
         for group in groups
         if not group.collapsed and group.rules[0].name in samples.positions
     }
-    tables = _single_rule_tables(samples, singles, masked)
+    tables: dict[str, dg.TableMetadataValue] = {}
+    if singles:
+        # NOTE: the samples are rows of one quarantine: they are converted once (a row several
+        # rules show, once), and every rule's table shares the records and one schema, where a
+        # wide schema with many failing rules would pay a conversion and a schema per rule.
+        records, schema = table_records(samples.rows, masked)
+        tables = {
+            check: table_of_records([records[p] for p in samples.positions[rule]], schema)
+            for check, rule in singles.items()
+        }
     for group in (group for group in groups if group.collapsed):
         sampled = [
             samples.of(r.name).select(pl.lit(r.name).alias(names.RULE), pl.all())
@@ -157,21 +166,6 @@ def _threshold_metadata(
                 "threshold": "string",
             },
         )
-    }
-
-
-def _single_rule_tables(
-    samples: Samples, rules: Mapping[str, str], masked: frozenset[str]
-) -> dict[str, dg.TableMetadataValue]:
-    if not rules:
-        return {}
-    # NOTE: the samples are rows of one quarantine: they are converted once (a row several rules
-    # show, once), and every rule's table shares the records and one schema, where a wide schema
-    # with many failing rules would pay a conversion and a schema per rule.
-    records, schema = table_records(samples.rows, masked)
-    return {
-        check: table_of_records([records[p] for p in samples.positions[rule]], schema)
-        for check, rule in rules.items()
     }
 
 

@@ -61,7 +61,7 @@ def _shown_frame(frame: pl.DataFrame, masked: Collection[str]) -> pl.DataFrame:
     # columns get an expression, and a frame with none is not copied.
     long_texts = _long_text_columns(frame)
     changed = {
-        position: _masked(pl.nth(position))
+        position: pl.when(pl.nth(position).is_not_null()).then(pl.lit(MASK))
         if name in masked
         else _shown_cell(pl.nth(position), dtype)
         for position, (name, dtype) in enumerate(frame.schema.items())
@@ -126,10 +126,6 @@ def records_value(
             columns=[dg.TableColumn(name, type_) for name, type_ in types.items()]
         ),
     )
-
-
-def _masked(expr: pl.Expr) -> pl.Expr:
-    return pl.when(expr.is_not_null()).then(pl.lit(MASK))
 
 
 def _shown_cell(expr: pl.Expr, dtype: pl.DataType) -> pl.Expr:

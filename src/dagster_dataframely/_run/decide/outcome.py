@@ -172,10 +172,7 @@ def decide_each(
 
 
 def classify(
-    run: OutputRun,
-    valid: ValidRows,
-    failures: Failures,
-    undeclared: tuple[str, ...] | None = None,
+    run: OutputRun, valid: ValidRows, failures: Failures, undeclared: tuple[str, ...] | None = None
 ) -> Classified:
     """The outcome of rows already split into `valid` and `failures` (a Collection's, jointly).
 

@@ -3,7 +3,8 @@
 Every quarantine is written before the first table is yielded (Dagster writes an output when it
 is yielded); if any outcome fails the step, no table is written, every output's checks still
 report, and the first failure is raised. How results are yielded and which error is raised is
-the `Layout`'s (a step's, or a range's). The statistics run in a thread while the quarantines
+the `Layout`'s (a step's, or a range's). A step whose rows went to a quarantine while every
+check passed says so in its log, once. The statistics run in a thread while the quarantines
 are written (ADR 0004), and each quarantine frame is built while its samples are (ADR 0006).
 """
 
@@ -23,11 +24,13 @@ from dagster_dataframely._model import names
 from dagster_dataframely._model.check_groups import check_groups
 from dagster_dataframely._run.checks.kind import Reported
 from dagster_dataframely._run.checks.rule_checks import (
+    RULE_CHECKS,
     column_schema_result,
     failure_samples,
     partition_metadata,
 )
-from dagster_dataframely._run.decide.evaluation import Evaluation, check_results
+from dagster_dataframely._run.checks.thresholds import RulesVerdict
+from dagster_dataframely._run.decide.evaluation import check_results
 from dagster_dataframely._run.decide.outcome import (
     Aborted,
     AllInvalid,
@@ -43,7 +46,7 @@ from dagster_dataframely._run.decide.outcome import (
 from dagster_dataframely._run.decide.output_run import OutputRun
 from dagster_dataframely._run.report.report import materialization_metadata, quarantined_first
 from dagster_dataframely._run.report.statistics import staged_statistics, statistics_tables
-from dagster_dataframely._run.split.failures import Failures, Samples
+from dagster_dataframely._run.split.failures import Failures
 from dagster_dataframely._run.split.valid_rows import ValidRows
 from dagster_dataframely._store.quarantine_writer import QuarantineWriter
 from dagster_dataframely._upstream import current_asset_context, document_type_alias
@@ -53,8 +56,6 @@ from dagster_dataframely.errors import (
     ValidationAbortError,
     ValidationFailedError,
 )
-
-from .quarantine_notice import passing_quarantine_line, warn_of_passing_quarantines
 
 AssetYield = TypeAliasType(
     "AssetYield", Iterator[dg.MaterializeResult[pl.DataFrame] | dg.AssetCheckResult]
@@ -125,9 +126,10 @@ def emit_as(
 ) -> Iterator[_Yield]:
     """`emit`'s tail, the emissions yielded and the error chosen by `layout`."""
     emissions = _prepare(outcomes, returned)
-    _warn_if_quarantined_while_passing(emissions, log)
-    yield from layout.yields(emissions)
     failed = [e for e in emissions if e.error is not None]
+    if not failed:  # a failing step's error says what happened
+        _warn_of_passing_quarantines(emissions, log)
+    yield from layout.yields(emissions)
     if failed:
         raise layout.error(failed, emissions)
 
@@ -200,14 +202,6 @@ def _prepare(outcomes: Sequence[Outcome], returned: Returned | None = None) -> l
         ]
 
 
-def _warn_if_quarantined_while_passing(emissions: Sequence[Emission], log: Any) -> None:
-    if any(emission.error is not None for emission in emissions):
-        return  # the step fails, and its error says what happened
-    warn_of_passing_quarantines(
-        log, [passing_quarantine_line(e.outcome, e.checks, e.address) for e in emissions]
-    )
-
-
 def _start_statistics(
     pool: ThreadPoolExecutor, outcome: Outcome
 ) -> Future[Mapping[str, dg.TableMetadataValue]] | None:
@@ -234,19 +228,18 @@ def _report(outcome: Outcome, write_tables: bool, pool: ThreadPoolExecutor) -> E
         case Aborted(rows=rows):
             return Emission(
                 outcome,
-                _Checks.of(outcome, rows.failures).results(_ERROR, evaluation=rows.evaluation),
+                outcome_checks(outcome, _ERROR, in_partition),
                 ValidationAbortError(
                     output.info.name, rows.quarantined.invalid_count, rows.quarantined.counts
                 ),
             )
         case AllInvalid(rows=rows, writer=writer):
-            checks, address = _write_quarantine(outcome, rows, writer, pool)
+            tables, address = _write_quarantine(outcome, rows, writer, pool)
+            # No materialization carries the address, so every check does.
+            where = {names.QUARANTINE_ADDRESS: address, **in_partition}
             return Emission(
                 outcome,
-                # No materialization carries the address, so every check does.
-                checks.results(
-                    _ERROR, {names.QUARANTINE_ADDRESS: address}, evaluation=rows.evaluation
-                ),
+                outcome_checks(outcome, _ERROR, where, tables),
                 NoValidRowsError(
                     output.info.name,
                     rows.quarantined.invalid_count,
@@ -257,42 +250,91 @@ def _report(outcome: Outcome, write_tables: bool, pool: ThreadPoolExecutor) -> E
             )
         case Exceeded(rows=rows, writer=writer):
             # The policy refuses the table, not the rows: the quarantine still gets its own.
+            sampled: Mapping[str, dg.TableMetadataValue] | None = None
             written: str | None = None
             if writer is not None and rows.quarantined.invalid_count:
-                checks, written = _write_quarantine(outcome, rows, writer, pool)
-            else:
-                checks = _Checks.of(outcome, rows.failures)
+                sampled, written = _write_quarantine(outcome, rows, writer, pool)
             where = {names.QUARANTINE_ADDRESS: written} if written is not None else {}
             return Emission(
                 outcome,
-                checks.results(_ERROR, where, evaluation=rows.evaluation),
+                outcome_checks(outcome, _ERROR, {**where, **in_partition}, sampled),
                 rows.evaluation.error(output, written),
                 written,
             )
         case Partial(rows=rows, writer=writer):
-            checks, address = _write_quarantine(outcome, rows, writer, pool)
-            return Emission(outcome, _warned(checks, rows, address, write_tables), address=address)
+            tables, address = _write_quarantine(outcome, rows, writer, pool)
+            checks = _warned(outcome, address, write_tables, tables)
+            return Emission(outcome, checks, address=address)
         # NOTE: a clean outcome's empty quarantine replaces the stored one only beside a table this
         # step writes (`clear_quarantine`), and is otherwise written only where none is stored yet,
         # so it can be read from the first run on.
         case Clean(rows=rows, run=run):
-            checks = _Checks.of(outcome, rows.failures)
             cleared = None
             if write_tables and run.clear_quarantine and run.writer is not None:
                 cleared = run.writer(rows.quarantined.quarantine_frame)
             elif write_tables and run.initial_writer is not None:
                 # The first clean run of a partition stores an empty quarantine to be read.
                 cleared = run.initial_writer(rows.quarantined.quarantine_frame)
-            return Emission(outcome, _warned(checks, rows, cleared, write_tables), address=cleared)
+            return Emission(outcome, _warned(outcome, cleared, write_tables), address=cleared)
 
 
 _ERROR = dg.AssetCheckSeverity.ERROR
 
 
+def _warn_of_passing_quarantines(emissions: Sequence[Emission], log: Any) -> None:
+    # NOTE: a rule's check passes with failing rows when the quality policy's threshold tolerates
+    # them (`warn_above`), yet the rows still go to the quarantine: a run green everywhere would
+    # hide that its table lacks them, so the step says it once, through its log, naming no value.
+    lines = [_passing_quarantine_line(e.outcome, e.checks, e.address) for e in emissions]
+    said = [line for line in lines if line is not None]
+    if not said:
+        return
+    (log if log is not None else dg.get_dagster_logger()).warning(
+        "dagster-dataframely: rows went to a quarantine while every check of their asset "
+        "passed; the run is green, and the table does not have them:"
+        + "".join(f"\n  - {line}" for line in said)
+        + "\nEach materialization leads with them: `dataframely/invalid_count` and "
+        "`dataframely/quarantine_address`."
+    )
+
+
+def _passing_quarantine_line(
+    outcome: Outcome, checks: Sequence[dg.AssetCheckResult], address: str | None
+) -> str | None:
+    if not isinstance(outcome, Partial) or not all(check.passed for check in checks):
+        return None
+    run, rows = outcome.run, outcome.rows
+    where = f" of partition {run.partition_key}" if run.partition_key is not None else ""
+    went = f" ({address})" if address is not None else ""
+    line = (
+        f"{_rows(rows.quarantined.invalid_count)}{where} of "
+        f"{run.output.key.to_user_string()!r} went to its quarantine{went}"
+    )
+    judged = rows.evaluation.verdicts.get(RULE_CHECKS.name)
+    verdicts = judged.rules if isinstance(judged, RulesVerdict) else {}
+    check_names = {rule.name: rule.check_name for rule in run.output.info.rules}
+    tolerated = [
+        f"{check_names.get(v.rule, v.rule)} ({v.failed} of {v.rows} rows failed, "
+        f"{v.fraction:.1%}; {v.threshold.describe()})"
+        for v in verdicts.values()
+        if v.rule in rows.quarantined.counts and v.failed and v.tolerated
+    ]
+    if tolerated:
+        line += ": the quality policy's threshold tolerates " + "; ".join(tolerated)
+    return line + "."
+
+
+def _rows(count: int) -> str:
+    return f"{count} row" if count == 1 else f"{count} rows"
+
+
 def outcome_checks(
-    outcome: Outcome, severity: dg.AssetCheckSeverity, metadata: Mapping[str, Any]
+    outcome: Outcome,
+    severity: dg.AssetCheckSeverity,
+    metadata: Mapping[str, Any],
+    sample_tables: Mapping[str, dg.TableMetadataValue] | None = None,
 ) -> list[dg.AssetCheckResult]:
-    """An outcome's check results at `severity`, their failure samples made here.
+    """An outcome's check results at `severity`, their failure samples made here if not given.
 
     A column mismatch fails the column-schema check and runs no other; an unchecked member's
     passes alone (the step fails on another member's columns). A skip reports every kind's
@@ -308,71 +350,39 @@ def outcome_checks(
             failures = Failures.none(output.info)
             return check_results(None, Reported(output, failures, severity, metadata))
         case _:
-            reported = Reported(output, outcome.rows.failures, severity, metadata)
+            failures = outcome.rows.failures
+            reported = Reported(output, failures, severity, metadata, sample_tables)
             return check_results(outcome.rows.evaluation, reported)
 
 
 def _write_quarantine(
     outcome: Outcome, rows: Rows, writer: QuarantineWriter, pool: ThreadPoolExecutor
-) -> tuple[_Checks, str]:
+) -> tuple[Mapping[str, dg.TableMetadataValue], str]:
     # NOTE: the quarantine frame is Polars work, which releases the GIL: it is built in `pool` while
-    # the samples become Python values, the samples taken first so their query does not wait behind
-    # it.
-    samples = rows.failures.samples(outcome.run.output.settings.max_failure_samples)
+    # the samples become the checks' tables of Python values (the costliest part of a wide schema's
+    # checks), the samples taken first so their query does not wait behind it.
+    output = outcome.run.output
+    settings = output.settings
+    samples = rows.failures.samples(settings.max_failure_samples)
     quarantine = pool.submit(lambda: rows.quarantined.quarantine_frame)
-    checks = _Checks.of(outcome, rows.failures, samples)
-    return checks, writer(quarantine.result())
+    groups = check_groups(
+        output.info, settings.check_granularity, settings.schema_rules, settings.warning_rules
+    )
+    tables = failure_samples(groups, samples, rows.failures.info.sensitive)
+    return tables, writer(quarantine.result())
 
 
 def _warned(
-    checks: _Checks, rows: Rows, address: str | None, write_tables: bool
+    outcome: Outcome,
+    address: str | None,
+    write_tables: bool,
+    sample_tables: Mapping[str, dg.TableMetadataValue] | None = None,
 ) -> list[dg.AssetCheckResult]:
     # NOTE: without a materialization (another output fails the step), the checks carry where the
     # invalid rows went.
     extra = {names.QUARANTINE_ADDRESS: address} if address is not None and not write_tables else {}
-    return checks.results(dg.AssetCheckSeverity.WARN, extra, evaluation=rows.evaluation)
-
-
-@dataclass(frozen=True, slots=True, eq=False)
-class _Checks:
-    """One output's checks and their failure samples, made before its quarantine is written.
-
-    The samples' cells becoming Python values is the costliest part of a wide schema's checks:
-    made first, it runs while a thread builds the quarantine frame. The results, which can
-    name where the quarantine went, follow the write.
-    """
-
-    outcome: Outcome
-    failures: Failures
-    sample_tables: Mapping[str, dg.TableMetadataValue]
-    """Each check's failure sample as its table value, by check name."""
-
-    @classmethod
-    def of(cls, outcome: Outcome, failures: Failures, samples: Samples | None = None) -> _Checks:
-        """The checks of `failures`, with their sampled rows if taken already."""
-        settings = outcome.run.output.settings
-        groups = check_groups(
-            outcome.run.output.info,
-            settings.check_granularity,
-            settings.schema_rules,
-            settings.warning_rules,
-        )
-        if samples is None:
-            samples = failures.samples(settings.max_failure_samples)
-        return cls(outcome, failures, failure_samples(groups, samples, failures.info.sensitive))
-
-    def results(
-        self,
-        severity: dg.AssetCheckSeverity,
-        extra: Mapping[str, Any] | None = None,
-        *,
-        evaluation: Evaluation | None = None,
-    ) -> list[dg.AssetCheckResult]:
-        """Every kind's results at `severity`, each naming the partition it ran over."""
-        run = self.outcome.run
-        metadata = {**(extra or {}), **partition_metadata(run.partition_key)}
-        reported = Reported(run.output, self.failures, severity, metadata, self.sample_tables)
-        return check_results(evaluation, reported)
+    metadata = {**extra, **partition_metadata(outcome.run.partition_key)}
+    return outcome_checks(outcome, dg.AssetCheckSeverity.WARN, metadata, sample_tables)
 
 
 def _table(
@@ -394,7 +404,10 @@ def _table(
         partitioned=outcome.run.partition_key is not None,
         undeclared=rows.undeclared,
     )
-    if _marked_incident():
+    # NOTE: Dagster does not copy a run's tags onto its materializations, and the anomaly check
+    # reads materializations only: the run tag becomes a metadata flag on each one.
+    context = current_asset_context()
+    if context is not None and context.run.tags.get(names.INCIDENT_TAG) == "true":
         metadata[names.INCIDENT] = True
     return dg.MaterializeResult(
         asset_key=output.key,
@@ -403,13 +416,6 @@ def _table(
         tags=user.tags if user is not None else None,
         data_version=user.data_version if user is not None else None,
     )
-
-
-def _marked_incident() -> bool:
-    # NOTE: Dagster does not copy a run's tags onto its materializations, and the anomaly check
-    # reads materializations only: the run tag becomes a metadata flag on each one.
-    context = current_asset_context()
-    return context is not None and context.run.tags.get(names.INCIDENT_TAG) == "true"
 
 
 def _stored_value(run: OutputRun, valid: ValidRows) -> ValidRows:

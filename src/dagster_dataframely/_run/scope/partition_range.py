@@ -27,13 +27,9 @@ from dagster_dataframely._run.returned import Frame
 from dagster_dataframely._run.split.valid_rows import row_count
 from dagster_dataframely._run.validated_output import ValidatedOutput
 from dagster_dataframely._store.quarantine_writer import QuarantineWriter
-from dagster_dataframely._store.step_storage import output_stores
+from dagster_dataframely._store.step_storage import output_stores, table_output
 from dagster_dataframely._store.storage_slots import check_range_storage
-from dagster_dataframely._upstream import (
-    current_asset_context,
-    running_step,
-    step_output,
-)
+from dagster_dataframely._upstream import current_asset_context, running_step
 
 from .range_emit import RangeLayout
 from .row_partitions import RowPartitions
@@ -83,19 +79,13 @@ class PartitionRange:
             stores each partition in a place of its own.
         """
         self._rows.partition_expr(output)
-        step = running_step(self.context)
-        assert step is not None  # `of_run` made this range inside a step
-        handle = step_output(
-            step, self.context.assets_def.get_output_name_for_asset_key(output.key)
-        )
+        handle = table_output(self.context, output.key)
+        assert handle is not None  # `of_run` made this range inside a step
         stores = output_stores(handle, output.key, output.quarantine)
         check_range_storage(output.key, self.shown, *stores)
 
     def decide(
-        self,
-        split: Split,
-        frames: Mapping[str, Frame | None],
-        runs: Mapping[str, OutputRun],
+        self, split: Split, frames: Mapping[str, Frame | None], runs: Mapping[str, OutputRun]
     ) -> list[Outcome]:
         """Every output's outcome in every partition, each partition's rows split on their own.
 

@@ -29,12 +29,7 @@ class WrappedManager:
     """A wrapped manager, with the resource config every context forwarded to it must carry."""
 
     def __init__(
-        self,
-        kind: ManagerKind,
-        name: str,
-        config: Mapping[str, Any] | None,
-        *,
-        staged_writes: bool,
+        self, kind: ManagerKind, name: str, config: Mapping[str, Any] | None, *, staged_writes: bool
     ) -> None:
         self.name = name
         self.kind = kind
