@@ -48,6 +48,7 @@ from dagster._core.execution.plan.outputs import StepOutputHandle
 from dagster._core.storage.db_io_manager import DbIOManager
 from dagster.components.core.defs_module import CompositeYamlComponent
 from dagster_shared.yaml_utils.source_position import SourcePositionTree
+from dataframely._base_schema import _build_rules
 from dataframely._rule import Rule, RuleFactory
 from dataframely.schema import _COLUMN_VALID
 from upath import UPath
@@ -755,16 +756,26 @@ def _attribute_copy(value: _T) -> _T:
 # --- Dataframely -----------------------------------------------------------------------------
 
 
-def validation_rules(schema: type[dy.Schema]) -> dict[str, Rule]:
+def validation_rules(
+    schema: type[dy.Schema], columns: dict[str, dy.Column] | None = None
+) -> dict[str, Rule]:
     """Every rule of `schema` by Dataframely's name, in the order Dataframely reports them.
 
-    Dataframely has no public way to list a schema's rules before validation. Relies on
-    `Schema._validation_rules(with_cast=False)` returning a dict of `dataframely._rule.Rule`:
+    `columns` are `schema.columns()` when the caller has just read them: Dataframely's own
+    `Schema._validation_rules` reads them again, binding every column to the schema a second
+    time, which costs a wide schema as much as reading it. Dataframely has no public way to
+    list a schema's rules before validation. Relies on `_build_rules(custom, columns,
+    with_cast=False)` with `Schema._schema_validation_rules()`, the body of
+    `Schema._validation_rules(with_cast=False)`, returning a dict of `dataframely._rule.Rule`:
     the `@dy.rule` rules, then `primary_key`, then each column's rules named `column|kind`
     (nested ones `column|inner_...`); and on `Rule.expr`, a property that builds the rule's
     `pl.Expr` when read, so a broken `@dy.rule` raises there and not here. Since Dataframely 3.1.0.
     """
-    return schema._validation_rules(with_cast=False)
+    return _build_rules(
+        schema._schema_validation_rules(),
+        schema.columns() if columns is None else columns,
+        with_cast=False,
+    )
 
 
 def rule_function(schema: type[dy.Schema], name: str) -> Callable[..., Any] | None:

@@ -7,7 +7,6 @@ change in Dataframely fails one of our tests instead of a user's assets.
 
 from __future__ import annotations
 
-import functools
 import inspect
 import weakref
 from collections.abc import Callable, Mapping
@@ -129,17 +128,26 @@ class SchemaInfo:
 _CACHE: weakref.WeakKeyDictionary[type, SchemaInfo] = weakref.WeakKeyDictionary()
 
 
-@functools.lru_cache(maxsize=32)
-def dataframely_rules(schema: type[dy.Schema]) -> Mapping[str, _upstream.Rule]:
-    """Dataframely's rules of `schema` by name, kept for the last few schemas read.
+_RULES: dict[type[dy.Schema], Mapping[str, _upstream.Rule]] = {}
 
-    Not kept in every `SchemaInfo`: a code location of hundreds of schemas would hold a `Rule`
-    and a `pl.Expr` per rule, which Python's cycle collector walks on each full collection
-    while the location loads. Declaring reads them twice in a row (names, then the code
-    version), a run once; building them again for a schema read long ago costs under a
-    millisecond.
+
+def dataframely_rules(
+    schema: type[dy.Schema], columns: dict[str, dy.Column] | None = None
+) -> Mapping[str, _upstream.Rule]:
+    """Dataframely's rules of `schema` by name, kept for the last schema read.
+
+    `columns` are `schema.columns()` when just read. Not kept in every `SchemaInfo`, nor for
+    many schemas: a code location of hundreds of schemas would hold a `Rule` and a `pl.Expr`
+    per rule, which Python's cycle collector walks on each full collection while the location
+    loads. Declaring reads them twice in a row (names, then the code version), a run once;
+    building them again for a schema read before another costs under a millisecond.
     """
-    return _upstream.validation_rules(schema)
+    rules = _RULES.get(schema)
+    if rules is None:
+        rules = _upstream.validation_rules(schema, columns)
+        _RULES.clear()
+        _RULES[schema] = rules
+    return rules
 
 
 def read_schema(schema: object) -> SchemaInfo:
@@ -246,10 +254,10 @@ def _read(schema: type[dy.Schema], columns: dict[str, dy.Column]) -> SchemaInfo:
     _validate_column_names(name, columns)
     _validate_column_dtypes(name, columns)
     sensitive = sensitive_columns(name, columns)
-    primary_key = tuple(schema.primary_key())
+    primary_key = tuple(column_name for column_name, c in columns.items() if c.primary_key)
     rules = tuple(
         _rule_info(schema, columns, primary_key, rule_name)
-        for rule_name in dataframely_rules(schema)
+        for rule_name in dataframely_rules(schema, columns)
     )
     validate_rule_names(name, rules)
     kinds_by_column: dict[str, list[str]] = {}
