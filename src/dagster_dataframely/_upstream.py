@@ -771,11 +771,8 @@ def validation_rules(
     (nested ones `column|inner_...`); and on `Rule.expr`, a property that builds the rule's
     `pl.Expr` when read, so a broken `@dy.rule` raises there and not here. Since Dataframely 3.1.0.
     """
-    return _build_rules(
-        schema._schema_validation_rules(),
-        schema.columns() if columns is None else columns,
-        with_cast=False,
-    )
+    columns = schema.columns() if columns is None else columns
+    return _build_rules(schema._schema_validation_rules(), columns, with_cast=False)
 
 
 def rule_function(schema: type[dy.Schema], name: str) -> Callable[..., Any] | None:

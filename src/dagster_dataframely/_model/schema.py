@@ -11,7 +11,7 @@ import inspect
 import weakref
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 import dataframely as dy
 import polars as pl
@@ -34,8 +34,10 @@ PRIMARY_KEY_RULE = "primary_key"
 """Dataframely's name for the one schema-level rule that checks the primary key."""
 
 
-@dataclass(frozen=True, slots=True, eq=False)
-class RuleInfo:
+# NOTE: a named tuple, not a frozen dataclass, whose `__init__` sets each field through
+# `object.__setattr__` and costs about four times as much: a code location builds one per rule
+# of every schema it declares.
+class RuleInfo(NamedTuple):
     """One Dataframely rule, with every name and text this package shows for it."""
 
     name: str
@@ -144,9 +146,8 @@ def dataframely_rules(
     """
     rules = _RULES.get(schema)
     if rules is None:
-        rules = _upstream.validation_rules(schema, columns)
         _RULES.clear()
-        _RULES[schema] = rules
+        rules = _RULES[schema] = _upstream.validation_rules(schema, columns)
     return rules
 
 
