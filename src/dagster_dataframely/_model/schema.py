@@ -388,14 +388,7 @@ def _rule_info(
     else:  # a `@dy.rule`: its factory is a class attribute named like the rule
         label = name
         docstring = function_docstring(_upstream.rule_function(schema, name))
-    return RuleInfo(
-        name=name,
-        column=column,
-        check_name=names.check_name(name),
-        label=label,
-        description=docstring or label,
-        schema=schema,
-    )
+    return RuleInfo(name, column, names.check_name(name), label, docstring or label, schema)
 
 
 def function_docstring(function: Any) -> str | None:
