@@ -868,6 +868,17 @@ class TestDataframelyRules:
             "dataframely._rule.Rule.expr no longer gives the rule's pl.Expr."
         )
 
+    @pytest.mark.parametrize("schema", [OrderLines, EveryDtype], ids=["order_lines", "nested"])
+    def test_rules_from_columns_just_read_are_dataframelys_own(
+        self, schema: type[dy.Schema]
+    ) -> None:
+        # Reading a schema hands its columns on, so Dataframely does not bind them again: the
+        # rules built from them must be the ones `Schema._validation_rules` builds.
+        own = schema._validation_rules(with_cast=False)
+        given = validation_rules(schema, schema.columns())
+        assert list(given) == list(own), "dataframely._base_schema._build_rules changed"
+        assert all(given[name].expr.meta.eq(rule.expr) for name, rule in own.items())
+
     def test_nested_rule_names(self) -> None:
         names = set(validation_rules(EveryDtype))
         expected = {
