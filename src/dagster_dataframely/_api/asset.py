@@ -226,9 +226,8 @@ def asset(
     read_quarantine_dir()  # an empty value is a mistake worth failing on at declaration
 
     def decorate(function: AssetFunction) -> dg.AssetsDefinition:
-        declared, info, resolved = given or declare(_schema_of(function, schema))
-        if given is not None:
-            _schema_of(function, schema)  # a hint naming another schema is refused
+        hinted = _schema_of(function, schema)  # a hint naming another schema is refused
+        declared, info, resolved = given or declare(hinted)
         declaration = declare_output(
             name or function.__name__,
             info,

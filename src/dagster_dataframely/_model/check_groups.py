@@ -7,9 +7,8 @@ order.
 
 from __future__ import annotations
 
-import dataclasses
 from collections.abc import Mapping
-from dataclasses import dataclass
+from typing import NamedTuple
 
 import dagster as dg
 
@@ -19,8 +18,8 @@ from .setting_model import Granularity, SchemaRules
 from .warning_rules import WARNING_PREFIX, WARNING_SUFFIX
 
 
-@dataclass(frozen=True, slots=True, eq=False)
-class CheckGroup:
+# NOTE: a named tuple, as `RuleInfo` is: each declaration builds one per check.
+class CheckGroup(NamedTuple):
     """One asset check and the rules it reports for."""
 
     name: str
@@ -118,4 +117,4 @@ def _with_warnings(group: CheckGroup, warning_rules: frozenset[str]) -> CheckGro
         )
     else:
         description = WARNING_PREFIX + group.description
-    return dataclasses.replace(group, description=description, warning_rules=own)
+    return group._replace(description=description, warning_rules=own)

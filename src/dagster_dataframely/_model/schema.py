@@ -12,7 +12,7 @@ import inspect
 import weakref
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 import dataframely as dy
 import polars as pl
@@ -35,8 +35,10 @@ PRIMARY_KEY_RULE = "primary_key"
 """Dataframely's name for the one schema-level rule that checks the primary key."""
 
 
-@dataclass(frozen=True, slots=True, eq=False)
-class RuleInfo:
+# NOTE: a named tuple, not a frozen dataclass, whose `__init__` sets each field through
+# `object.__setattr__` and costs about four times as much: a code location builds one per rule
+# of every schema it declares.
+class RuleInfo(NamedTuple):
     """One Dataframely rule, with every name and text this package shows for it."""
 
     name: str
@@ -129,15 +131,15 @@ class SchemaInfo:
 _CACHE: weakref.WeakKeyDictionary[type, SchemaInfo] = weakref.WeakKeyDictionary()
 
 
-@functools.lru_cache(maxsize=32)
+@functools.lru_cache(maxsize=1)
 def dataframely_rules(schema: type[dy.Schema]) -> Mapping[str, _upstream.Rule]:
-    """Dataframely's rules of `schema` by name, kept for the last few schemas read.
+    """Dataframely's rules of `schema` by name, kept for the last schema read.
 
-    Not kept in every `SchemaInfo`: a code location of hundreds of schemas would hold a `Rule`
-    and a `pl.Expr` per rule, which Python's cycle collector walks on each full collection
-    while the location loads. Declaring reads them twice in a row (names, then the code
-    version), a run once; building them again for a schema read long ago costs under a
-    millisecond.
+    Not kept in every `SchemaInfo`, nor for many schemas: a code location of hundreds of
+    schemas would hold a `Rule` and a `pl.Expr` per rule, which Python's cycle collector walks
+    on each full collection while the location loads. Declaring reads them twice in a row
+    (names, then the code version), a run once; building them again for a schema read before
+    another costs under a millisecond.
     """
     return _upstream.validation_rules(schema)
 
@@ -379,14 +381,7 @@ def _rule_info(
     else:  # a `@dy.rule`: its factory is a class attribute named like the rule
         label = name
         docstring = function_docstring(_upstream.rule_function(schema, name))
-    return RuleInfo(
-        name=name,
-        column=column,
-        check_name=names.check_name(name),
-        label=label,
-        description=docstring or label,
-        schema=schema,
-    )
+    return RuleInfo(name, column, names.check_name(name), label, docstring or label, schema)
 
 
 def function_docstring(function: Any) -> str | None:

@@ -12,7 +12,7 @@ from __future__ import annotations
 import enum
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Protocol, TypeVar
+from typing import Any, NamedTuple, Protocol, TypeVar
 
 import dagster as dg
 
@@ -37,8 +37,8 @@ class When(enum.Enum):
     AFTER_WRITE = "after the write, reading the stored table"
 
 
-@dataclass(frozen=True, slots=True)
-class DeclaredCheck:
+# NOTE: a named tuple, as `RuleInfo` is: each declaration builds one per check.
+class DeclaredCheck(NamedTuple):
     """One check a kind declares, as its `dg.AssetCheckSpec` says."""
 
     name: str
