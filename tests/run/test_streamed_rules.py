@@ -36,6 +36,10 @@ from tests.rule_grammar import (
     schemas,
 )
 
+FAILED_IN_POLARS = (pl.exceptions.PolarsError, pl.exceptions.PanicException)
+"""What a split may raise from Polars itself: an error, or a panic on a rule that Polars cannot
+evaluate on either engine; the two paths must raise the same."""
+
 
 @dataclass
 class Split:
@@ -43,14 +47,14 @@ class Split:
 
     valid: pl.DataFrame | None = None
     failures: Failures | None = None
-    error: tuple[type[Exception], str] | None = None
+    error: tuple[type[BaseException], str] | None = None
 
 
 def in_memory(schema: type[dy.Schema], frame: pl.DataFrame) -> Split:
     info = read_schema(schema)
     try:
         split = split_rows(info, frame.lazy())
-    except pl.exceptions.PolarsError as error:
+    except FAILED_IN_POLARS as error:
         return Split(error=(type(error), str(error)))
     return Split(split.result, Failures.from_failure_info(info, split.failure))
 
@@ -60,7 +64,7 @@ def streamed(schema: type[dy.Schema], frame: pl.DataFrame) -> Split:
     try:
         valid, failures = streamed_split(read_schema(schema), frame.lazy(), staging, asset="t")
         return Split(valid.collect(), failures)
-    except pl.exceptions.PolarsError as error:
+    except FAILED_IN_POLARS as error:
         return Split(error=(type(error), str(error)))
     finally:
         staging.remove()
@@ -193,6 +197,28 @@ def test_a_rule_of_another_length_is_refused_with_the_in_memory_error(
     if rows == 7:
         assert result.error is not None
         assert result.error[0] is pl.exceptions.ShapeError
+
+
+def test_a_rule_polars_panics_on_panics_the_same_on_both_paths() -> None:
+    """A generated case (seed 171229616700144496485286715428179931701): Polars' in-memory engine
+    panics on a conditional whose branch is a filtered count, so the streamed split panicked
+    while the property only expected Polars errors from either path."""
+    b = pl.col("b")
+    schema = type(
+        "Panicking",
+        (dy.Schema,),
+        {
+            "b": dy.Bool(nullable=True),
+            "r": dy.rule()(
+                lambda cls: pl.when(b).then(b).otherwise(pl.len().filter(b) < pl.len().filter(b))
+            ),
+        },
+    )
+    frame = pl.DataFrame({"b": [True] * 9 + [None]})
+    result, expected = streamed(schema, frame), in_memory(schema, frame)
+    assert_same_split(result, expected)
+    assert expected.error is not None
+    assert expected.error[0] is pl.exceptions.PanicException
 
 
 def test_the_first_rule_refused_in_dataframelys_order_is_the_one_named() -> None:
