@@ -30,6 +30,7 @@ from __future__ import annotations
 import ast
 import functools
 import importlib
+import importlib.util
 import json
 import logging
 import os
@@ -49,7 +50,8 @@ _SERVERS_PYTHONPATH = [
 """The server's own `PYTHONPATH` entries, which a child's environment replaces."""
 
 PRELOAD = ("polars", "dataframely", "dagster", "dagster_polars", "dagster_dataframely")
-"""Imported once by the server: the costly part of an example's start."""
+"""Imported once by the server, where installed: the costly part of an example's start (the
+newest-versions environment has no `dagster_polars`)."""
 
 SECOND_RUN = "dd-docs-example: the second run in the same folder"
 """What the runner writes to stderr before it runs the example again."""
@@ -170,7 +172,8 @@ def serve() -> None:
     replies = os.fdopen(os.dup(1), "w", buffering=1)
     os.dup2(2, 1)  # anything an import prints cannot corrupt the replies
     for module in PRELOAD:
-        importlib.import_module(module)
+        if importlib.util.find_spec(module) is not None:
+            importlib.import_module(module)
     _read_migrations_once()
     print(json.dumps({"ready": True}), file=replies)
     for line in sys.stdin:
