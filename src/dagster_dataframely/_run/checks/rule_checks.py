@@ -287,12 +287,9 @@ class RuleChecks:
     ) -> list[dg.AssetCheckResult]:
         output, settings = reported.output, reported.output.settings
         assert reported.failures is not None  # judged before the write, on the split rows
-        groups = check_groups(
-            output.info, settings.check_granularity, settings.schema_rules, settings.warning_rules
-        )
         return list(
             check_results_for(
-                groups,
+                output_check_groups(output),
                 reported.failures,
                 asset_key=output.key,
                 severity=reported.severity,
@@ -306,3 +303,11 @@ class RuleChecks:
 
 
 RULE_CHECKS = RuleChecks()
+
+
+def output_check_groups(output: ValidatedOutput) -> tuple[CheckGroup, ...]:
+    """The rule checks of `output`, grouped as its settings say."""
+    settings = output.settings
+    return check_groups(
+        output.info, settings.check_granularity, settings.schema_rules, settings.warning_rules
+    )

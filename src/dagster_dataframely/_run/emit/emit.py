@@ -21,12 +21,12 @@ import polars as pl
 from typing_extensions import TypeAliasType
 
 from dagster_dataframely._model import names
-from dagster_dataframely._model.check_groups import check_groups
 from dagster_dataframely._run.checks.kind import Reported
 from dagster_dataframely._run.checks.rule_checks import (
     RULE_CHECKS,
     column_schema_result,
     failure_samples,
+    output_check_groups,
     partition_metadata,
 )
 from dagster_dataframely._run.checks.thresholds import RulesVerdict
@@ -362,13 +362,9 @@ def _write_quarantine(
     # the samples become the checks' tables of Python values (the costliest part of a wide schema's
     # checks), the samples taken first so their query does not wait behind it.
     output = outcome.run.output
-    settings = output.settings
-    samples = rows.failures.samples(settings.max_failure_samples)
+    samples = rows.failures.samples(output.settings.max_failure_samples)
     quarantine = pool.submit(lambda: rows.quarantined.quarantine_frame)
-    groups = check_groups(
-        output.info, settings.check_granularity, settings.schema_rules, settings.warning_rules
-    )
-    tables = failure_samples(groups, samples, rows.failures.info.sensitive)
+    tables = failure_samples(output_check_groups(output), samples, rows.failures.info.sensitive)
     return tables, writer(quarantine.result())
 
 
