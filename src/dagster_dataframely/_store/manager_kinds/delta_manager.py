@@ -13,13 +13,11 @@ table by its partition columns.
 
 from __future__ import annotations
 
-import posixpath
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from typing import Any
 
 import dagster as dg
 import polars as pl
-from upath import UPath
 
 from .manager_kind import StoredPartition
 from .path_manager import PathManager, _holds_by_dimension, _listed_files, _scanned
@@ -111,17 +109,9 @@ def _held_key(
     return str(dg.MultiPartitionKey({str(d): str(v) for d, v in values.items()}))
 
 
-def _stored_tables(folder: UPath, extension: str) -> dict[str, str]:
+def _stored_tables(paths: Iterable[str]) -> set[str]:
     # NOTE: a table is the directory above its `_delta_log`; its data files are not tables.
-    found: dict[str, str] = {}
-    for path in folder.fs.find(folder.path):
-        if _LOG not in path:
-            continue
-        table = path.split(_LOG, 1)[0]
-        relative = posixpath.relpath(table, folder.path)
-        if relative.endswith(extension) and len(relative) > len(extension):
-            found[table] = relative[: len(relative) - len(extension)]
-    return found
+    return {path.split(_LOG, 1)[0] for path in paths if _LOG in path}
 
 
 class _MergingSchema(dg.IOManager):

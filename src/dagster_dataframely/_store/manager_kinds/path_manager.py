@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import itertools
 import posixpath
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from typing import Any
 
 import dagster as dg
@@ -117,14 +117,14 @@ def _scanned(scans: Mapping[str, Any]) -> dict[str, StoredPartition]:
     }
 
 
-StoredNames = Callable[[UPath, str], dict[str, str]]
-"""The stored partitions under an asset's folder: each one's path, by its name below the
-folder without the extension."""
+StoredPaths = Callable[[Iterable[str]], Iterable[str]]
+"""The stored partitions among the paths found under an asset's folder: a path manager's are
+its files."""
 
 
-def stored_files(folder: UPath, extension: str) -> dict[str, str]:
+def _stored_names(folder: UPath, extension: str, stored: StoredPaths) -> dict[str, str]:
     found: dict[str, str] = {}
-    for path in folder.fs.find(folder.path):
+    for path in stored(folder.fs.find(folder.path)):
         relative = posixpath.relpath(path, folder.path)
         if relative.endswith(extension) and len(relative) > len(extension):
             found[path] = relative[: len(relative) - len(extension)]
@@ -136,13 +136,13 @@ def _listed_files(
     context: dg.OutputContext,
     partitions_def: dg.PartitionsDefinition,
     instance: dg.DagsterInstance,
-    stored: StoredNames = stored_files,
+    stored: StoredPaths = iter,
 ) -> dict[str, UPath]:
     folder = _upstream.upath_asset_folder(manager, context)
     # NOTE: an object store's listing may be cached by an earlier read in this process, and
     # the files written since are not in it.
     folder.fs.invalidate_cache(folder.path)
-    found = stored(folder, manager.extension or "")
+    found = _stored_names(folder, manager.extension or "", stored)
     holds = _holds_by_dimension(partitions_def, instance)
     held = {key for name in found.values() for key in _held_keys_named(name, holds)}
     located = _upstream.upath_partition_locations(manager, context, sorted(held, key=str))
