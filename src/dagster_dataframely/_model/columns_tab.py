@@ -162,13 +162,8 @@ def quarantine_table_schema(info: SchemaInfo) -> dg.TableSchema:
     duplicate key), so the quarantine's tab claims none of them.
     """
     columns = [
-        dg.TableColumn(
-            name=name,
-            type=dtype_text(column.dtype, sensitive=name in info.sensitive),
-            description=column.description,
-            tags=_tags(column),
-        )
-        for name, column in info.columns.items()
+        dg.TableColumn(name=c.name, type=c.type, description=c.description, tags=c.tags)
+        for c in columns_tab(info).columns
     ]
     columns += [
         dg.TableColumn(
