@@ -53,6 +53,12 @@ def columns_tab(info: SchemaInfo, warnings: frozenset[str] = frozenset()) -> dg.
 
     Cached: a code location declares many assets on one schema, and a run adds it again.
     """
+    # NOTE: each column's rule kinds (the part of the rule name after `|`), in Dataframely's order.
+    kinds: dict[str, list[str]] = {}
+    for rule in info.rules:
+        if rule.column is not None:
+            separated = rule.column + names.COLUMN_RULE_SEPARATOR
+            kinds.setdefault(rule.column, []).append(rule.name.removeprefix(separated))
     columns = [
         dg.TableColumn(
             name=name,
@@ -61,7 +67,7 @@ def columns_tab(info: SchemaInfo, warnings: frozenset[str] = frozenset()) -> dg.
             constraints=dg.TableColumnConstraints(
                 nullable=column.nullable,
                 unique=column.unique,
-                other=_column_constraints(info, name, column, warnings),
+                other=_column_constraints(name, column, kinds.get(name, []), warnings),
             ),
             tags=_tags(column),
         )
@@ -71,9 +77,8 @@ def columns_tab(info: SchemaInfo, warnings: frozenset[str] = frozenset()) -> dg.
 
 
 def _column_constraints(
-    info: SchemaInfo, name: str, column: dy.Column, warnings: frozenset[str]
+    name: str, column: dy.Column, kinds: list[str], warnings: frozenset[str]
 ) -> list[str]:
-    kinds = info.column_kinds(name)
     if not warnings:
         return render.columns_tab_constraints(column, kinds)
     return [

@@ -95,8 +95,6 @@ class SchemaInfo:
     columns: Mapping[str, dy.Column]
     rules: tuple[RuleInfo, ...]
     primary_key: tuple[str, ...]
-    kinds_by_column: Mapping[str, tuple[str, ...]]
-    """Each column's rule kinds (the part of the rule name after `|`), in Dataframely's order."""
     sensitive: frozenset[str] = frozenset()
     """Columns marked `metadata={"pii": True}`: no value of theirs reaches the event log."""
 
@@ -122,10 +120,6 @@ class SchemaInfo:
     def filters(self) -> tuple[RuleInfo, ...]:
         """The Collection filters that constrain this member; empty for a plain schema."""
         return tuple(r for r in self.rules if r.is_filter)
-
-    def column_kinds(self, column: str) -> list[str]:
-        """The rule kinds (the part after `|`) of one column, in Dataframely's order."""
-        return list(self.kinds_by_column.get(column, ()))
 
 
 _CACHE: weakref.WeakKeyDictionary[type, SchemaInfo] = weakref.WeakKeyDictionary()
@@ -254,18 +248,12 @@ def _read(schema: type[dy.Schema], columns: dict[str, dy.Column]) -> SchemaInfo:
         for rule_name in dataframely_rules(schema)
     )
     validate_rule_names(name, rules)
-    kinds_by_column: dict[str, list[str]] = {}
-    for rule in rules:
-        if rule.column is not None:
-            kind = rule.name.removeprefix(rule.column + names.COLUMN_RULE_SEPARATOR)
-            kinds_by_column.setdefault(rule.column, []).append(kind)
     return SchemaInfo(
         schema=schema,
         name=name,
         columns=dict(columns),
         rules=rules,
         primary_key=primary_key,
-        kinds_by_column={column: tuple(kinds) for column, kinds in kinds_by_column.items()},
         sensitive=sensitive,
     )
 
