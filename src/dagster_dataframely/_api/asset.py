@@ -27,16 +27,10 @@ from dagster_dataframely._declare.builder import build_asset
 from dagster_dataframely._declare.output_declaration import declare_output
 from dagster_dataframely._model.return_hints import mismatch, schema_from_return_hint
 from dagster_dataframely._model.schema import SchemaInfo, read_schema
-from dagster_dataframely._model.setting_keywords import (
-    checked_settings,
-    with_setting_keywords,
-)
+from dagster_dataframely._model.setting_keywords import checked_settings, with_setting_keywords
 from dagster_dataframely._model.setting_model import EntryPoint, OutputKeywords
 from dagster_dataframely._model.settings import Settings, read_quarantine_dir
-from dagster_dataframely.errors import (
-    UnexpectedArgumentError,
-    UnreadableReturnHintError,
-)
+from dagster_dataframely.errors import UnexpectedArgumentError, UnreadableReturnHintError
 
 AssetFunction = Callable[
     ...,

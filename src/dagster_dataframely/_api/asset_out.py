@@ -14,10 +14,7 @@ from dagster_dataframely._api.dagster_keywords import ASSET_OUT_KEYWORDS, passed
 from dagster_dataframely._model.asset_settings import OutputSettings
 from dagster_dataframely._model.return_hints import schema_named_by, shown
 from dagster_dataframely._model.schema import read_schema
-from dagster_dataframely._model.setting_keywords import (
-    checked_settings,
-    with_setting_keywords,
-)
+from dagster_dataframely._model.setting_keywords import checked_settings, with_setting_keywords
 from dagster_dataframely._model.setting_model import EntryPoint, OutputKeywords
 from dagster_dataframely.errors import SchemaTypeError
 

@@ -28,10 +28,7 @@ from dagster_dataframely._model.collection import (
     read_collection,
 )
 from dagster_dataframely._model.return_hints import collection_from_return_hint, mismatch
-from dagster_dataframely._model.setting_keywords import (
-    checked_settings,
-    with_setting_keywords,
-)
+from dagster_dataframely._model.setting_keywords import checked_settings, with_setting_keywords
 from dagster_dataframely._model.setting_model import SETTINGS, CollectionKeywords, EntryPoint
 from dagster_dataframely._model.settings import read_quarantine_dir
 from dagster_dataframely.errors import (

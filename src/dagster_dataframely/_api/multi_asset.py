@@ -39,9 +39,7 @@ MultiAssetFunction = Callable[..., Mapping[str, Any] | tuple[Any, ...] | None]
 @refusing_mistakes(EntryPoint.MULTI_ASSET, '@dd.multi_asset(outs={"orders": dd.AssetOut(Orders)})')
 @with_op_keywords(MultiAssetKeywords, item="output", after={"can_subset": "op_tags"})
 def multi_asset(
-    *,
-    outs: Mapping[str, AssetOut],
-    **keywords: Unpack[MultiAssetKeywords],
+    *, outs: Mapping[str, AssetOut], **keywords: Unpack[MultiAssetKeywords]
 ) -> Callable[[MultiAssetFunction], dg.AssetsDefinition]:
     """Turn the decorated function into a multi-asset that validates each output it returns.
 
@@ -165,10 +163,7 @@ def multi_asset(
 
 
 def _declared(
-    output: str,
-    out: AssetOut,
-    schema: type[dy.Schema],
-    keywords: MultiAssetKeywords,
+    output: str, out: AssetOut, schema: type[dy.Schema], keywords: MultiAssetKeywords
 ) -> Declaration:
     """The declaration of `output`, whose schema is its `dd.AssetOut`'s or the hint's."""
     info = read_schema(schema)

@@ -11,11 +11,7 @@ import dataframely as dy
 from dagster_dataframely._model import names
 from dagster_dataframely._model.collection import read_collection
 from dagster_dataframely._model.columns_tab import quarantine_table_schema
-from dagster_dataframely._model.keys import (
-    coerce_asset_key,
-    definition_asset_key,
-    quarantine_key,
-)
+from dagster_dataframely._model.keys import coerce_asset_key, definition_asset_key, quarantine_key
 from dagster_dataframely._model.return_hints import distinct_names
 from dagster_dataframely._model.schema import SchemaInfo, read_schema
 from dagster_dataframely.errors import InvalidArgumentsError, UnknownCollectionMemberError

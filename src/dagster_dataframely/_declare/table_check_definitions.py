@@ -21,10 +21,7 @@ from dagster_dataframely._model.keys import coerce_asset_key
 from dagster_dataframely._model.schema import SchemaInfo
 from dagster_dataframely._model.settings import Settings
 from dagster_dataframely._run.stored_tables import stored_members_results, stored_table_results
-from dagster_dataframely.errors import (
-    InvalidArgumentsError,
-    UnknownCollectionMemberError,
-)
+from dagster_dataframely.errors import InvalidArgumentsError, UnknownCollectionMemberError
 
 from .check_specs import declared_check_specs
 

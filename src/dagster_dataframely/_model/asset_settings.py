@@ -42,11 +42,7 @@ class OutputSettings:
         return self.keywords.get("quarantine", False)
 
     def resolve(
-        self,
-        info: SchemaInfo,
-        *,
-        known_rules: Collection[str] | None = None,
-        writes: bool = True,
+        self, info: SchemaInfo, *, known_rules: Collection[str] | None = None, writes: bool = True
     ) -> Settings:
         """Every setting's value; the warning rules and the policy checked against `info`'s rules.
 

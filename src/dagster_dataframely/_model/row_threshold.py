@@ -10,9 +10,7 @@ import math
 from dataclasses import dataclass
 from typing import TypeAlias
 
-from dagster_dataframely.errors import (
-    InvalidThresholdError,
-)
+from dagster_dataframely.errors import InvalidThresholdError
 
 from .argument_kinds import not_kind
 

@@ -8,9 +8,7 @@ from typing import Literal, TypeAlias
 
 import dagster as dg
 
-from dagster_dataframely.errors import (
-    InvalidThresholdError,
-)
+from dagster_dataframely.errors import InvalidThresholdError
 
 from .argument_kinds import SEVERITIES, SEVERITY_TEXT, not_kind, wrong_kind
 from .row_threshold import describe_bound

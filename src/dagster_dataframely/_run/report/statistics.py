@@ -73,9 +73,7 @@ class StatisticsTables(dict[str, dg.TableMetadataValue]):
 
 
 def statistics_tables(
-    frame: pl.DataFrame | pl.LazyFrame,
-    distinct: Collection[str] = (),
-    masked: Collection[str] = (),
+    frame: pl.DataFrame | pl.LazyFrame, distinct: Collection[str] = (), masked: Collection[str] = ()
 ) -> StatisticsTables:
     """Return a table per dtype group in `frame`, keyed `numeric`, `temporal`, `string`, `boolean`.
 

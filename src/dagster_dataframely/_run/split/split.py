@@ -120,10 +120,7 @@ def _split_counting(info: SchemaInfo, frame: pl.LazyFrame) -> FilterResult[Any]:
     # the valid rows are streamed past, never held.
     shared = plan.cache()
     got = collect_once(
-        {
-            "invalid": shared.filter(~pl.col(passed)).drop(passed),
-            "rows": shared.select(pl.len()),
-        }
+        {"invalid": shared.filter(~pl.col(passed)).drop(passed), "rows": shared.select(pl.len())}
     )
     invalid = got["invalid"]
     valid = counted_rows(got["rows"].item() - invalid.height)
