@@ -25,9 +25,6 @@ from dagster_dataframely.errors import InvalidArgumentsError, UnknownCollectionM
 
 from .check_specs import declared_check_specs
 
-AssetLike = dg.AssetsDefinition | dg.AssetSpec | dg.AssetKey | str | Sequence[str]
-"""What `dd.table_checks` takes as an asset: its definition, its spec, or its key."""
-
 TABLE_INPUT = "table"
 """The check op's one input: the stored table, loaded by the asset's IO manager."""
 
