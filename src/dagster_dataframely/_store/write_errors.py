@@ -22,7 +22,7 @@ from dagster_dataframely.errors import DagsterDataframelyError, StorageWriteErro
 
 @contextlib.contextmanager
 def shown_write_failure(
-    definition_metadata: Mapping[str, Any], *, asset: str, manager: str, note: str | None = None
+    definition_metadata: Mapping[str, Any], *, asset: str, manager: str, note: str
 ) -> Iterator[None]:
     """Raise a failed write's error as the output lets the event log show it, with `note`.
 
@@ -34,11 +34,9 @@ def shown_write_failure(
     except Exception as error:
         withheld = _withheld(error, definition_metadata, asset, manager)
         if withheld is None:
-            if note is not None:
-                error.add_note(note)
+            error.add_note(note)
             raise
-        if note is not None:
-            withheld.add_note(note)
+        withheld.add_note(note)
         raise withheld from None
 
 
