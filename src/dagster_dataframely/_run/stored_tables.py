@@ -35,14 +35,7 @@ def _reading(
     partition_key: str | None,
     context: Any = None,
 ) -> OutputRun:
-    output = ValidatedOutput(
-        name=key.to_python_identifier(),
-        key=key,
-        info=info,
-        settings=settings,
-        quarantine=False,
-        clear_quarantine=False,
-    )
+    output = ValidatedOutput(name=key.to_python_identifier(), key=key, info=info, settings=settings)
     # NOTE: an anomaly check's history is its own past evaluations (read through the check's
     # `context`); one watching columns measures the valid rows, so those are kept.
     policy = settings.policy

@@ -25,8 +25,8 @@ class ValidatedOutput:
     key: dg.AssetKey
     info: SchemaInfo
     settings: Settings
-    quarantine: bool
-    clear_quarantine: bool
+    quarantine: bool = False
+    clear_quarantine: bool = False
     keys_across_partitions: bool = False
     """Whether a run checks the key over every stored partition after writing its own."""
 
