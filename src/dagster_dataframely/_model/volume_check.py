@@ -8,7 +8,7 @@ from typing import Literal, TypeAlias
 
 import dagster as dg
 
-from dagster_dataframely.errors import InvalidThresholdError
+from dagster_dataframely.errors import InvalidArgumentsError, InvalidThresholdError
 
 from .argument_kinds import SEVERITIES, SEVERITY_TEXT, not_kind, wrong_kind
 from .row_threshold import describe_bound
@@ -103,28 +103,22 @@ class VolumeCheck:
             if value is not None and not _is_fraction(value, most):
                 raise InvalidThresholdError(name, repr(value), _fraction_problem(value, most))
         if not _is_count(self.window) or self.window < 1:
-            raise wrong_kind(
-                "VolumeCheck",
+            raise _refused(
                 "window",
                 self.window,
                 "an int of at least 1, the number of recent materializations",
                 "Pass a count such as window=5: the median of the last five runs.",
             )
         if not isinstance(self.compare_with, str) or self.compare_with not in _COMPARE_CHOICES:
-            raise wrong_kind(
-                "VolumeCheck",
+            raise _refused(
                 "compare_with",
                 self.compare_with,
                 "'partition' or 'asset'",
                 "Pass compare_with='partition' or compare_with='asset'.",
             )
         if self.severity not in SEVERITIES:
-            raise wrong_kind(
-                "VolumeCheck",
-                "severity",
-                self.severity,
-                SEVERITY_TEXT,
-                f"Pass {SEVERITY_TEXT} (the enum).",
+            raise _refused(
+                "severity", self.severity, SEVERITY_TEXT, f"Pass {SEVERITY_TEXT} (the enum)."
             )
         if all(
             bound is None
@@ -165,6 +159,10 @@ class VolumeCheck:
             else "a breach warns"
         )
         return f"The rows written: {', '.join(parts)}{recent}; {failing}."
+
+
+def _refused(parameter: str, value: object, expected: str, fix: str) -> InvalidArgumentsError:
+    return wrong_kind("VolumeCheck", parameter, value, expected, fix)
 
 
 def _is_count(value: object) -> bool:
