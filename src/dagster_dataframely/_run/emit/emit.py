@@ -216,22 +216,15 @@ def _start_statistics(
 def _report(outcome: Outcome, write_tables: bool, pool: ThreadPoolExecutor) -> Emission:
     output = outcome.run.output
     in_partition = partition_metadata(outcome.run.partition_key)
+    # NOTE: an outcome that writes nothing (a column mismatch, an abort, an unchecked member, a
+    # skip) reports its checks at ERROR, after the match, with its error if it has one.
+    error: ValidationFailedError | None = None
     match outcome:
         case ColumnMismatch(problems=problems):
-            return Emission(
-                outcome,
-                outcome_checks(outcome, _ERROR, in_partition),
-                ColumnSchemaError(output.info.name, [dict(p) for p in problems]),
-            )
-        case Unchecked() | Skipped():
-            return Emission(outcome, outcome_checks(outcome, _ERROR, in_partition))
+            error = ColumnSchemaError(output.info.name, [dict(p) for p in problems])
         case Aborted(rows=rows):
-            return Emission(
-                outcome,
-                outcome_checks(outcome, _ERROR, in_partition),
-                ValidationAbortError(
-                    output.info.name, rows.quarantined.invalid_count, rows.quarantined.counts
-                ),
+            error = ValidationAbortError(
+                output.info.name, rows.quarantined.invalid_count, rows.quarantined.counts
             )
         case AllInvalid(rows=rows, writer=writer):
             tables, address = _write_quarantine(outcome, rows, writer, pool)
@@ -276,6 +269,7 @@ def _report(outcome: Outcome, write_tables: bool, pool: ThreadPoolExecutor) -> E
                 # The first clean run of a partition stores an empty quarantine to be read.
                 cleared = run.initial_writer(rows.quarantined.quarantine_frame)
             return Emission(outcome, _warned(outcome, cleared, write_tables), address=cleared)
+    return Emission(outcome, outcome_checks(outcome, _ERROR, in_partition), error)
 
 
 _ERROR = dg.AssetCheckSeverity.ERROR
