@@ -261,15 +261,6 @@ class ResolvedPolicy:
     """Whether a run writes the rows, so a bound above `fail_above` fails it; False for the
     checks of a stored table, where it fails the check at `ERROR` and no run."""
 
-    @property
-    def reads_history(self) -> bool:
-        """Whether a run reads the asset's recent materializations from the instance."""
-        return (
-            (self.volume is not None and self.volume.reads_history)
-            or self.undeclared_columns == "check"
-            or self.anomaly is not None
-        )
-
 
 def resolve_policy(
     info: SchemaInfo,
