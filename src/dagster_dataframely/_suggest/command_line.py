@@ -16,8 +16,7 @@ from dagster_dataframely.errors import DagsterDataframelyError
 
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
-        prog="python -m dagster_dataframely",
-        description="Tools of dagster-dataframely.",
+        prog="python -m dagster_dataframely", description="Tools of dagster-dataframely."
     )
     commands = parser.add_subparsers(dest="command", required=True)
     suggest = commands.add_parser(

@@ -11,11 +11,7 @@ import polars as pl
 
 from dagster_dataframely._suggest.column_rules import MARGIN, ColumnSuggestion, suggest_column
 from dagster_dataframely._suggest.held_out_counts import FailureCounts, count_failures
-from dagster_dataframely._suggest.suggest_schema import (
-    Suggested,
-    guessed_sensitive,
-    suggest_frame,
-)
+from dagster_dataframely._suggest.suggest_schema import Suggested, guessed_sensitive, suggest_frame
 from dagster_dataframely._suggest.table_source import Source, refused, scan_source
 
 # NOTE: a relaxed bound is recomputed with this many times the margin; a rule that still fails
@@ -96,10 +92,7 @@ def split_frame(
         numbered = frame.with_row_index(index)
         bucket = pl.col(index).cast(pl.UInt64).hash(seed) % 10_000
         in_held_out = bucket < int(held_out * 10_000)
-        return (
-            numbered.filter(~in_held_out).drop(index),
-            numbered.filter(in_held_out).drop(index),
-        )
+        return (numbered.filter(~in_held_out).drop(index), numbered.filter(in_held_out).drop(index))
     values = frame.select(pl.col(split_by).drop_nulls().unique().sort()).collect()
     count = values.height
     first_held_out = values[split_by][max(1, min(count - 1, round(count * (1 - held_out))))]
@@ -131,10 +124,7 @@ def _split_rule(rule: str) -> tuple[str, str]:
 
 
 def _relaxed(
-    suggested: Suggested,
-    decisions: Sequence[_Decision],
-    sensitive: Collection[str],
-    margin: float,
+    suggested: Suggested, decisions: Sequence[_Decision], sensitive: Collection[str], margin: float
 ) -> Suggested:
     by_column: dict[str, list[_Decision]] = {}
     for decision in decisions:

@@ -188,10 +188,7 @@ def distinct_counts(
 
 
 def profile_table(
-    frame: pl.LazyFrame,
-    source: Source,
-    *,
-    progress: Callable[[str], None] | None = None,
+    frame: pl.LazyFrame, source: Source, *, progress: Callable[[str], None] | None = None
 ) -> TableProfile:
     """Profile every column in one streaming aggregation, then, in a second one, count the
     low-cardinality columns' values, test the regex classes that the lengths allow and count

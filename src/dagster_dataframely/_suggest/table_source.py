@@ -77,9 +77,7 @@ def scan_source(source: Source, storage_options: dict[str, str] | None = None) -
         return _scan_duckdb(source)
     if not isinstance(source, str | os.PathLike | UPath):
         raise refused(
-            source,
-            f"cannot read a {type(source).__name__}",
-            f"Pass {SUPPORTED_SOURCES}.",
+            source, f"cannot read a {type(source).__name__}", f"Pass {SUPPORTED_SOURCES}."
         )
     if isinstance(source, UPath):
         # NOTE: a local UPath is its path; another one is its URL with its options.
