@@ -64,11 +64,6 @@ class PartitionRange:
             return None
         return cls(context, tuple(context.partition_keys), partitions_def)
 
-    @property
-    def shown(self) -> str:
-        """The range as `first...last`, for messages."""
-        return self._rows.shown
-
     def check(self, output: ValidatedOutput) -> None:
         """Refuse, before the function runs, an output whose range cannot be stored or split.
 
@@ -78,11 +73,12 @@ class PartitionRange:
             The output has no usable `partition_expr`, or its IO manager (or its quarantine's)
             stores each partition in a place of its own.
         """
-        self._rows.partition_expr(output)
+        rows = self._rows
+        rows.partition_expr(output)
         handle = table_output(self.context, output.key)
         assert handle is not None  # `of_run` made this range inside a step
         stores = output_stores(handle, output.key, output.quarantine)
-        check_range_storage(output.key, self.shown, *stores)
+        check_range_storage(output.key, rows.shown, *stores)
 
     def decide(
         self, split: Split, frames: Mapping[str, Frame | None], runs: Mapping[str, OutputRun]
