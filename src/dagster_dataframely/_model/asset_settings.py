@@ -17,7 +17,7 @@ from .quality_policy import resolve_policy
 from .schema import SchemaInfo
 from .setting_model import OutputKeywords, setting
 from .settings import Settings, resolve_settings
-from .warning_rules import with_warning_rules
+from .warning_rules import resolve_warning_rules
 
 
 @dataclass(frozen=True, slots=True)
@@ -60,7 +60,8 @@ class OutputSettings:
             The quality policy names a rule the schema lacks, or sets what cannot apply here.
         """
         settings = resolve_settings(**self.keywords)
-        settings = with_warning_rules(settings, info, self.keywords.get("warning_rules"))
+        warning_rules = resolve_warning_rules(info, self.keywords.get("warning_rules"))
+        settings = dataclasses.replace(settings, warning_rules=warning_rules)
         policy = self.keywords.get("quality_policy")
         if policy is None:
             return settings

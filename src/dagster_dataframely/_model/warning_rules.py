@@ -8,13 +8,11 @@ back to the valid side (`_run.split.keep_warning_only_rows`).
 
 from __future__ import annotations
 
-import dataclasses
 from collections.abc import Iterable
 
 from dagster_dataframely.errors import UnknownWarningRuleError
 
 from .schema import SchemaInfo
-from .settings import Settings
 
 WARNING_PREFIX = "Warning, rows that fail it are still written: "
 """Starts the description of a warning rule's own check, so the catalog shows it before a run."""
@@ -42,16 +40,3 @@ def resolve_warning_rules(info: SchemaInfo, names: Iterable[str] | None) -> froz
     if unknown:
         raise UnknownWarningRuleError(info.name, list(dict.fromkeys(unknown)), rules)
     return frozenset(given)
-
-
-def with_warning_rules(
-    settings: Settings, info: SchemaInfo, names: Iterable[str] | None
-) -> Settings:
-    """`settings` with `names` as its warning rules, once they are checked against the schema.
-
-    Raises
-    ------
-    UnknownWarningRuleError
-        A name is not one of the schema's rules.
-    """
-    return dataclasses.replace(settings, warning_rules=resolve_warning_rules(info, names))
