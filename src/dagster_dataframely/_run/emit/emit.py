@@ -68,9 +68,6 @@ The return annotation of a hand-wired `@dg.asset` whose body is
 `yield from validation_results(...)`.""",
 )
 
-StepYield = Iterator[dg.MaterializeResult[ValidRows] | dg.AssetCheckResult]
-"""What `emit` yields: `AssetYield`, where a streaming output's table is a `LazyFrame`."""
-
 Returned = Mapping[str, dg.MaterializeResult[Any] | None]
 """The user's own `MaterializeResult` of each output, by output name, when one was returned."""
 
@@ -106,25 +103,20 @@ class Layout(Protocol[_Yield]):
 
 
 def emit(
-    outcomes: Sequence[Outcome], returned: Returned | None = None, log: Any = None
-) -> StepYield:
-    """Write the step's quarantines, yield each output's materialization and checks, then raise.
-
-    `outcomes` are the selected outputs' in the order their results are yielded; `returned`
-    holds the user's own `MaterializeResult`s, whose metadata, tags and data version are
-    copied onto the table's materialization (this package's keys win over the user's). `log`
-    is the step's, which warns when rows were quarantined while every check passed.
-    """
-    return emit_as(EACH_OUTCOME, outcomes, returned, log)
-
-
-def emit_as(
     layout: Layout[_Yield],
     outcomes: Sequence[Outcome],
     returned: Returned | None = None,
     log: Any = None,
 ) -> Iterator[_Yield]:
-    """`emit`'s tail, the emissions yielded and the error chosen by `layout`."""
+    """Write the step's quarantines, yield each output's materialization and checks, then raise.
+
+    `layout` chooses how the emissions are yielded and which error is raised (`EACH_OUTCOME`
+    for a step's outcomes). `outcomes` are the selected outputs' in the order their results are
+    yielded; `returned` holds the user's own `MaterializeResult`s, whose metadata, tags and
+    data version are copied onto the table's materialization (this package's keys win over the
+    user's). `log` is the step's, which warns when rows were quarantined while every check
+    passed.
+    """
     emissions = _prepare(outcomes, returned)
     failed = [e for e in emissions if e.error is not None]
     if not failed:  # a failing step's error says what happened
