@@ -44,11 +44,9 @@ class RuleVerdict:
 
 
 def rule_verdicts(
-    policy: ResolvedPolicy | None, counts: Mapping[str, int], rows: int
+    policy: ResolvedPolicy, counts: Mapping[str, int], rows: int
 ) -> dict[str, RuleVerdict]:
     """The verdict of every rule that has a threshold, by rule name; empty without any."""
-    if policy is None:
-        return {}
     return {
         rule: RuleVerdict(rule, counts.get(rule, 0), rows, threshold)
         for rule, threshold in policy.thresholds.items()
