@@ -218,34 +218,23 @@ def _report(outcome: Outcome, write_tables: bool, pool: ThreadPoolExecutor) -> E
             error = ValidationAbortError(
                 output.info.name, rows.quarantined.invalid_count, rows.quarantined.counts
             )
-        case AllInvalid(rows=rows, writer=writer):
-            tables, address = _write_quarantine(outcome, rows, writer, pool)
-            # No materialization carries the address, so every check does.
-            where = {names.QUARANTINE_ADDRESS: address, **in_partition}
-            return Emission(
-                outcome,
-                outcome_checks(outcome, _ERROR, where, tables),
-                NoValidRowsError(
-                    output.info.name,
-                    rows.quarantined.invalid_count,
-                    rows.quarantined.counts,
-                    address,
-                ),
-                address,
-            )
-        case Exceeded(rows=rows, writer=writer):
-            # The policy refuses the table, not the rows: the quarantine still gets its own.
+        case AllInvalid(rows=rows, writer=writer) | Exceeded(rows=rows, writer=writer):
+            # NOTE: no table is written, yet the quarantine gets its rows (every row is invalid, or
+            # the policy refuses the table, not the rows); no materialization carries its address,
+            # so every check does.
             sampled: Mapping[str, dg.TableMetadataValue] | None = None
             written: str | None = None
             if writer is not None and rows.quarantined.invalid_count:
                 sampled, written = _write_quarantine(outcome, rows, writer, pool)
             where = {names.QUARANTINE_ADDRESS: written} if written is not None else {}
-            return Emission(
-                outcome,
-                outcome_checks(outcome, _ERROR, {**where, **in_partition}, sampled),
-                rows.evaluation.error(output, written),
-                written,
+            checks = outcome_checks(outcome, _ERROR, {**where, **in_partition}, sampled)
+            if isinstance(outcome, Exceeded):
+                return Emission(outcome, checks, rows.evaluation.error(output, written), written)
+            assert written is not None  # every row is invalid, and the writer took them
+            error = NoValidRowsError(
+                output.info.name, rows.quarantined.invalid_count, rows.quarantined.counts, written
             )
+            return Emission(outcome, checks, error, written)
         case Partial(rows=rows, writer=writer):
             tables, address = _write_quarantine(outcome, rows, writer, pool)
             checks = _warned(outcome, address, write_tables, tables)
