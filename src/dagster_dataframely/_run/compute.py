@@ -29,9 +29,9 @@ from dagster_dataframely._store.delegating import validate_quarantine_key
 from dagster_dataframely._store.step_storage import sinks_lazy_table, table_fit_for
 from dagster_dataframely._store.upstream_previews import warn_of_upstream_previews
 from dagster_dataframely._store.writer_choice import can_clear, initial_writer_for, writer_for
-from dagster_dataframely._upstream import current_asset_context
+from dagster_dataframely._upstream import current_asset_context, direct_invocation_context
 
-from .context import call_context, check_call_partition, partition_key, selected_outputs
+from .context import check_call_partition, partition_key, selected_outputs
 from .report.materialization_columns import ColumnsTabs
 from .returned import Frame, Unpack, unwrap
 from .signature import ComputeSignature
@@ -80,7 +80,10 @@ def compute_function(function: Callable[..., object], step: Step) -> Callable[..
     @functools.wraps(function)
     def compute(*args: Any, **kwargs: Any) -> StepYield:
         context, call = signature.bind(function, args, kwargs, step.prepare_input)
-        context = call_context(context)
+        # NOTE: an asset without a quarantine keeps its author's signature, so it may receive no
+        # context, yet a direct invocation may have been given one (Dagster takes it) that names
+        # the partition; in a run, such an asset's context is the running step's, read where needed.
+        context = context if context is not None else direct_invocation_context()
         if step.partitions_def is not None:
             shown = step.op_name if step.errors_name_op else step.outputs[0].key.to_user_string()
             check_call_partition(context, step.partitions_def, shown)

@@ -12,25 +12,10 @@ from typing import Any
 
 import dagster as dg
 
-from dagster_dataframely._upstream import (
-    current_asset_context,
-    direct_invocation_context,
-    running_step,
-)
+from dagster_dataframely._upstream import current_asset_context, running_step
 from dagster_dataframely.errors import InvalidArgumentsError, UnknownPartitionKeyError
 
 from .validated_output import ValidatedOutput
-
-
-def call_context(context: Any) -> Any:
-    """The context of a call: the function's own, else a direct invocation's, else None.
-
-    An asset without a quarantine keeps the signature its author wrote, so it may receive no
-    context; a direct invocation may still have been given one (Dagster takes it), and it
-    names the partition. In a run such an asset's context is the running step's
-    (`current_asset_context`), read where it is needed.
-    """
-    return context if context is not None else direct_invocation_context()
 
 
 def partition_key(context: Any) -> str | None:
