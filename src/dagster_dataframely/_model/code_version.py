@@ -59,13 +59,17 @@ def schema_version(schema: type[dy.Schema]) -> str:
     dagster_dataframely.errors.DagsterDataframelyError
         For a schema this package cannot use, as `dd.asset` raises it.
     """
-    return info_version(read_schema(schema))
+    return _version(read_schema(schema))
+
+
+def info_version(info: SchemaInfo) -> str:
+    """`schema_version` of a schema already read; a Collection member's covers its filters too."""
+    return _version(info)
 
 
 # NOTE: cached per schema: a code location declares many assets on one.
 @functools.lru_cache(maxsize=1024)
-def info_version(info: SchemaInfo) -> str:
-    """`schema_version` of a schema already read; a Collection member's covers its filters too."""
+def _version(info: SchemaInfo) -> str:
     expressions, texts = _rule_expressions(info.rules)
     content = {
         "format": _FORMAT,
