@@ -21,7 +21,7 @@ import polars as pl
 from dagster_dataframely._run.decide.evaluation import stored_results
 from dagster_dataframely._run.decide.outcome import Split, decide_each
 from dagster_dataframely._run.decide.output_run import OutputRun
-from dagster_dataframely._run.emit.emit import emit
+from dagster_dataframely._run.emit.emit import emit_as
 from dagster_dataframely._run.report.metrics import column_metrics
 from dagster_dataframely._run.scope.scope import Scope, ScopeOf, StepEvent
 from dagster_dataframely._store.bare_managers import warn_of_unfiltered
@@ -123,7 +123,7 @@ def compute_function(function: Callable[..., object], step: Step) -> Callable[..
                     step_context.log.info(validated_in_memory(run.output.key.to_user_string()))
             outcomes = scope.decide(step.split, frames, runs)
             log = step_context.log if step_context is not None else None
-            yield from emit(scope.layout, outcomes, returned, log)
+            yield from emit_as(scope.layout, outcomes, returned, log)
             # NOTE: Dagster stored each yielded table before resuming here: the kinds that read
             # the stored table read this run's.
             for output in selected:

@@ -30,7 +30,7 @@ from dagster_dataframely._run.checks.history import read_history
 from dagster_dataframely._run.checks.registry import series_of
 from dagster_dataframely._run.decide.outcome import decide
 from dagster_dataframely._run.decide.output_run import OutputRun
-from dagster_dataframely._run.emit.emit import EACH_OUTCOME, AssetYield, emit
+from dagster_dataframely._run.emit.emit import EACH_OUTCOME, AssetYield, emit_as
 from dagster_dataframely._run.report.metrics import column_metrics
 from dagster_dataframely._store.quarantine_writer import QuarantineWriter
 from dagster_dataframely._upstream import current_asset_context
@@ -208,7 +208,7 @@ def _emitted(run: OutputRun, frame: Frame | None) -> AssetYield:
     context = current_asset_context()
     outcome = decide(dataclasses.replace(run, history=history), frame)
     log = context.log if context is not None else None
-    yield from cast(AssetYield, emit(EACH_OUTCOME, [outcome], log=log))
+    yield from cast(AssetYield, emit_as(EACH_OUTCOME, [outcome], log=log))
 
 
 @with_setting_keywords(

@@ -102,7 +102,7 @@ class Layout(Protocol[_Yield]):
         ...
 
 
-def emit(
+def emit_as(
     layout: Layout[_Yield],
     outcomes: Sequence[Outcome],
     returned: Returned | None = None,
