@@ -14,7 +14,7 @@ each step's; the comparisons run hundreds of small cases.
 
 import re
 import tempfile
-from collections.abc import Callable, Hashable, Sequence
+from collections.abc import Callable, Hashable, Mapping, Sequence
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -38,6 +38,9 @@ OUTCOMES: dict[str, tuple[bool, pl.DataFrame | None]] = {
     "None": (True, None),
 }
 """The spec's six outcomes, as (quarantine declared, the frame `orders` returns)."""
+
+OUTCOME_PREFIXES = {outcome: f"outcome_{index}" for index, outcome in enumerate(OUTCOMES)}
+"""The key prefix of each outcome's assets in the runs the six outcomes share."""
 
 
 class Warehouse:
@@ -153,6 +156,21 @@ def run(asset: dg.AssetsDefinition, warehouse: Path, kind: str = "parquet") -> t
 
 
 T = TypeVar("T")
+
+
+def run_together(
+    assets: Mapping[str, dg.AssetsDefinition], warehouse: Path, kind: str = "parquet"
+) -> dict[str, tuple[object, ...]]:
+    """One run of every asset in `assets`, each under the key prefix it is keyed by: by prefix,
+    what `run` of that asset alone leaves."""
+    store = Warehouse(warehouse, kind)
+    store.materialize(list(assets.values()))
+    together = {}
+    for prefix in assets:
+        (success,), events, stored = store.outcome(prefix)
+        together[prefix] = success, events, stored
+    return together
+
 
 _RUN_ONCE: dict[Hashable, Any] = {}
 

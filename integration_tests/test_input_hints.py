@@ -26,7 +26,7 @@ import pytest
 
 import dagster_dataframely as dd
 
-from .compared_runs import KINDS, OUTCOMES, Warehouse, definition, run_once
+from .compared_runs import KINDS, OUTCOME_PREFIXES, OUTCOMES, Warehouse, definition, run_once
 from .conftest import DAILY, DAY_1, DAY_2, UNPARTITIONED, Orders, orders_asset
 
 pytestmark = pytest.mark.integration
@@ -70,10 +70,6 @@ def loaded(value: object) -> object:
     if isinstance(value, pl.DataFrame):
         return "DataFrame", sorted(map(repr, value.to_dicts()))
     return type(value).__name__
-
-
-OUTCOME_PREFIXES = {outcome: f"outcome_{index}" for index, outcome in enumerate(OUTCOMES)}
-"""The key prefix of each outcome's `orders` and reader in the runs they share."""
 
 
 def reader(
