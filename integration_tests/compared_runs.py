@@ -5,13 +5,18 @@ manager) over its own directory and its own ephemeral instance: each run's step 
 kept without what differs between two runs (run ids, times, the directory), and `stored` reads
 every stored row back from the files or tables themselves. Two declarations that are the same
 asset leave equal `outcome()`s.
+
+One run may serve several cases: each case's assets under a key prefix of its own (its steps
+named `<prefix>__...`), and `outcome(prefix)` is what a run of that case's assets alone would
+have left. A run costs Dagster a fixed part (an instance, the run's snapshots and events) beside
+each step's; the comparisons run hundreds of small cases.
 """
 
 import re
 import tempfile
-from collections.abc import Callable, Hashable, Sequence
+from collections.abc import Callable, Hashable, Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import dagster as dg
 import polars as pl
@@ -34,6 +39,9 @@ OUTCOMES: dict[str, tuple[bool, pl.DataFrame | None]] = {
 }
 """The spec's six outcomes, as (quarantine declared, the frame `orders` returns)."""
 
+OUTCOME_PREFIXES = {outcome: f"outcome_{index}" for index, outcome in enumerate(OUTCOMES)}
+"""The key prefix of each outcome's assets in the runs the six outcomes share."""
+
 
 class Warehouse:
     """One IO manager over `root`, and what the runs through it said and stored."""
@@ -44,8 +52,8 @@ class Warehouse:
         self.kind = kind
         self.database = root / "warehouse.duckdb"
         self.instance = dg.DagsterInstance.ephemeral()  # no run of the other declaration in it
-        self.successes: list[bool] = []
-        self.events: list[tuple[object, ...]] = []
+        self.runs: list[tuple[bool, list[tuple[str | None, tuple[object, ...]]]]] = []
+        """Each run's success and its stable step events, each with its step's key."""
 
     def manager(self) -> object:
         if self.kind == "parquet":
@@ -69,18 +77,26 @@ class Warehouse:
             selection=selection,
             raise_on_error=False,
         )
-        self.successes.append(result.success)
-        self.events += [
-            _event(e, result.run_id, self.root) for e in result.all_events if e.is_step_event
+        events = [
+            (e.step_key, _event(e, result.run_id, self.root))
+            for e in result.all_events
+            if e.is_step_event
         ]
+        self.runs.append((result.success, events))
         return result.success
 
-    def stored(self) -> dict[str, list[str]]:
-        """Every file's or table's rows, each as a sorted list of row reprs."""
+    @property
+    def events(self) -> list[tuple[object, ...]]:
+        """Every run's stable step events, in order."""
+        return [event for _, events in self.runs for _, event in events]
+
+    def stored(self, prefix: str | None = None) -> dict[str, list[str]]:
+        """Every file's or table's rows, each as a sorted list of row reprs (under `prefix`: the
+        files in its folder, the tables in its DuckDB schema)."""
         if self.kind == "parquet":
             return {
                 path.relative_to(self.root).as_posix(): _rows(pl.read_parquet(path))
-                for path in sorted(self.root.rglob("*.parquet"))
+                for path in sorted((self.root / (prefix or "")).rglob("*.parquet"))
             }
         import duckdb
 
@@ -88,15 +104,32 @@ class Warehouse:
             return {}
         with duckdb.connect(str(self.database), read_only=True) as connection:
             tables = connection.execute(
-                "select table_schema || '.' || table_name from information_schema.tables order by 1"
+                "select table_schema || '.' || table_name from information_schema.tables "
+                "where ? is null or table_schema = ? order by 1",
+                [prefix, prefix],
             ).fetchall()
             return {
                 table: _rows(connection.execute(f"select * from {table}").pl())
                 for (table,) in tables
             }
 
-    def outcome(self) -> tuple[object, ...]:
-        return self.successes, self.events, self.stored()
+    def outcome(self, prefix: str | None = None) -> tuple[object, ...]:
+        """Each run's success, the step events and the stored rows: of the assets under `prefix`
+        only when given, as a run of those assets alone would have left them."""
+        if prefix is None:
+            return [success for success, _ in self.runs], self.events, self.stored()
+        mine = f"{prefix}__"
+        successes = []
+        events: list[tuple[object, ...]] = []
+        for success, run_events in self.runs:
+            failed = {key for key, (kind, _) in run_events if kind == "STEP_FAILURE"}
+            # NOTE: a run that failed with no step failing (its resources, its plan) failed for
+            # every case in it.
+            successes.append(
+                (success or bool(failed)) and not any(key.startswith(mine) for key in failed)
+            )
+            events += [event for key, event in run_events if key and key.startswith(mine)]
+        return successes, events, self.stored(prefix)
 
 
 def definition(
@@ -122,10 +155,27 @@ def run(asset: dg.AssetsDefinition, warehouse: Path, kind: str = "parquet") -> t
     return success, store.events, store.stored()
 
 
-_RUN_ONCE: dict[Hashable, tuple[object, ...]] = {}
+T = TypeVar("T")
 
 
-def run_once(key: Hashable, runs: Callable[[Path], tuple[object, ...]]) -> tuple[object, ...]:
+def run_together(
+    assets: Mapping[str, dg.AssetsDefinition], warehouse: Path, kind: str = "parquet"
+) -> dict[str, tuple[object, ...]]:
+    """One run of every asset in `assets`, each under the key prefix it is keyed by: by prefix,
+    what `run` of that asset alone leaves."""
+    store = Warehouse(warehouse, kind)
+    store.materialize(list(assets.values()))
+    together = {}
+    for prefix in assets:
+        (success,), events, stored = store.outcome(prefix)
+        together[prefix] = success, events, stored
+    return together
+
+
+_RUN_ONCE: dict[Hashable, Any] = {}
+
+
+def run_once(key: Hashable, runs: Callable[[Path], T]) -> T:
     """What `runs(folder)` leaves, made in a folder of its own the first time a test of this
     process asks for `key`, and the same tuple after.
 
@@ -137,7 +187,8 @@ def run_once(key: Hashable, runs: Callable[[Path], tuple[object, ...]]) -> tuple
     if key not in _RUN_ONCE:
         with tempfile.TemporaryDirectory(prefix="dd-compared-") as folder:
             _RUN_ONCE[key] = runs(Path(folder))
-    return _RUN_ONCE[key]
+    result: T = _RUN_ONCE[key]
+    return result
 
 
 def returned(value: object) -> Hashable:

@@ -12,10 +12,11 @@ so there a missing package stops the run instead.
 """
 
 import datetime as dt
+import gc
 import os
 from collections.abc import Iterable, Iterator, Mapping, MutableMapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import dagster as dg
 import dataframely as dy
@@ -27,6 +28,9 @@ from polars.testing import assert_frame_equal
 import dagster_dataframely as dd
 
 from .collectable import missing_packages
+
+if TYPE_CHECKING:
+    import duckdb
 
 QUIET: dict[str, Any] = {"loggers": {"console": {"config": {"log_level": "ERROR"}}}}
 """Run config that silences the console logger (DuckDB warns on every empty write)."""
@@ -227,13 +231,26 @@ def parquet_ids(path: Path) -> set[str]:
     return set(pl.read_parquet(path)["order_id"])
 
 
-def duckdb_tables(database: Path) -> set[str]:
-    """Every table in the database file, as `schema.table`."""
+def duckdb_read_only(database: Path) -> "duckdb.DuckDBPyConnection":
+    """A read-only connection to the DuckDB file `database`."""
     import duckdb
 
+    try:
+        return duckdb.connect(str(database), read_only=True)
+    except duckdb.ConnectionException:
+        # NOTE: DuckDbClient leaves its connection open when a write fails, and this process
+        # cannot open the file read-only while it is; it closes once collected. Collecting only
+        # then: a full collection costs about 0.4 s on the suite's heap, and most reads come
+        # after a run that closed its connection.
+        gc.collect()
+        return duckdb.connect(str(database), read_only=True)
+
+
+def duckdb_tables(database: Path) -> set[str]:
+    """Every table in the database file, as `schema.table`."""
     if not database.exists():
         return set()
-    with duckdb.connect(str(database), read_only=True) as connection:
+    with duckdb_read_only(database) as connection:
         rows = connection.execute(
             "select table_schema, table_name from information_schema.tables"
         ).fetchall()
@@ -242,10 +259,8 @@ def duckdb_tables(database: Path) -> set[str]:
 
 def duckdb_frame(database: Path, table: str, **equal: object) -> pl.DataFrame:
     """The rows of `table` where each keyword column equals its value, ordered by id."""
-    import duckdb
-
     where = " and ".join(f"{column} = ?" for column in equal) or "true"
-    with duckdb.connect(str(database), read_only=True) as connection:
+    with duckdb_read_only(database) as connection:
         return connection.execute(
             f"select * from {table} where {where} order by order_id",
             list(equal.values()),
@@ -256,11 +271,9 @@ def duckdb_stored(
     database: Path, table: str, where: str = "", values: Sequence[object] = ()
 ) -> pl.DataFrame | None:
     """The rows of `public.<table>` (those matching `where`), None when there is no such table."""
-    import duckdb
-
     if not database.exists():
         return None
-    with duckdb.connect(str(database), read_only=True) as connection:
+    with duckdb_read_only(database) as connection:
         found = connection.execute(
             "select count(*) from information_schema.tables "
             "where table_schema = 'public' and table_name = ?",

@@ -8,7 +8,6 @@ whose loads the wrapper's conformance suite compares, on a local disk and on S3.
 """
 
 import datetime as dt
-import gc
 from pathlib import Path
 from typing import Any
 
@@ -60,8 +59,6 @@ class Storage:
         if self.kind == "parquet":
             path = self.root / (f"{name}/{day}.parquet" if day else f"{name}.parquet")
             return pl.read_parquet(path) if path.exists() else None
-        # DuckDbClient leaves its connection open after a failed write; it closes once collected.
-        gc.collect()
         where, values = ("where day = ?", [dt.date.fromisoformat(day)]) if day else ("", [])
         return duckdb_stored(self.database, name, where, values)
 

@@ -7,12 +7,15 @@ resolves as Dagster does. Per form of the hint (`-> tuple[...]` in the order of 
 bare `@dd.collection_asset`), and per outcome of the spec's six, the hinted asset and the one
 given its schemas returning the same value have the same definition (specs, checks, metadata,
 code versions, repository snapshot), and their runs the same events and stored rows.
+
+The six outcomes of one form and manager run together, each outcome's asset under a key prefix
+of its own (`OUTCOME_PREFIXES`), the same for the hinted asset and the one given its schemas, so
+each case compares what its own asset left in those runs.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
-from pathlib import Path
 from typing import Annotated, Any, TypedDict
 
 import dagster as dg
@@ -22,7 +25,15 @@ import pytest
 
 import dagster_dataframely as dd
 
-from .compared_runs import KINDS, OUTCOMES, definition, returned, run, run_once
+from .compared_runs import (
+    KINDS,
+    OUTCOME_PREFIXES,
+    OUTCOMES,
+    definition,
+    returned,
+    run_once,
+    run_together,
+)
 from .conftest import DAY_1, Orders
 from .refund_book import Book, Refunds
 
@@ -37,14 +48,22 @@ class OrdersAndRefunds(TypedDict):
 REFUNDS = pl.DataFrame({"order_id": [f"first-{DAY_1}-eu-ok0"], "amount": [3.0]})
 
 
-def given_outputs(quarantine: bool, value: object) -> dg.AssetsDefinition:
-    """The multi-asset given each output's schema, returning `value`."""
+def placed(prefix: str | None, step: str) -> dict[str, Any]:
+    """The step's name under `prefix`, for a run the six outcomes share (none without one)."""
+    return {} if prefix is None else {"name": f"{prefix}__{step}"}
+
+
+def given_outputs(
+    quarantine: bool, value: object, prefix: str | None = None
+) -> dg.AssetsDefinition:
+    """The multi-asset given each output's schema, returning `value` (under `prefix`)."""
 
     @dd.multi_asset(
         outs={
-            "orders": dd.AssetOut(Orders, quarantine=quarantine),
-            "refunds": dd.AssetOut(Refunds),
-        }
+            "orders": dd.AssetOut(Orders, quarantine=quarantine, key_prefix=prefix),
+            "refunds": dd.AssetOut(Refunds, key_prefix=prefix),
+        },
+        **placed(prefix, "orders_and_refunds"),
     )
     def orders_and_refunds() -> Any:
         return value
@@ -52,8 +71,16 @@ def given_outputs(quarantine: bool, value: object) -> dg.AssetsDefinition:
     return orders_and_refunds
 
 
-def tuple_hint(quarantine: bool, orders: pl.DataFrame | None) -> tuple[dg.AssetsDefinition, object]:
-    @dd.multi_asset(outs={"orders": dd.AssetOut(quarantine=quarantine), "refunds": dd.AssetOut()})
+def tuple_hint(
+    quarantine: bool, orders: pl.DataFrame | None, prefix: str | None = None
+) -> tuple[dg.AssetsDefinition, object]:
+    @dd.multi_asset(
+        outs={
+            "orders": dd.AssetOut(quarantine=quarantine, key_prefix=prefix),
+            "refunds": dd.AssetOut(key_prefix=prefix),
+        },
+        **placed(prefix, "orders_and_refunds"),
+    )
     def orders_and_refunds() -> tuple[dy.DataFrame[Orders], dy.LazyFrame[Refunds] | None]:
         return orders, REFUNDS.lazy()  # type: ignore[return-value]
 
@@ -61,9 +88,15 @@ def tuple_hint(quarantine: bool, orders: pl.DataFrame | None) -> tuple[dg.Assets
 
 
 def typed_dict_hint(
-    quarantine: bool, orders: pl.DataFrame | None
+    quarantine: bool, orders: pl.DataFrame | None, prefix: str | None = None
 ) -> tuple[dg.AssetsDefinition, object]:
-    @dd.multi_asset(outs={"orders": dd.AssetOut(quarantine=quarantine), "refunds": dd.AssetOut()})
+    @dd.multi_asset(
+        outs={
+            "orders": dd.AssetOut(quarantine=quarantine, key_prefix=prefix),
+            "refunds": dd.AssetOut(key_prefix=prefix),
+        },
+        **placed(prefix, "orders_and_refunds"),
+    )
     def orders_and_refunds() -> OrdersAndRefunds:
         return {"orders": orders, "refunds": REFUNDS}  # type: ignore[typeddict-item]
 
@@ -71,13 +104,14 @@ def typed_dict_hint(
 
 
 def asset_out_hints(
-    quarantine: bool, orders: pl.DataFrame | None
+    quarantine: bool, orders: pl.DataFrame | None, prefix: str | None = None
 ) -> tuple[dg.AssetsDefinition, object]:
     @dd.multi_asset(
         outs={
-            "orders": dd.AssetOut(dy.DataFrame[Orders], quarantine=quarantine),
-            "refunds": dd.AssetOut(dy.LazyFrame[Refunds]),
-        }
+            "orders": dd.AssetOut(dy.DataFrame[Orders], quarantine=quarantine, key_prefix=prefix),
+            "refunds": dd.AssetOut(dy.LazyFrame[Refunds], key_prefix=prefix),
+        },
+        **placed(prefix, "orders_and_refunds"),
     )
     def orders_and_refunds() -> dict[str, pl.DataFrame | None]:
         return {"orders": orders, "refunds": REFUNDS}
@@ -86,7 +120,7 @@ def asset_out_hints(
 
 
 MULTI_ASSET_FORMS: dict[
-    str, Callable[[bool, pl.DataFrame | None], tuple[dg.AssetsDefinition, object]]
+    str, Callable[[bool, pl.DataFrame | None, str | None], tuple[dg.AssetsDefinition, object]]
 ] = {
     "tuple": tuple_hint,
     "typed dict": typed_dict_hint,
@@ -95,76 +129,127 @@ MULTI_ASSET_FORMS: dict[
 """Each hinted form: the multi-asset it declares, and the value its function returns."""
 
 
-def given_collection(quarantine: bool, members: object) -> dg.AssetsDefinition:
-    @dd.collection_asset(Book, quarantine=quarantine)
+def given_collection(
+    quarantine: bool, members: object, prefix: str | None = None
+) -> dg.AssetsDefinition:
+    @dd.collection_asset(Book, quarantine=quarantine, key_prefix=prefix, **placed(prefix, "book"))
     def book() -> Any:
         return members
 
     return book
 
 
-def book_hint(quarantine: bool, members: object) -> dg.AssetsDefinition:
-    @dd.collection_asset(quarantine=quarantine)
+def book_hint(quarantine: bool, members: object, prefix: str | None = None) -> dg.AssetsDefinition:
+    @dd.collection_asset(quarantine=quarantine, key_prefix=prefix, **placed(prefix, "book"))
     def book() -> Book:
         return members  # type: ignore[return-value]
 
     return book
 
 
-def optional_book_hint(quarantine: bool, members: object) -> dg.AssetsDefinition:
-    @dd.collection_asset(quarantine=quarantine)
+def optional_book_hint(
+    quarantine: bool, members: object, prefix: str | None = None
+) -> dg.AssetsDefinition:
+    @dd.collection_asset(quarantine=quarantine, key_prefix=prefix, **placed(prefix, "book"))
     def book() -> Book | None:
         return members  # type: ignore[return-value]
 
     return book
 
 
-def bare_decorator(quarantine: bool, members: object) -> dg.AssetsDefinition:
+def bare_decorator(
+    quarantine: bool, members: object, prefix: str | None = None
+) -> dg.AssetsDefinition:
     def book() -> Book:
         return members  # type: ignore[return-value]
 
-    return dd.collection_asset(book, quarantine=quarantine)  # type: ignore[arg-type]
+    return dd.collection_asset(  # type: ignore[call-overload]
+        book, quarantine=quarantine, key_prefix=prefix, **placed(prefix, "book")
+    )
 
 
-COLLECTION_FORMS: dict[str, Callable[[bool, object], dg.AssetsDefinition]] = {
+COLLECTION_FORMS: dict[str, Callable[[bool, object, str | None], dg.AssetsDefinition]] = {
     "-> Book": book_hint,
     "-> Book | None": optional_book_hint,
     "bare decorator": bare_decorator,
 }
 
 
+def _members(orders: pl.DataFrame | None) -> dict[str, object]:
+    return {"orders": orders, "refunds": REFUNDS}
+
+
+def _by_outcome(
+    declared: Callable[[bool, pl.DataFrame | None, str], dg.AssetsDefinition],
+) -> dict[str, dg.AssetsDefinition]:
+    """Each outcome's asset, under its key prefix."""
+    return {
+        prefix: declared(*OUTCOMES[outcome], prefix) for outcome, prefix in OUTCOME_PREFIXES.items()
+    }
+
+
 @pytest.mark.parametrize("manager", KINDS)
 @pytest.mark.parametrize("outcome", list(OUTCOMES))
 @pytest.mark.parametrize("form", ["tuple", "typed dict", "asset out"])
 def test_the_hinted_multi_asset_is_the_multi_asset_given_its_schemas(
-    tmp_path: Path, form: str, outcome: str, manager: str
+    form: str, outcome: str, manager: str
 ) -> None:
     quarantine, orders = OUTCOMES[outcome]
-    hinted, value = MULTI_ASSET_FORMS[form](quarantine, orders)
+    declare = MULTI_ASSET_FORMS[form]
+    hinted, value = declare(quarantine, orders, None)
     given = given_outputs(quarantine, value)
 
     assert definition(hinted) == definition(given)
-    # Two forms return the same dict: the given multi-asset's runs are made once for both.
-    assert run(hinted, tmp_path / "hinted", manager) == run_once(
-        ("multi-asset", quarantine, returned(value), manager),
-        lambda folder: run(given, folder, manager),
+    # The six outcomes run together, once; two forms return the same dicts: the given
+    # multi-asset's runs are made once for both.
+    values = tuple((q, returned(declare(q, frame, None)[1])) for q, frame in OUTCOMES.values())
+    prefix = OUTCOME_PREFIXES[outcome]
+    hinted_runs = run_once(
+        ("hinted multi-asset", form, manager),
+        lambda folder: run_together(
+            _by_outcome(lambda q, frame, p: declare(q, frame, p)[0]), folder, manager
+        ),
     )
+    given_runs = run_once(
+        ("multi-asset", values, manager),
+        lambda folder: run_together(
+            _by_outcome(lambda q, frame, p: given_outputs(q, declare(q, frame, p)[1], p)),
+            folder,
+            manager,
+        ),
+    )
+    assert hinted_runs[prefix] == given_runs[prefix]
 
 
 @pytest.mark.parametrize("manager", KINDS)
 @pytest.mark.parametrize("outcome", list(OUTCOMES))
 @pytest.mark.parametrize("form", list(COLLECTION_FORMS))
 def test_the_hinted_collection_asset_is_the_asset_given_its_collection(
-    tmp_path: Path, form: str, outcome: str, manager: str
+    form: str, outcome: str, manager: str
 ) -> None:
     quarantine, orders = OUTCOMES[outcome]
-    members = {"orders": orders, "refunds": REFUNDS}
-    hinted = COLLECTION_FORMS[form](quarantine, members)
+    members = _members(orders)
+    declare = COLLECTION_FORMS[form]
+    hinted = declare(quarantine, members, None)
     given = given_collection(quarantine, members)
 
     assert definition(hinted) == definition(given)
-    # Every form returns the same members: the given Collection asset's runs are made once.
-    assert run(hinted, tmp_path / "hinted", manager) == run_once(
-        ("collection asset", quarantine, returned(members), manager),
-        lambda folder: run(given, folder, manager),
+    # The six outcomes run together, once; every form returns the same members: the given
+    # Collection asset's runs are made once.
+    values = tuple((q, returned(_members(frame))) for q, frame in OUTCOMES.values())
+    prefix = OUTCOME_PREFIXES[outcome]
+    hinted_runs = run_once(
+        ("hinted collection asset", form, manager),
+        lambda folder: run_together(
+            _by_outcome(lambda q, frame, p: declare(q, _members(frame), p)), folder, manager
+        ),
     )
+    given_runs = run_once(
+        ("collection asset", values, manager),
+        lambda folder: run_together(
+            _by_outcome(lambda q, frame, p: given_collection(q, _members(frame), p)),
+            folder,
+            manager,
+        ),
+    )
+    assert hinted_runs[prefix] == given_runs[prefix]

@@ -7,6 +7,10 @@ stored rows, downstream of the same `dd.asset(Orders, ...)` run to each of the s
 outcomes. The managers choose what to load from the annotation: DuckDB's polars
 handler loads a `pl.DataFrame` only, so its lazy, optional and partition forms fail, the hinted
 one exactly as the plain one. A partitioned `orders` is read as a `dict` of its partitions.
+
+The six outcomes of one annotation, decorator and manager run together: each outcome's
+`orders` and reader under a key prefix of their own (`OUTCOME_PREFIXES`), the same for the hint
+and for the plain annotation, so each case compares what its own assets left in those runs.
 """
 
 import datetime as dt
@@ -22,7 +26,7 @@ import pytest
 
 import dagster_dataframely as dd
 
-from .compared_runs import KINDS, OUTCOMES, Warehouse, definition, run_once
+from .compared_runs import KINDS, OUTCOME_PREFIXES, OUTCOMES, Warehouse, definition, run_once
 from .conftest import DAILY, DAY_1, DAY_2, UNPARTITIONED, Orders, orders_asset
 
 pytestmark = pytest.mark.integration
@@ -68,8 +72,11 @@ def loaded(value: object) -> object:
     return type(value).__name__
 
 
-def reader(decorator: str, annotation: object, seen: list[object]) -> dg.AssetsDefinition:
-    """An asset keeping the rows of `orders`, annotated `annotation`, under `decorator`."""
+def reader(
+    decorator: str, annotation: object, seen: list[object], prefix: str | None = None
+) -> dg.AssetsDefinition:
+    """An asset keeping the rows of `orders`, annotated `annotation`, under `decorator` (with
+    `prefix`: under that key prefix, its step named after it, reading `orders` there)."""
 
     def kept_rows(orders: Any) -> pl.DataFrame:
         seen.append(loaded(orders))
@@ -84,11 +91,17 @@ def reader(decorator: str, annotation: object, seen: list[object]) -> dg.AssetsD
     function = functions[decorator]
     function.__annotations__ = {"orders": annotation}
     function.__name__ = "summary"
+    placed: dict[str, Any] = {}
+    if prefix is not None:
+        placed = {"ins": {"orders": dg.AssetIn(key=[prefix, "orders"])}}
+        if decorator != "dd.asset":  # `dd.asset` names its step after its key
+            placed["name"] = f"{prefix}__summary"
     if decorator == "dd.asset":
-        return dd.asset(Orders, quarantine=True)(function)
+        return dd.asset(Orders, quarantine=True, key_prefix=prefix, **placed)(function)
     if decorator == "dd.multi_asset":
-        return dd.multi_asset(outs={"summary": dd.AssetOut(Orders, quarantine=True)})(function)
-    return dd.collection_asset(Kept, quarantine=True)(function)
+        out = dd.AssetOut(Orders, quarantine=True, key_prefix=prefix)
+        return dd.multi_asset(outs={"summary": out}, **placed)(function)
+    return dd.collection_asset(Kept, quarantine=True, key_prefix=prefix, **placed)(function)
 
 
 def on_day(frame: pl.DataFrame | None, day: str) -> pl.DataFrame | None:
@@ -101,28 +114,44 @@ def on_day(frame: pl.DataFrame | None, day: str) -> pl.DataFrame | None:
 
 
 def compared(
-    root: Path, kind: str, decorator: str, annotation: object, outcome: str
-) -> tuple[object, ...]:
-    """`orders` written as `outcome` has it, then read by the asset annotated `annotation`:
-    all the runs left."""
-    seen: list[object] = []
+    root: Path, kind: str, decorator: str, annotation: object
+) -> dict[str, tuple[object, ...]]:
+    """`orders` written as each outcome has it, then read by the asset annotated `annotation`:
+    by outcome, what the runs left of that outcome's assets."""
+    seen: dict[str, list[object]] = {outcome: [] for outcome in OUTCOMES}
     store = Warehouse(root, kind)
-    downstream = reader(decorator, annotation, seen)
-    quarantine, frame = OUTCOMES[outcome]
-    if typing.get_origin(annotation) is not dict:
-        upstream = orders_asset({UNPARTITIONED: frame}, quarantine=quarantine)
-        store.materialize([upstream, downstream])
-        return (*store.outcome(), seen)
-    upstream = orders_asset(
-        {day: on_day(frame, day) for day in (DAY_1, DAY_2)},
-        quarantine=quarantine,
-        partitions_def=DAILY,
-        metadata={"partition_expr": "day"},
-    )
-    for day in (DAY_1, DAY_2):
-        store.materialize([upstream, downstream], partition_key=day, selection=[upstream.key])
-    store.materialize([upstream, downstream], selection=list(downstream.keys))
-    return (*store.outcome(), seen)
+    upstreams, downstreams = [], []
+    partitioned = typing.get_origin(annotation) is dict
+    for outcome, prefix in OUTCOME_PREFIXES.items():
+        quarantine, frame = OUTCOMES[outcome]
+        downstreams.append(reader(decorator, annotation, seen[outcome], prefix))
+        if not partitioned:
+            upstreams.append(
+                orders_asset({UNPARTITIONED: frame}, quarantine=quarantine, key_prefix=prefix)
+            )
+            continue
+        upstreams.append(
+            orders_asset(
+                {day: on_day(frame, day) for day in (DAY_1, DAY_2)},
+                quarantine=quarantine,
+                partitions_def=DAILY,
+                metadata={"partition_expr": "day"},
+                key_prefix=prefix,
+            )
+        )
+    assets = [*upstreams, *downstreams]
+    if not partitioned:
+        store.materialize(assets)
+    else:
+        for day in (DAY_1, DAY_2):
+            store.materialize(
+                assets, partition_key=day, selection=[asset.key for asset in upstreams]
+            )
+        store.materialize(assets, selection=[key for asset in downstreams for key in asset.keys])
+    return {
+        outcome: (*store.outcome(prefix), seen[outcome])
+        for outcome, prefix in OUTCOME_PREFIXES.items()
+    }
 
 
 CASES = [
@@ -137,7 +166,7 @@ CASES = [
 @pytest.mark.parametrize("outcome", list(OUTCOMES))
 @pytest.mark.parametrize(("decorator", "hint", "plain"), CASES)
 def test_a_hinted_input_loads_what_the_plain_input_loads(
-    tmp_path: Path, kind: str, outcome: str, decorator: str, hint: object, plain: object
+    kind: str, outcome: str, decorator: str, hint: object, plain: object
 ) -> None:
     # The package gives Dagster the plain Polars type for the hint, so even the input's Dagster
     # type in the repository snapshot is the plain annotation's.
@@ -146,13 +175,16 @@ def test_a_hinted_input_loads_what_the_plain_input_loads(
     assert definition(reader(decorator, hint, []), upstream) == definition(
         reader(decorator, plain, []), upstream
     )
-    hinted = compared(tmp_path / "hinted", kind, decorator, hint, outcome)
-    # Two hints share each plain annotation (`dy.DataFrame[Orders]`, `Annotated[pl.DataFrame,
-    # Orders]`): the plain annotation's runs are made once.
+    # The six outcomes' runs are made once, for the first of their cases; two hints share each
+    # plain annotation (`dy.DataFrame[Orders]`, `Annotated[pl.DataFrame, Orders]`).
+    hinted = run_once(
+        ("hinted", kind, decorator, hint),
+        lambda folder: compared(folder, kind, decorator, hint),
+    )[outcome]
     given = run_once(
-        (kind, decorator, plain, outcome),
-        lambda folder: compared(folder, kind, decorator, plain, outcome),
-    )
+        ("plain", kind, decorator, plain),
+        lambda folder: compared(folder, kind, decorator, plain),
+    )[outcome]
 
     assert hinted == given
     if outcome not in STORED:

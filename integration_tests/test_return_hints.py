@@ -6,6 +6,10 @@ resolves as Dagster does. Per form and per outcome of the spec's six, the hinted
 definition (specs, checks, metadata, code version, repository snapshot), and their runs the
 same events and stored rows. What the function returns decides, not the hint: a
 `LazyFrame` under a `DataFrame` hint is validated as a `LazyFrame` is.
+
+The six outcomes of one form and manager run together, each outcome's asset under a key prefix
+of its own (`OUTCOME_PREFIXES`), the same for the hinted asset and the asset given its schema,
+so each case compares what its own asset left in those runs.
 """
 
 from __future__ import annotations
@@ -21,7 +25,16 @@ import pytest
 
 import dagster_dataframely as dd
 
-from .compared_runs import KINDS, OUTCOMES, definition, returned, run, run_once
+from .compared_runs import (
+    KINDS,
+    OUTCOME_PREFIXES,
+    OUTCOMES,
+    definition,
+    returned,
+    run,
+    run_once,
+    run_together,
+)
 from .conftest import Orders
 
 pytestmark = pytest.mark.integration
@@ -154,14 +167,51 @@ def unhinted(function: Callable[[], Any]) -> Callable[[], Any]:
     return orders
 
 
+Form = Callable[[pl.DataFrame | None], Callable[[], Any]]
+
+
+def hinted_runs(form: Form, kind: str) -> dict[str, tuple[object, ...]]:
+    """Each outcome's asset under `form`'s hint, in one run: by outcome, what it left."""
+    return run_once(
+        ("hinted", form, kind),
+        lambda folder: run_together(
+            {
+                prefix: dd.asset(quarantine=OUTCOMES[outcome][0], key_prefix=prefix)(
+                    form(OUTCOMES[outcome][1])
+                )
+                for outcome, prefix in OUTCOME_PREFIXES.items()
+            },
+            folder,
+            kind,
+        ),
+    )
+
+
+def given_runs(form: Form, kind: str) -> dict[str, tuple[object, ...]]:
+    """Each outcome's `dd.asset(Orders)` returning what `form` returns, in one run: by
+    outcome, what it left. Several forms return the same values (a frame, a LazyFrame, a
+    `MaterializeResult`): their assets given the schema run once for all of them."""
+    values = tuple((quarantine, returned(form(frame)())) for quarantine, frame in OUTCOMES.values())
+    return run_once(
+        ("dd.asset(Orders)", values, kind),
+        lambda folder: run_together(
+            {
+                prefix: dd.asset(Orders, quarantine=OUTCOMES[outcome][0], key_prefix=prefix)(
+                    unhinted(form(OUTCOMES[outcome][1]))
+                )
+                for outcome, prefix in OUTCOME_PREFIXES.items()
+            },
+            folder,
+            kind,
+        ),
+    )
+
+
 @pytest.mark.parametrize("kind", KINDS)
 @pytest.mark.parametrize("outcome", list(OUTCOMES))
 @pytest.mark.parametrize("form", FORMS, ids=[form.__name__ for form in FORMS])
 def test_the_hinted_asset_is_the_asset_given_its_schema(
-    tmp_path: Path,
-    form: Callable[[pl.DataFrame | None], Callable[[], Any]],
-    outcome: str,
-    kind: str,
+    form: Form, outcome: str, kind: str
 ) -> None:
     quarantine, frame = OUTCOMES[outcome]
     function = form(frame)
@@ -169,13 +219,9 @@ def test_the_hinted_asset_is_the_asset_given_its_schema(
     given = dd.asset(Orders, quarantine=quarantine)(unhinted(function))
 
     assert definition(hinted) == definition(given)
-    hinted_run = run(hinted, tmp_path / "hinted", kind)
-    # Several forms return the same value (a frame, a LazyFrame, a `MaterializeResult`): the
-    # asset given its schema returning it runs once for all of them.
-    assert hinted_run == run_once(
-        ("dd.asset(Orders)", quarantine, returned(function()), kind),
-        lambda folder: run(given, folder, kind),
-    )
+    prefix = OUTCOME_PREFIXES[outcome]
+    hinted_run = hinted_runs(form, kind)[prefix]
+    assert hinted_run == given_runs(form, kind)[prefix]
     _, _, stored = hinted_run
     if outcome == "some rows failed, quarantine":  # two valid rows kept, one quarantined
         assert [len(rows) for rows in stored.values()] == [2, 1]

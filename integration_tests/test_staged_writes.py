@@ -368,9 +368,6 @@ def _daily_orders(schema: type[dy.Schema], frames: dict[str, pl.DataFrame]) -> d
 
 
 def _rows(warehouse: Path, table: str, day: str) -> pl.DataFrame:
-    # DuckDbClient leaves its connection open when a write fails, and this process cannot open
-    # the file read-only while it is; it closes once collected.
-    gc.collect()
     return duckdb_frame(warehouse / "w.duckdb", table, day=dt.date.fromisoformat(day))
 
 
