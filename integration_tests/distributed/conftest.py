@@ -28,10 +28,13 @@ import dagster as dg
 import dagster_dask  # noqa: F401  (the folder needs it: see the module's docstring)
 import distributed
 import pytest
+import yaml
+from dagster._core.instance.ref import InstanceRef
 from moto.server import ThreadedMotoServer
+from tests.warm_server import Forked, WarmServer
 
 from integration_tests.postgres_server import PostgresServer, running_server, why_not_runnable
-from integration_tests.s3.support import S3Endpoint, empty_and_delete
+from integration_tests.s3.support import S3Endpoint, empty_and_delete, object_keys
 
 from . import pipeline
 
@@ -75,7 +78,14 @@ def s3() -> Iterator[S3Endpoint]:
             )  # fmt: skip
             endpoint.client().create_bucket(Bucket=BUCKET)
             yield endpoint
-            empty_and_delete(endpoint.client(), BUCKET)
+            client = endpoint.client()
+            # NOTE: the folder leaves hundreds of objects; one request per 1000 keys instead of
+            # one per key (moto spent about 20 ms of CPU on each), then the bucket itself.
+            keys = object_keys(client, BUCKET)
+            for start in range(0, len(keys), 1000):
+                batch = [{"Key": key} for key in keys[start : start + 1000]]
+                client.delete_objects(Bucket=BUCKET, Delete={"Objects": batch, "Quiet": True})
+            empty_and_delete(client, BUCKET)
         finally:
             server.stop()
             werkzeug.setLevel(level)
@@ -98,6 +108,43 @@ def instance(postgres: PostgresServer) -> Iterator[dg.DagsterInstance]:
         yield created
 
 
+def without_creating_tables(reference: InstanceRef) -> InstanceRef:
+    """The instance as the cluster's processes open it: its tables are there already.
+
+    With dagster-postgres' default `should_autocreate_tables`, every `DagsterInstance.from_ref`
+    (one per step on a worker, one per run process) lists the database's tables for each of
+    its three storages: 6 connections and about 50 ms of CPU. A deployment whose migrations run
+    apart (`dagster instance migrate`) sets it to false the same way.
+    """
+    storage = reference.storage_data
+    assert storage is not None
+    config = yaml.safe_load(storage.config_yaml)
+    config["should_autocreate_tables"] = False
+    return reference._replace(storage_data=storage._replace(config_yaml=yaml.safe_dump(config)))
+
+
+@dataclass
+class RunProcess:
+    """A backfill's run process (`pipeline.main`), forked from a warm server: `pid`, `poll` and
+    `wait` as on `subprocess.Popen`, and what it printed."""
+
+    forked: Forked
+    output: Path
+
+    @property
+    def pid(self) -> int:
+        return self.forked.pid
+
+    def poll(self) -> int | None:
+        return self.forked.poll()
+
+    def wait(self) -> int:
+        return self.forked.wait()
+
+    def printed(self, stream: str = "stdout") -> str:
+        return (self.output / stream).read_text()
+
+
 @dataclass
 class Cluster:
     """The running cluster, and what a run process needs to use it."""
@@ -105,7 +152,45 @@ class Cluster:
     address: str
     environment: dict[str, str]
     signals: Path
+    outputs: Path
     workers: list["subprocess.Popen[bytes]"] = field(default_factory=list)
+    # NOTE: a run process is forked from one of these servers (tests/warm_server.py), which
+    # imported Dagster, Polars, dagster-dask and `pipeline` once: a fresh interpreter spent
+    # about 3 s of CPU on those imports before its first run. A server runs one child at a
+    # time, so there are as many as run processes at once (5, in the overlap test).
+    servers: list[tuple[WarmServer, RunProcess | None]] = field(default_factory=list)
+
+    def run_process(self, arguments: Sequence[str]) -> RunProcess:
+        """`python -m pipeline arguments...` (see `pipeline.run_arguments`), in the cluster's
+        environment, on a server whose last child has ended."""
+        free = next(
+            (
+                i
+                for i, (_, child) in enumerate(self.servers)
+                if child is None or child.poll() is not None
+            ),
+            None,
+        )
+        if free is None:
+            environment = self.environment
+            self.servers.append((WarmServer(lambda: environment, STARTUP_SECONDS), None))
+            free = len(self.servers) - 1
+        server = self.servers[free][0]
+        output = Path(tempfile.mkdtemp(dir=self.outputs))
+        forked = server.start(
+            str(ROOT), str(output), self.environment, module=pipeline.MODULE, argv=arguments
+        )
+        child = RunProcess(forked, output)
+        self.servers[free] = (server, child)
+        return child
+
+    def stop_run_processes(self) -> None:
+        """Kill every run process still running, then their servers."""
+        for server, child in self.servers:
+            if child is not None and child.poll() is None:
+                os.killpg(child.pid, signal.SIGKILL)
+                child.wait()
+            server.stop()
 
     def start_worker(self) -> None:
         """One more worker of one thread, listening on loopback only."""
@@ -142,8 +227,14 @@ def cluster(
         "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")]),
         "POLARS_MAX_THREADS": "1",
         "DASK_DISTRIBUTED__SCHEDULER__ALLOWED_FAILURES": "0",
+        # NOTE: Dask's own diagnostics, which a deployment may turn down the same way: each
+        # worker samples its threads' stacks every 10 ms for the dashboard's profile (which no
+        # one opens here), and each process checks its event loop's lag every 20 ms. Idle, a
+        # worker spent 3 % of a core on them, and every step's deep Dagster stacks were sampled.
+        "DASK_DISTRIBUTED__WORKER__PROFILE__ENABLED": "False",
+        "DASK_DISTRIBUTED__ADMIN__TICK__INTERVAL": "1s",
         pipeline.SIGNALS: str(signals),
-        pipeline.INSTANCE: dg.serialize_value(instance.get_ref()),
+        pipeline.INSTANCE: dg.serialize_value(without_creating_tables(instance.get_ref())),
     }
     scheduler_file = folder / "scheduler.json"
     scheduler = subprocess.Popen(
@@ -165,12 +256,16 @@ def cluster(
             time.sleep(0.1)
         address = json.loads(scheduler_file.read_text())["address"]
         assert address.startswith(f"tcp://{LOOPBACK}:"), address
-        started = Cluster(address, environment, signals)
+        outputs = folder / "run-processes"
+        outputs.mkdir()
+        started = Cluster(address, environment, signals, outputs)
         for _ in range(WORKERS):
             started.start_worker()
         started.wait_for_workers()
         yield started
     finally:
+        if started is not None:
+            started.stop_run_processes()
         for process in [*(started.workers if started else []), scheduler]:
             if process.poll() is None:
                 os.killpg(process.pid, signal.SIGKILL)
@@ -196,28 +291,29 @@ def backfill(
     base_dir: str,
     *,
     processes: int = WORKERS,
-) -> list["subprocess.Popen[str]"]:
+) -> list[RunProcess]:
     """Start a backfill of `runs` ((partition, input tag) pairs): `processes` run processes
     taking the runs in turn, each with its own job, `<name>_<index>`."""
     return [
-        pipeline.backfill(
-            runs[index::processes],
-            job=f"{name}_{index}",
-            base_dir=base_dir,
-            address=cluster.address,
-            environment=cluster.environment,
+        cluster.run_process(
+            pipeline.run_arguments(
+                runs[index::processes],
+                job=f"{name}_{index}",
+                base_dir=base_dir,
+                address=cluster.address,
+            )
         )
         for index in range(min(processes, len(runs)))
     ]
 
 
-def finish(processes: Sequence["subprocess.Popen[str]"]) -> dict[str, Run]:
+def finish(processes: Sequence[RunProcess]) -> dict[str, Run]:
     """Wait for a backfill's processes; every run they executed, by partition."""
     runs: dict[str, Run] = {}
     for process in processes:
-        output, _ = process.communicate()
-        assert process.returncode == 0, f"a run process exited with {process.returncode}"
-        for line in output.splitlines():
+        code = process.wait()
+        assert code == 0, f"a run process exited with {code}:\n{process.printed('stderr')}"
+        for line in process.printed().splitlines():
             run = Run(**json.loads(line))
             assert run.partition not in runs
             runs[run.partition] = run

@@ -11,16 +11,15 @@ and credentials come from the environment; a file `hold-<job>-<partition>` in th
 word `secede` makes the step leave its worker's thread pool first (`distributed.secede`), so the
 tasks the scheduler already placed on that worker run meanwhile instead of queueing behind it.
 
-A backfill is one or more run processes (`backfill`), each executing one run per partition in
-turn, as a Dagster run worker does; each process has a job of its own name, because
-dagster-dask names a step's Dask task `<job>.<step>` and two runs of one job at once would
-share their tasks.
+A backfill is one or more run processes (`python -m` this module with `run_arguments`), each
+executing one run per partition in turn, as a Dagster run worker does; each process has a job
+of its own name, because dagster-dask names a step's Dask task `<job>.<step>` and two runs of
+one job at once would share their tasks.
 """
 
 import datetime as dt
 import json
 import os
-import subprocess
 import sys
 import time
 from collections.abc import Sequence
@@ -173,16 +172,16 @@ def backfill_job(name: str, base_dir: str) -> dg.JobDefinition:
     return definitions.resolve_job_def(name)
 
 
-def backfill(
+def run_arguments(
     runs: Sequence[tuple[str, str]],
     *,
     job: str,
     base_dir: str,
     address: str,
-    environment: dict[str, str],
     reexecute: str | None = None,
-) -> "subprocess.Popen[str]":
-    """Start a run process for `runs` ((partition, input tag) pairs, in order) as job `job`.
+) -> list[str]:
+    """The command-line arguments of a run process for `runs` ((partition, input tag) pairs, in
+    order) as job `job`, on the cluster at `address`.
 
     With `reexecute`, the process re-executes that failed run from its failure instead (one
     pair: its partition and input tag). It prints one JSON line per run: partition, run id,
@@ -195,18 +194,11 @@ def backfill(
         "address": address,
         "reexecute": reexecute,
     }
-    return subprocess.Popen(
-        [sys.executable, "-c", f"from {MODULE} import main; main()", json.dumps(arguments)],
-        env=environment,
-        cwd=Path(__file__).resolve().parent.parent.parent,
-        stdout=subprocess.PIPE,
-        text=True,
-        start_new_session=True,
-    )
+    return [json.dumps(arguments)]
 
 
 def main() -> None:
-    """A run process: one run per partition, one after another (see `backfill`)."""
+    """A run process: one run per partition, one after another (see `run_arguments`)."""
     arguments = json.loads(sys.argv[1])
     job = dg.build_reconstructable_job(
         MODULE, "backfill_job", (arguments["job"], arguments["base_dir"])
@@ -230,3 +222,7 @@ def main() -> None:
             )
             line = {"partition": partition, "run_id": result.run_id, "success": result.success}
             print(json.dumps(line), flush=True)
+
+
+if __name__ == "__main__":
+    main()

@@ -354,13 +354,14 @@ def test_a_worker_killed_inside_a_step_leaves_the_last_good_table_and_a_reexecut
     index = {killed: 0, other: 1}
     reexecutions = finish(
         [
-            pipeline.backfill(
-                [(partition, "second")],
-                job=f"killed_{index[partition]}",
-                base_dir=base,
-                address=cluster.address,
-                environment=cluster.environment,
-                reexecute=run.run_id,
+            cluster.run_process(
+                pipeline.run_arguments(
+                    [(partition, "second")],
+                    job=f"killed_{index[partition]}",
+                    base_dir=base,
+                    address=cluster.address,
+                    reexecute=run.run_id,
+                )
             )
             for partition, run in failed.items()
         ]
