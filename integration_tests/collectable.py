@@ -71,11 +71,22 @@ def _imports(module: Path) -> list[tuple[str, Path | None]]:
 
 
 def _outside_functions(tree: ast.AST) -> Iterator[ast.AST]:
-    """Every node of `tree` that runs on import: all but the bodies of functions."""
+    """Every node of `tree` that runs on import: all but the bodies of functions and of
+    `if TYPE_CHECKING:` blocks."""
     for child in ast.iter_child_nodes(tree):
-        if not isinstance(child, ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda):
+        if isinstance(child, ast.If) and _is_type_checking(child.test):
+            for node in child.orelse:
+                yield node
+                yield from _outside_functions(node)
+        elif not isinstance(child, ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda):
             yield child
             yield from _outside_functions(child)
+
+
+def _is_type_checking(test: ast.expr) -> bool:
+    """Whether an `if` tests `TYPE_CHECKING` (or `typing.TYPE_CHECKING`), false when run."""
+    name = test.attr if isinstance(test, ast.Attribute) else getattr(test, "id", None)
+    return name == "TYPE_CHECKING"
 
 
 def _absolute(parts: list[str], names: Sequence[str] = ()) -> list[tuple[str, Path | None]]:
