@@ -53,6 +53,15 @@ def placed(prefix: str | None, step: str) -> dict[str, Any]:
     return {} if prefix is None else {"name": f"{prefix}__{step}"}
 
 
+def hinted_outs(quarantine: bool, prefix: str | None) -> dict[str, Any]:
+    """The multi-asset's outputs, each schema read from the function's return hint."""
+    outs = {
+        "orders": dd.AssetOut(quarantine=quarantine, key_prefix=prefix),
+        "refunds": dd.AssetOut(key_prefix=prefix),
+    }
+    return {"outs": outs, **placed(prefix, "orders_and_refunds")}
+
+
 def given_outputs(
     quarantine: bool, value: object, prefix: str | None = None
 ) -> dg.AssetsDefinition:
@@ -74,13 +83,7 @@ def given_outputs(
 def tuple_hint(
     quarantine: bool, orders: pl.DataFrame | None, prefix: str | None = None
 ) -> tuple[dg.AssetsDefinition, object]:
-    @dd.multi_asset(
-        outs={
-            "orders": dd.AssetOut(quarantine=quarantine, key_prefix=prefix),
-            "refunds": dd.AssetOut(key_prefix=prefix),
-        },
-        **placed(prefix, "orders_and_refunds"),
-    )
+    @dd.multi_asset(**hinted_outs(quarantine, prefix))
     def orders_and_refunds() -> tuple[dy.DataFrame[Orders], dy.LazyFrame[Refunds] | None]:
         return orders, REFUNDS.lazy()  # type: ignore[return-value]
 
@@ -90,13 +93,7 @@ def tuple_hint(
 def typed_dict_hint(
     quarantine: bool, orders: pl.DataFrame | None, prefix: str | None = None
 ) -> tuple[dg.AssetsDefinition, object]:
-    @dd.multi_asset(
-        outs={
-            "orders": dd.AssetOut(quarantine=quarantine, key_prefix=prefix),
-            "refunds": dd.AssetOut(key_prefix=prefix),
-        },
-        **placed(prefix, "orders_and_refunds"),
-    )
+    @dd.multi_asset(**hinted_outs(quarantine, prefix))
     def orders_and_refunds() -> OrdersAndRefunds:
         return {"orders": orders, "refunds": REFUNDS}  # type: ignore[typeddict-item]
 
