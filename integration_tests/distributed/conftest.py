@@ -34,7 +34,7 @@ from moto.server import ThreadedMotoServer
 from tests.warm_server import Forked, WarmServer
 
 from integration_tests.postgres_server import PostgresServer, running_server, why_not_runnable
-from integration_tests.s3.support import S3Endpoint, empty_and_delete, object_keys
+from integration_tests.s3.support import S3Endpoint, empty_and_delete
 
 from . import pipeline
 
@@ -78,14 +78,7 @@ def s3() -> Iterator[S3Endpoint]:
             )  # fmt: skip
             endpoint.client().create_bucket(Bucket=BUCKET)
             yield endpoint
-            client = endpoint.client()
-            # NOTE: the folder leaves hundreds of objects; one request per 1000 keys instead of
-            # one per key (moto spent about 20 ms of CPU on each), then the bucket itself.
-            keys = object_keys(client, BUCKET)
-            for start in range(0, len(keys), 1000):
-                batch = [{"Key": key} for key in keys[start : start + 1000]]
-                client.delete_objects(Bucket=BUCKET, Delete={"Objects": batch, "Quiet": True})
-            empty_and_delete(client, BUCKET)
+            empty_and_delete(endpoint.client(), BUCKET)
         finally:
             server.stop()
             werkzeug.setLevel(level)

@@ -188,8 +188,12 @@ def open_uploads(client: Any, bucket: str) -> list[str]:
 
 
 def empty_and_delete(client: Any, bucket: str) -> None:
-    for key in object_keys(client, bucket):
-        client.delete_object(Bucket=bucket, Key=key)
+    keys = object_keys(client, bucket)
+    # NOTE: one request per 1000 keys (S3's most), not one per key: moto spends about 20 ms of
+    # CPU on each request, and the distributed folder leaves hundreds of objects.
+    for start in range(0, len(keys), 1000):
+        batch = [{"Key": key} for key in keys[start : start + 1000]]
+        client.delete_objects(Bucket=bucket, Delete={"Objects": batch, "Quiet": True})
     for upload in client.list_multipart_uploads(Bucket=bucket).get("Uploads", []):
         client.abort_multipart_upload(Bucket=bucket, Key=upload["Key"], UploadId=upload["UploadId"])
     client.delete_bucket(Bucket=bucket)
