@@ -134,14 +134,16 @@ NOT_PER_VERSION := --ignore=integration_tests/test_docs_examples.py -m "not faul
 
 # The unit suite on another interpreter, in an environment of its own built from the same lock:
 #   make unit-on INTERPRETER=/path/to/python3.13
-# With HOSTILE=1, every setting variable is exported as `make unit-hostile` exports it, so CI
-# proves both in one run.
+# HOSTILE=1 exports every setting variable (`hostile`, below).
 UNIT_ON_VENV = .venv-$(notdir $(realpath $(INTERPRETER)))
 unit-on: | $(UV)
 	@test -n "$(INTERPRETER)" || { echo "usage: make unit-on INTERPRETER=/path/to/python"; exit 2; }
 	UV_PROJECT_ENVIRONMENT=$(UNIT_ON_VENV) $(UV) sync --frozen --python $(INTERPRETER)
-	$(if $(HOSTILE),env $$($(UNIT_ON_VENV)/bin/python scripts/non_default_environment.py)) \
-		$(UNIT_ON_VENV)/bin/pytest tests $(PARALLEL) $(NOT_PER_VERSION)
+	$(call hostile,$(UNIT_ON_VENV)) $(UNIT_ON_VENV)/bin/pytest tests $(PARALLEL) $(NOT_PER_VERSION)
+
+# With HOSTILE=1, `unit-on`, `test-lowest` and `test-newest` run with every setting variable
+# exported as `make unit-hostile` exports it ($(1) is the environment whose python prints them).
+hostile = $(if $(HOSTILE),env $$($(1)/bin/python scripts/non_default_environment.py))
 
 integration: $(SYNCED)
 	$(VENV)/bin/python scripts/test_suite.py $(VENV)/bin/pytest $(DISTRIBUTED) integration_tests $(PARALLEL)
@@ -216,10 +218,10 @@ VERSION_JOB_PYTEST := pytest $(PARALLEL) $(NOT_PER_VERSION)
 
 test-lowest: .venv-lowest/.synced-from-requirements  ## The whole suite on the lowest versions.
 	.venv-lowest/bin/python requirements/check_floors.py
-	.venv-lowest/bin/$(VERSION_JOB_PYTEST)
+	$(call hostile,.venv-lowest) .venv-lowest/bin/$(VERSION_JOB_PYTEST)
 
 test-newest: .venv-newest/.synced-from-requirements  ## The whole suite on the newest versions.
-	.venv-newest/bin/$(VERSION_JOB_PYTEST)
+	$(call hostile,.venv-newest) .venv-newest/bin/$(VERSION_JOB_PYTEST)
 
 ci-requirements: | $(UV)
 	$(COMPILE) --group postgres --extra parquet --extra duckdb --extra delta --resolution lowest-direct \

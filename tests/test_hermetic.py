@@ -18,7 +18,8 @@ ROOT = Path(__file__).resolve().parent.parent
 
 
 def test_no_setting_variable_is_set_inside_a_test() -> None:
-    # Fails in CI's run with every variable exported (`make unit-hostile`) if one is not cleared.
+    # Fails in CI's version jobs, run with every variable exported (`HOSTILE=1`, as `make
+    # unit-hostile` does), if one is not cleared.
     assert {name for name in setting_variables() if name in os.environ} == set()
 
 
