@@ -16,15 +16,10 @@ import polars as pl
 from typing_extensions import Unpack
 
 from dagster_dataframely._api.asset_out import AssetOut
-from dagster_dataframely._api.dagster_keywords import (
-    ASSET_OUT_KEYWORDS,
-    OP_KEYWORDS,
-    AssetDeps,
-    passed_on,
-)
+from dagster_dataframely._api.dagster_keywords import OP_KEYWORDS, AssetDeps, passed_on
 from dagster_dataframely._api.refusals import refusing_mistakes, usable_bare
 from dagster_dataframely._declare.builder import build_asset
-from dagster_dataframely._declare.output_declaration import declare_output
+from dagster_dataframely._declare.output_declaration import ASSET_OUT_KEYWORDS, declare_output
 from dagster_dataframely._model.return_hints import mismatch, schema_from_return_hint
 from dagster_dataframely._model.schema import SchemaInfo, read_schema
 from dagster_dataframely._model.setting_keywords import checked_settings, with_setting_keywords

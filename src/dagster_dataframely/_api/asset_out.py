@@ -10,7 +10,8 @@ import dagster as dg
 import dataframely as dy
 from typing_extensions import Unpack
 
-from dagster_dataframely._api.dagster_keywords import ASSET_OUT_KEYWORDS, passed_on
+from dagster_dataframely._api.dagster_keywords import passed_on
+from dagster_dataframely._declare.output_declaration import ASSET_OUT_KEYWORDS
 from dagster_dataframely._model.asset_settings import OutputSettings
 from dagster_dataframely._model.return_hints import schema_named_by, shown
 from dagster_dataframely._model.schema import read_schema

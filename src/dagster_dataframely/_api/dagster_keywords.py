@@ -29,21 +29,6 @@ AssetDeps: TypeAlias = Iterable[
 ]
 """What `deps=` takes: the assets a step depends on without loading them."""
 
-ASSET_OUT_KEYWORDS = (
-    "key_prefix",
-    "io_manager_key",
-    "metadata",
-    "description",
-    "group_name",
-    "tags",
-    "owners",
-    "code_version",
-    "automation_condition",
-    "freshness_policy",
-    "backfill_policy",
-)
-"""The `dg.AssetOut` keywords `dd.asset` and `dd.AssetOut` both take and pass on as they are."""
-
 
 class OpKeywords(TypedDict, total=False):
     """`@dg.multi_asset`'s keywords a multi-output front-end passes on, in its signature's order."""

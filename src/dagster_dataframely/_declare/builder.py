@@ -24,7 +24,7 @@ from dagster_dataframely._run.split.collection_split import share_input
 from dagster_dataframely._upstream import with_sibling_checks
 
 from .declared_outputs import remember_outputs
-from .output_declaration import VALID_ROWS, Declaration
+from .output_declaration import ASSET_OUT_KEYWORDS, VALID_ROWS, Declaration
 
 
 def build_asset(
@@ -118,19 +118,9 @@ def _multi_asset(
 
 
 def _asset_attributes(out: dg.AssetOut) -> dict[str, Any]:
-    return {
-        "key": out.key,
-        "metadata": out.metadata,
-        "description": out.description,
-        "group_name": out.group_name,
-        "code_version": out.code_version,
-        "automation_condition": out.automation_condition,
-        "freshness_policy": out.freshness_policy,
-        "backfill_policy": out.backfill_policy,
-        "owners": out.owners,
-        "tags": out.tags,
-        "io_manager_key": out.io_manager_key,
-    }
+    # NOTE: the completed key stands for `key_prefix`, which it includes.
+    kept = (name for name in ASSET_OUT_KEYWORDS if name != "key_prefix")
+    return {"key": out.key, **{name: getattr(out, name) for name in kept}}
 
 
 def _op_name(function: Callable[..., object], op: Mapping[str, Any]) -> str:

@@ -40,6 +40,23 @@ manager that cannot sink (and in a direct call).
 """
 
 
+ASSET_OUT_KEYWORDS = (
+    "key_prefix",
+    "io_manager_key",
+    "metadata",
+    "description",
+    "group_name",
+    "tags",
+    "owners",
+    "code_version",
+    "automation_condition",
+    "freshness_policy",
+    "backfill_policy",
+)
+"""The `dg.AssetOut` keywords `dd.asset` and `dd.AssetOut` both take and pass on as they are;
+`build_asset` gives `@dg.asset` the completed `dg.AssetOut`'s values of them."""
+
+
 @dataclass(frozen=True, slots=True, eq=False)
 class Declaration:
     """One validated output, everything resolved: what Dagster declares and what the run needs."""

@@ -436,19 +436,17 @@ def shown(hint: object) -> str:
     return _name(hint)
 
 
+_PREFIXES: dict[object, str] = {
+    **dict.fromkeys((dy.DataFrame, dy.LazyFrame, dy.Schema, dy.Collection), "dy."),
+    **dict.fromkeys((pl.DataFrame, pl.LazyFrame), "pl."),
+}
+
+
 def _name(value: object) -> str:
-    prefixes: dict[object, str] = {
-        dy.DataFrame: "dy.",
-        dy.LazyFrame: "dy.",
-        dy.Schema: "dy.",
-        dy.Collection: "dy.",
-        pl.DataFrame: "pl.",
-        pl.LazyFrame: "pl.",
-    }
     if value is dg.MaterializeResult:
         return "dg.MaterializeResult"
     if isinstance(value, type):
-        return prefixes.get(value, "") + value.__qualname__
+        return _PREFIXES.get(value, "") + value.__qualname__
     return repr(value)
 
 

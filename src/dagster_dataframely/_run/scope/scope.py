@@ -13,7 +13,7 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import Any, TypeAlias
 
 import dagster as dg
 
@@ -42,33 +42,6 @@ StepEvent = (
 )
 """One thing a step yields: a table, a check's result, or (over a range) a check's output and
 its evaluation in one partition."""
-
-
-class Scope(Protocol):
-    """What a run is over, as the compute wrapper asks it (`OneStep` or `PartitionRange`)."""
-
-    def check(self, output: ValidatedOutput) -> None:
-        """Refuse, before the function runs, an output the scope cannot store."""
-        ...
-
-    def with_history(self, run: OutputRun) -> OutputRun:
-        """`run` with the history its check kinds compare with."""
-        ...
-
-    def decide(
-        self, split: Split, frames: Mapping[str, Frame | None], runs: Mapping[str, OutputRun]
-    ) -> list[Outcome]:
-        """Every outcome of the run, in the order `layout` yields them."""
-        ...
-
-    @property
-    def layout(self) -> Layout[StepEvent]:
-        """How `emit`'s tail yields the outcomes and which error it raises."""
-        ...
-
-
-ScopeOf = Callable[[Any], Scope]
-"""The scope of one run, from the call's context (None when the function takes none)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -130,6 +103,15 @@ class OneStep:
     def layout(self) -> Layout[StepEvent]:
         """Each outcome's table, then its checks."""
         return EACH_OUTCOME
+
+
+Scope: TypeAlias = OneStep | PartitionRange
+"""What a run is over, as the compute wrapper asks it: each refuses an output it cannot store
+(`check`), gives a run its history (`with_history`), decides every outcome (`decide`) and says
+how `emit`'s tail yields them (`layout`)."""
+
+ScopeOf = Callable[[Any], Scope]
+"""The scope of one run, from the call's context (None when the function takes none)."""
 
 
 def scope_for(partitions_def: dg.PartitionsDefinition[str] | None) -> ScopeOf:
