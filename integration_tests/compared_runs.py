@@ -172,7 +172,17 @@ def run_together(
     return together
 
 
-_RUN_ONCE: dict[Hashable, Any] = {}
+_MADE: dict[Hashable, Any] = {}
+
+
+def made_once(key: Hashable, make: Callable[[], T]) -> T:
+    """What `make()` returns, made the first time a test of this process asks for `key`, and
+    the same object after."""
+    # NOTE: a failing `make` stores nothing and fails again for the next case that asks.
+    if key not in _MADE:
+        _MADE[key] = make()
+    made: T = _MADE[key]
+    return made
 
 
 def run_once(key: Hashable, runs: Callable[[Path], T]) -> T:
@@ -183,12 +193,12 @@ def run_once(key: Hashable, runs: Callable[[Path], T]) -> T:
     annotation, one returned value): its runs are the same whichever form asks, and an outcome
     holds nothing of its folder (`<dir>`) or of its run ids, so they are made once per process.
     """
-    # NOTE: a failing `runs` stores nothing and fails again for the next form that asks.
-    if key not in _RUN_ONCE:
+
+    def made() -> T:
         with tempfile.TemporaryDirectory(prefix="dd-compared-") as folder:
-            _RUN_ONCE[key] = runs(Path(folder))
-    result: T = _RUN_ONCE[key]
-    return result
+            return runs(Path(folder))
+
+    return made_once(("runs", key), made)
 
 
 def returned(value: object) -> Hashable:
