@@ -99,10 +99,16 @@ test: $(SYNCED)  ## Run the whole test suite: unit tests and the integration sui
 unit: $(SYNCED)
 	$(VENV)/bin/pytest tests $(PARALLEL)
 
-# The unit suite with every setting variable exported to a valid non-default value: it passes
-# only if the root conftest.py clears each one, so no test depends on the outer environment.
+# With HOSTILE=1, a run's command is prefixed with every setting variable exported to a valid
+# non-default value ($(1) is the environment whose python prints them): it passes only if the
+# root conftest.py clears each one, so no test depends on the outer environment. `unit-hostile`
+# always does so; `unit-on`, `test-lowest` and `test-newest` do with HOSTILE=1 (CI runs the
+# last two so).
+hostile = $(if $(HOSTILE),env $$($(1)/bin/python scripts/non_default_environment.py))
+
+unit-hostile: HOSTILE := 1
 unit-hostile: $(SYNCED)
-	env $$($(VENV)/bin/python scripts/non_default_environment.py) $(VENV)/bin/pytest tests $(PARALLEL)
+	$(call hostile,$(VENV)) $(VENV)/bin/pytest tests $(PARALLEL)
 
 # What `make test` proves once, on the development versions, and the runs on other versions
 # (`unit-on`, `test-lowest`, `test-newest`) leave out, because it tests the same code the same
@@ -134,16 +140,12 @@ NOT_PER_VERSION := --ignore=integration_tests/test_docs_examples.py -m "not faul
 
 # The unit suite on another interpreter, in an environment of its own built from the same lock:
 #   make unit-on INTERPRETER=/path/to/python3.13
-# HOSTILE=1 exports every setting variable (`hostile`, below).
+# HOSTILE=1 exports every setting variable (`hostile`, above).
 UNIT_ON_VENV = .venv-$(notdir $(realpath $(INTERPRETER)))
 unit-on: | $(UV)
 	@test -n "$(INTERPRETER)" || { echo "usage: make unit-on INTERPRETER=/path/to/python"; exit 2; }
 	UV_PROJECT_ENVIRONMENT=$(UNIT_ON_VENV) $(UV) sync --frozen --python $(INTERPRETER)
 	$(call hostile,$(UNIT_ON_VENV)) $(UNIT_ON_VENV)/bin/pytest tests $(PARALLEL) $(NOT_PER_VERSION)
-
-# With HOSTILE=1, `unit-on`, `test-lowest` and `test-newest` run with every setting variable
-# exported as `make unit-hostile` exports it ($(1) is the environment whose python prints them).
-hostile = $(if $(HOSTILE),env $$($(1)/bin/python scripts/non_default_environment.py))
 
 integration: $(SYNCED)
 	$(VENV)/bin/python scripts/test_suite.py $(VENV)/bin/pytest $(DISTRIBUTED) integration_tests $(PARALLEL)
