@@ -121,8 +121,7 @@ def collection_table_checks(
         raise UnknownCollectionMemberError(info.name, unknown, list(info.members))
     missing = [m for m, member in info.members.items() if m not in targets and not member.optional]
     if missing:
-        raise InvalidArgumentsError(
-            "table_checks",
+        raise _refused(
             f"the required {'member' if len(missing) == 1 else 'members'} "
             f"{', '.join(repr(m) for m in missing)} of {info.name} "
             f"{'has' if len(missing) == 1 else 'have'} no asset, and the Collection's filters "
@@ -132,8 +131,7 @@ def collection_table_checks(
     first_member: dict[dg.AssetKey, str] = {}
     for member, (key, _) in targets.items():
         if key in first_member:
-            raise InvalidArgumentsError(
-                "table_checks",
+            raise _refused(
                 f"the members {first_member[key]} and {member} of {info.name} are both mapped "
                 f"to the asset {key.to_user_string()!r}, and one stored table cannot be two "
                 "members (their checks would share names)",
@@ -145,8 +143,7 @@ def collection_table_checks(
         if member_partitions not in partitions:  # equal definitions are one
             partitions.append(member_partitions)
     if len(partitions) > 1:
-        raise InvalidArgumentsError(
-            "table_checks",
+        raise _refused(
             f"the Collection {info.name}'s members are checked together, one partition at a "
             "time, and their assets have different partitions",
             "Give every member's asset the same partitions_def.",
@@ -211,19 +208,21 @@ def table_target(
     """
     if isinstance(asset, dg.AssetsDefinition | dg.AssetSpec):
         if partitions_def is not None:
-            raise InvalidArgumentsError(
-                "table_checks",
+            raise _refused(
                 "it takes the partitions from the asset definition or spec",
                 "Pass partitions_def= only together with an asset key.",
             )
         if isinstance(asset, dg.AssetSpec):
             return asset.key, asset.partitions_def
         if len(asset.keys) != 1:
-            raise InvalidArgumentsError(
-                "table_checks",
+            raise _refused(
                 f"it needs one asset, but {asset.node_def.name} defines {len(asset.keys)}",
                 "Pass the key of the one to check, e.g. "
                 "get_asset_key_for_model([my_dbt_assets], 'orders') for a dbt model.",
             )
         return asset.key, asset.partitions_def
     return coerce_asset_key(asset), partitions_def
+
+
+def _refused(problem: str, fix: str) -> InvalidArgumentsError:
+    return InvalidArgumentsError("table_checks", problem, fix)
