@@ -74,16 +74,10 @@ def refusing_mistakes(
 
     def wrap(front_end: Callable[P, R]) -> Callable[P, R]:
         parameters = inspect.signature(front_end).parameters
-        keywords = [
-            name
-            for name, parameter in parameters.items()
-            if parameter.kind is not inspect.Parameter.POSITIONAL_ONLY
-        ]
         positional = [
-            name
-            for name, parameter in parameters.items()
-            if parameter.kind is inspect.Parameter.POSITIONAL_ONLY
+            n for n, p in parameters.items() if p.kind is inspect.Parameter.POSITIONAL_ONLY
         ]
+        keywords = [name for name in parameters if name not in positional]
         required = [
             name for name in positional if parameters[name].default is inspect.Parameter.empty
         ]
