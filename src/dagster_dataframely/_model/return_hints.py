@@ -350,18 +350,14 @@ def polars_input_hint(hint: object, function: str, parameter: str) -> object:
     plain = _polars(expanded)
     if plain is not None:
         return plain
-    problem = _base_class_problem(expanded, SCHEMA_BASE)
-    if problem is None and _names_collection(expanded):
-        problem = (
-            "names a dy.Collection, whose members are assets of their own: "
-            "annotate one input per member"
-        )
-    elif problem is None:
-        problem = (
-            "names more than one schema"
-            if len(_named_schemas(expanded)) > 1
-            else "names a schema in a form the package cannot read"
-        )
+    problem = _base_class_problem(expanded, SCHEMA_BASE) or (
+        "names a dy.Collection, whose members are assets of their own: annotate one input per "
+        "member"
+        if _names_collection(expanded)
+        else "names more than one schema"
+        if len(_named_schemas(expanded)) > 1
+        else "names a schema in a form the package cannot read"
+    )
     raise UnreadableInputHintError(function, parameter, shown(expanded), problem)
 
 
