@@ -15,11 +15,7 @@ from typing import Any
 import dagster as dg
 import polars as pl
 
-from dagster_dataframely._model.keys import (
-    coerce_asset_key,
-    definition_asset_key,
-    run_partition_key,
-)
+from dagster_dataframely._model.keys import definition_asset_key, run_partition_key
 from dagster_dataframely._run.context import check_call_names_partition
 from dagster_dataframely._store.capture import CapturedQuarantine, capturing_quarantine
 from dagster_dataframely.errors import InvalidArgumentsError, ValidationFailedError
@@ -117,9 +113,7 @@ def call_asset(
         `partition_key` has not one key per dimension of a multi-partitioned asset, or `asset`
         is partitioned and `partition_key` is None.
     """
-    key = definition_asset_key(
-        asset, coerce_asset_key(asset_key) if asset_key is not None else None
-    )
+    key = definition_asset_key(asset, asset_key)
     if partition_key is not None:
         partition_key = run_partition_key(
             asset.partitions_def, partition_key, function="call_asset"

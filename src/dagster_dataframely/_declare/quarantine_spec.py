@@ -182,9 +182,7 @@ def quarantine_spec(
                 "quarantine_spec takes the partitions from the asset definition; pass "
                 "partitions_def= only together with an asset key."
             )
-        key = definition_asset_key(
-            asset, coerce_asset_key(asset_key) if asset_key is not None else None
-        )
+        key = definition_asset_key(asset, asset_key)
         declared = declared_output(asset, key)
         if declared is not None and not declared.output.quarantine:
             raise _refused(

@@ -53,9 +53,9 @@ def output_key(
 
 
 def definition_asset_key(
-    assets_def: dg.AssetsDefinition, asset_key: dg.AssetKey | None
+    assets_def: dg.AssetsDefinition, asset_key: CoercibleKey | None
 ) -> dg.AssetKey:
-    """`asset_key` if the definition has it; without one, the definition's only asset.
+    """`asset_key` (coerced) if the definition has it; without one, the definition's only asset.
 
     Raises
     ------
@@ -68,9 +68,10 @@ def definition_asset_key(
             raise MultiAssetKeyError(assets_def.node_def.name, keys, None)
         only: dg.AssetKey = next(iter(assets_def.keys))
         return only
-    if asset_key not in assets_def.keys:
-        raise MultiAssetKeyError(assets_def.node_def.name, keys, asset_key.to_user_string())
-    return asset_key
+    key = coerce_asset_key(asset_key)
+    if key not in assets_def.keys:
+        raise MultiAssetKeyError(assets_def.node_def.name, keys, key.to_user_string())
+    return key
 
 
 def quarantine_key(asset_key: dg.AssetKey) -> dg.AssetKey:

@@ -201,9 +201,7 @@ def validate_quarantine_key(
     if step is None:
         return
     # The code location's graph, not the run's: the other asset need not be in the run.
-    key = definition_asset_key(
-        context.assets_def, coerce_asset_key(asset_key) if asset_key is not None else None
-    )
+    key = definition_asset_key(context.assets_def, asset_key)
     materialized = source_graph_materializable_keys(step)
     target = quarantine_key(key)
     if target in materialized:
