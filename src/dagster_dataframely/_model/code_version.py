@@ -100,18 +100,15 @@ def _rule_expressions(rules: tuple[RuleInfo, ...]) -> tuple[list[pl.Expr], list[
     expressions: list[pl.Expr] = []
     texts: list[str] = []
     for rule in rules:
-        if rule.is_filter:  # a Collection's filter: its query over empty members
-            try:
+        try:
+            if rule.is_filter:  # a Collection's filter: its query over empty members
                 texts.append(
                     _query_text(rule.query) if rule.query is not None else rule.expression()
                 )
-            except Exception as error:  # the filter reports its own error when it runs
-                texts.append(f"unbuildable: {type(error).__name__}")
-            continue
-        try:
-            expressions.append(rule.expr())
-            texts.append("")
-        except Exception as error:  # the rule reports its own error when it runs
+            else:
+                expressions.append(rule.expr())
+                texts.append("")
+        except Exception as error:  # the rule or filter reports its own error when it runs
             texts.append(f"unbuildable: {type(error).__name__}")
     return expressions, texts
 
