@@ -21,6 +21,7 @@ import polars as pl
 from typing_extensions import TypeAliasType
 
 from dagster_dataframely._model import names
+from dagster_dataframely._model.row_threshold import describe_bound
 from dagster_dataframely._run.checks.kind import Reported
 from dagster_dataframely._run.checks.rule_checks import (
     RULE_CHECKS,
@@ -282,7 +283,7 @@ def _passing_quarantine_line(
     where = f" of partition {run.partition_key}" if run.partition_key is not None else ""
     went = f" ({address})" if address is not None else ""
     line = (
-        f"{_rows(rows.quarantined.invalid_count)}{where} of "
+        f"{describe_bound(rows.quarantined.invalid_count)}{where} of "
         f"{run.output.key.to_user_string()!r} went to its quarantine{went}"
     )
     judged = rows.evaluation.verdicts.get(RULE_CHECKS.name)
@@ -297,10 +298,6 @@ def _passing_quarantine_line(
     if tolerated:
         line += ": the quality policy's threshold tolerates " + "; ".join(tolerated)
     return line + "."
-
-
-def _rows(count: int) -> str:
-    return f"{count} row" if count == 1 else f"{count} rows"
 
 
 def outcome_checks(
