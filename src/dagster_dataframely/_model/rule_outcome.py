@@ -79,15 +79,10 @@ def rule_outcomes(
     outcomes = {}
     for rule in info.rules:
         warning = rule.name in warning_rules
-        own = chosen.get(rule.name)
         outcomes[rule.name] = RuleOutcome(
             rule=rule.name,
             rows="table" if warning else "quarantine",
-            severity=own
-            if own is not None
-            else dg.AssetCheckSeverity.WARN
-            if warning
-            else severity,
+            severity=chosen.get(rule.name, dg.AssetCheckSeverity.WARN if warning else severity),
             threshold=policy.thresholds.get(rule.name) if policy is not None else None,
             blocking=blocks(policy, rule.name),
         )
