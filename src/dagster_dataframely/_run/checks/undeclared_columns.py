@@ -12,7 +12,6 @@ from dataclasses import dataclass
 from typing import Any, ClassVar
 
 import dagster as dg
-import polars as pl
 
 from dagster_dataframely._model import names
 from dagster_dataframely._run.returned import Frame
@@ -29,8 +28,7 @@ def undeclared_columns(output: ValidatedOutput, frame: Frame) -> tuple[str, ...]
     policy = output.settings.policy
     if policy is None or policy.undeclared_columns is None:
         return None
-    schema = frame.collect_schema() if isinstance(frame, pl.LazyFrame) else frame.schema
-    return tuple(name for name in schema if name not in output.info.columns)
+    return tuple(name for name in frame.collect_schema() if name not in output.info.columns)
 
 
 @dataclass(frozen=True, slots=True)

@@ -181,7 +181,7 @@ class RowPartitions:
     def _assignment(self, output: ValidatedOutput, frame: Frame) -> pl.Expr:
         expr = self.partition_expr(output)
         definition = self.partitions_def
-        schema = frame.collect_schema() if isinstance(frame, pl.LazyFrame) else frame.schema
+        schema = frame.collect_schema()
         if not isinstance(definition, dg.MultiPartitionsDefinition):
             assert isinstance(expr, str)  # checked by `partition_expr`
             return self._key_in(output, definition, self.keys, expr, schema)

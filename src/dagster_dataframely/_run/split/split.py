@@ -31,7 +31,7 @@ def column_problems(info: SchemaInfo, frame: Frame) -> list[dict[str, str]]:
     Dataframely's own column accepts it, exactly as `Schema.filter(cast=False)` would. A
     sensitive column's dtypes are given masked (`dtype_text`): an `Enum` prints its values.
     """
-    actual = frame.collect_schema() if isinstance(frame, pl.LazyFrame) else frame.schema
+    actual = frame.collect_schema()
     problems = []
     for name, column in info.columns.items():
         dtype = actual.get(name)
