@@ -72,11 +72,7 @@ _PLAIN_OUTPUT = ShownValues(rows=False, masked=frozenset())
 
 def written_dtypes(obj: object) -> Mapping[str, pl.DataType]:
     """The dtypes of what a manager was handed: a frame's schema, empty for anything else."""
-    if isinstance(obj, pl.LazyFrame):
-        return obj.collect_schema()
-    if isinstance(obj, pl.DataFrame):
-        return obj.schema
-    return {}
+    return obj.collect_schema() if isinstance(obj, pl.DataFrame | pl.LazyFrame) else {}
 
 
 def _shown_table(table: dg.TableMetadataValue, masked: frozenset[str]) -> dg.TableMetadataValue:
