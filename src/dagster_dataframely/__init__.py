@@ -6,48 +6,36 @@ the returned frame and writes the invalid rows to a quarantine beside the table.
 
 from dagster_shared.libraries import DagsterLibraryRegistry
 
-from . import errors, testing, wiring
-from ._api.asset import asset
-from ._api.asset_out import AssetOut
-from ._api.collection_asset import collection_asset
-from ._api.mark_incident import mark_incident
-from ._api.multi_asset import multi_asset
-from ._api.table_checks import table_checks
-from ._api.table_checks_component import TableChecksComponent
-from ._declare.quarantine_spec import quarantine_spec
-from ._model.anomaly_check import AnomalyCheck
-from ._model.quality_policy import QualityPolicy
-from ._model.row_threshold import Threshold
-from ._model.setting_model import Granularity, SchemaRules
-from ._model.volume_check import VolumeCheck
-from ._store.io_manager import QuarantineAwareIOManager
-from ._suggest.held_out import SuggestionReport, evaluate_suggestion
-from ._suggest.suggest_schema import suggest_schema
+# NOTE: the public names are listed once, as these imports (each imported `as` itself, the
+# explicit re-export mypy and ruff read): `__all__` below is every one of them.
+from . import errors as errors
+from . import testing as testing
+from . import wiring as wiring
+from ._api.asset import asset as asset
+from ._api.asset_out import AssetOut as AssetOut
+from ._api.collection_asset import collection_asset as collection_asset
+from ._api.mark_incident import mark_incident as mark_incident
+from ._api.multi_asset import multi_asset as multi_asset
+from ._api.table_checks import table_checks as table_checks
+from ._api.table_checks_component import TableChecksComponent as TableChecksComponent
+from ._declare.quarantine_spec import quarantine_spec as quarantine_spec
+from ._model.anomaly_check import AnomalyCheck as AnomalyCheck
+from ._model.quality_policy import QualityPolicy as QualityPolicy
+from ._model.row_threshold import Threshold as Threshold
+from ._model.setting_model import Granularity as Granularity
+from ._model.setting_model import SchemaRules as SchemaRules
+from ._model.volume_check import VolumeCheck as VolumeCheck
+from ._store.io_manager import QuarantineAwareIOManager as QuarantineAwareIOManager
+from ._suggest.held_out import SuggestionReport as SuggestionReport
+from ._suggest.held_out import evaluate_suggestion as evaluate_suggestion
+from ._suggest.suggest_schema import suggest_schema as suggest_schema
 from ._version import __version__ as __version__
 
 # Dagster lists the integration libraries a code location uses (as `dagster-polars` registers).
 DagsterLibraryRegistry.register("dataframely-dagster", __version__, is_dagster_package=False)
 
-__all__ = [
-    "AnomalyCheck",
-    "AssetOut",
-    "Granularity",
-    "QualityPolicy",
-    "QuarantineAwareIOManager",
-    "SchemaRules",
-    "SuggestionReport",
-    "TableChecksComponent",
-    "Threshold",
-    "VolumeCheck",
-    "asset",
-    "collection_asset",
-    "errors",
-    "evaluate_suggestion",
-    "mark_incident",
-    "multi_asset",
-    "quarantine_spec",
-    "suggest_schema",
-    "table_checks",
-    "testing",
-    "wiring",
-]
+__all__ = sorted(
+    name
+    for name, value in globals().items()
+    if not name.startswith("_") and value is not DagsterLibraryRegistry
+)
