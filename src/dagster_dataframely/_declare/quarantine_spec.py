@@ -174,7 +174,6 @@ def quarantine_spec(
             "key, dd.quarantine_spec(Orders, 'orders').",
         )
     carried: dict[str, Any] = {}
-    inherited: dict[str, Any] = {}
     declared: DeclaredOutput | None = None
     if isinstance(asset, dg.AssetsDefinition):
         if partitions_def is not None:
@@ -194,11 +193,9 @@ def quarantine_spec(
             )
         partitions_def = asset.partitions_def
         carried = _io_manager_metadata(asset.metadata_by_key.get(key, {}))
-        inherited = {
-            "group_name": asset.group_names_by_key.get(key),
-            "owners": asset.owners_by_key.get(key),
-            "tags": asset.tags_by_key.get(key),
-        }
+        group_name = group_name or asset.group_names_by_key.get(key)
+        owners = owners if owners is not None else asset.owners_by_key.get(key)
+        tags = {**(asset.tags_by_key.get(key) or {}), **(tags or {})}
     elif asset_key is not None:
         raise _refused(
             "it takes asset_key= only together with an asset definition",
@@ -217,9 +214,9 @@ def quarantine_spec(
             names.QUARANTINE_OF: key.to_user_string(),
         },
         partitions_def=partitions_def,
-        group_name=group_name or inherited.get("group_name"),
-        owners=owners if owners is not None else inherited.get("owners"),
-        tags={**(inherited.get("tags") or {}), **(tags or {})},
+        group_name=group_name or None,
+        owners=owners,
+        tags=dict(tags or {}),
     )
 
 
