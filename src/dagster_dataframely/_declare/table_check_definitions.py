@@ -171,19 +171,11 @@ def collection_table_checks(
 
     # Dagster matches inputs to parameters by name, and the IO manager learns from each
     # parameter's annotation which frame type to load.
+    parameters = [("context", dg.AssetCheckExecutionContext), *((m, table_type) for m in targets)]
     check_members.__signature__ = inspect.Signature(  # type: ignore[attr-defined]
         [
-            inspect.Parameter(
-                "context",
-                inspect.Parameter.POSITIONAL_OR_KEYWORD,
-                annotation=dg.AssetCheckExecutionContext,
-            ),
-            *(
-                inspect.Parameter(
-                    member, inspect.Parameter.POSITIONAL_OR_KEYWORD, annotation=table_type
-                )
-                for member in targets
-            ),
+            inspect.Parameter(name, inspect.Parameter.POSITIONAL_OR_KEYWORD, annotation=kind)
+            for name, kind in parameters
         ],
         return_annotation=Iterator[dg.AssetCheckResult],
     )
