@@ -331,9 +331,7 @@ def resolve_policy(
         severities = {rule: s for rule, s in severity.items() if rule in own}
     else:
         severities = dict.fromkeys(own, severity) if severity is not None else {}
-    blocking = set(own) if policy.blocking is True else set()
-    if not isinstance(policy.blocking, bool):
-        blocking = {rule for rule in policy.blocking if rule in own}
+    blocking = set(own) if policy.blocking is True else set(own).intersection(policy.blocking or ())
     return ResolvedPolicy(
         thresholds=MappingProxyType(thresholds),
         severities=MappingProxyType(severities),
