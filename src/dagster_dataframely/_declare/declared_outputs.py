@@ -55,6 +55,4 @@ def declared_output(definition: dg.AssetsDefinition, key: dg.AssetKey) -> Declar
     which a key prefix added after the decorator does not change.
     """
     outputs = _DECLARED.get(definition.node_def)
-    if outputs is None:
-        return None
-    return outputs.get(definition.get_output_name_for_asset_key(key))
+    return None if outputs is None else outputs.get(definition.get_output_name_for_asset_key(key))

@@ -39,9 +39,7 @@ class CheckGroup(NamedTuple):
         rule always reports at `outcome`.
         """
         failing = [r.name for r in self.rules if r.name in counts] or [r.name for r in self.rules]
-        if self.warning_rules.issuperset(failing):
-            return dg.AssetCheckSeverity.WARN
-        return outcome
+        return dg.AssetCheckSeverity.WARN if self.warning_rules.issuperset(failing) else outcome
 
 
 def column_schema_description(schema_name: str) -> str:

@@ -128,9 +128,7 @@ def _check_name_part(column: dy.Column, kind: str) -> str:
     # NOTE: Dataframely names a dict entry `check__<key>`, a function `check__<name>` and a lambda
     # `check`, adding `__<i>` where names repeat; the empty string is an unnamed lambda.
     name = kind.removeprefix("check").removeprefix("__")
-    if isinstance(column.check, Mapping):
-        return name
-    return _DUPLICATE_SUFFIX.sub("", name)
+    return name if isinstance(column.check, Mapping) else _DUPLICATE_SUFFIX.sub("", name)
 
 
 def check_function(column: dy.Column, kind: str) -> Callable[..., Any] | None:

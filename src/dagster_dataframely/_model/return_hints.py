@@ -96,9 +96,7 @@ def schema_from_return_hint(
     a decorator given its schema never needed the hint, and did not read it before).
     """
     hint = _return_hint(function, must_resolve=must_resolve)
-    if hint is _NO_HINT:
-        return None
-    return _one_schema(hint, _function_name(function))
+    return None if hint is _NO_HINT else _one_schema(hint, _function_name(function))
 
 
 def shown_return_hint(function: Callable[..., object]) -> str:

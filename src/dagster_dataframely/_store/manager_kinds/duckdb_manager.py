@@ -150,9 +150,7 @@ def _keys_spanning(
 
 def _in_zone(value: Any, zone: ZoneInfo) -> datetime:
     moment = value if isinstance(value, datetime) else datetime(value.year, value.month, value.day)
-    if moment.tzinfo is None:
-        return moment.replace(tzinfo=zone)
-    return moment.astimezone(zone)
+    return moment.replace(tzinfo=zone) if moment.tzinfo is None else moment.astimezone(zone)
 
 
 _KEY, _WINDOW_START, _WINDOW_END = "dy_partition_key", "dy_window_start", "dy_window_end"
