@@ -247,19 +247,15 @@ def _mark(marks: _Marks, run_id: str, partition: str | None) -> dict[str, str]:
 def _points(
     records: Sequence[dg.EventLogRecord], series: Series, marks: _Marks
 ) -> tuple[Point, ...]:
-    points = []
-    for record in records[: series.window]:
-        materialization = record.asset_materialization
-        if materialization is None or series.key not in materialization.metadata:
-            continue
-        mark = _mark(marks, record.run_id, record.partition_key)
-        points.append(
-            Point(
-                materialization.metadata[series.key].value,
-                record.partition_key,
-                record.run_id,
-                record.timestamp,
-                {**(materialization.tags or {}), **mark},
-            )
+    return tuple(
+        Point(
+            materialization.metadata[series.key].value,
+            record.partition_key,
+            record.run_id,
+            record.timestamp,
+            {**(materialization.tags or {}), **_mark(marks, record.run_id, record.partition_key)},
         )
-    return tuple(points)
+        for record in records[: series.window]
+        if (materialization := record.asset_materialization) is not None
+        and series.key in materialization.metadata
+    )
