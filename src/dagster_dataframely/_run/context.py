@@ -24,8 +24,7 @@ def partition_key(context: Any) -> str | None:
     An asset without a quarantine keeps the signature its author wrote, so it may receive no
     context; a run still has one, which the step sets for its compute function.
     """
-    if context is None:
-        context = current_asset_context()
+    context = context if context is not None else current_asset_context()
     if context is None or not context.has_partition_key:
         return None
     key: str = context.partition_key

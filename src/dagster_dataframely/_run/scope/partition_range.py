@@ -56,8 +56,7 @@ class PartitionRange:
         """
         if partitions_def is None:
             return None
-        if context is None:
-            context = current_asset_context()
+        context = context if context is not None else current_asset_context()
         if context is None or running_step(context) is None:
             return None
         if context.has_partition_key or not context.has_partition_key_range:
