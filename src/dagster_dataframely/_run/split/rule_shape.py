@@ -69,9 +69,7 @@ def _keeps_length(expr: pl.Expr) -> bool:
     # 1.x has neither, and there the rule is taken to keep its length.
     preserving = getattr(expr.meta, "is_length_preserving", None)
     scalar = getattr(expr.meta, "is_scalar", None)
-    if preserving is None or scalar is None:
-        return True
-    return bool(preserving()) or bool(scalar())
+    return preserving is None or scalar is None or bool(preserving()) or bool(scalar())
 
 
 def window_keys(expr: pl.Expr) -> frozenset[str] | None:
