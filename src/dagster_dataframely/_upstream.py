@@ -405,9 +405,7 @@ def database_handled_types(manager: dg.IOManager) -> tuple[type, ...] | None:
     other database managers build) and its `_handlers_by_type`, a dict keyed by the handled
     types. Since Dagster 1.13.0.
     """
-    if not isinstance(manager, DbIOManager):
-        return None
-    return tuple(manager._handlers_by_type)
+    return tuple(manager._handlers_by_type) if isinstance(manager, DbIOManager) else None
 
 
 def is_duckdb_io_manager(manager: object) -> bool:

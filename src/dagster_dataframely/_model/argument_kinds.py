@@ -33,9 +33,7 @@ def given(value: object) -> str:
         return "None"
     kind = type(value).__name__
     kind = f"{'an' if kind[0].lower() in 'aeiou' else 'a'} {kind}"
-    if isinstance(value, str | int | float):
-        return f"{reprlib.repr(value)} ({kind})"
-    return kind
+    return f"{reprlib.repr(value)} ({kind})" if isinstance(value, str | int | float) else kind
 
 
 def not_kind(value: object) -> str:
