@@ -107,15 +107,10 @@ class DagsterDataframelyError(Exception):
         # which breaks for constructors with other parameters or keyword-only ones. Rebuild
         # from the constructor's own signature instead, then restore `__dict__` so extras
         # such as `__notes__` survive too.
-        args: list[Any] = []
-        kwargs: dict[str, Any] = {}
-        for parameter in inspect.signature(type(self)).parameters.values():
-            value = getattr(self, parameter.name)
-            if parameter.kind is inspect.Parameter.KEYWORD_ONLY:
-                kwargs[parameter.name] = value
-            else:
-                args.append(value)
-        return (_rebuild, (type(self), tuple(args), kwargs), dict(self.__dict__))
+        parameters = inspect.signature(type(self)).parameters.values()
+        args = tuple(getattr(self, p.name) for p in parameters if p.kind is not p.KEYWORD_ONLY)
+        kwargs = {p.name: getattr(self, p.name) for p in parameters if p.kind is p.KEYWORD_ONLY}
+        return (_rebuild, (type(self), args, kwargs), dict(self.__dict__))
 
 
 class InvalidDefinitionError(DagsterDataframelyError, dg.DagsterInvalidDefinitionError):
