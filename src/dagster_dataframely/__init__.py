@@ -4,10 +4,11 @@
 the returned frame and writes the invalid rows to a quarantine beside the table.
 """
 
-from dagster_shared.libraries import DagsterLibraryRegistry
+# NOTE: every name here without a leading `_` is public and listed once, as these imports (each
+# imported `as` itself, the explicit re-export mypy and ruff read): `__all__` below is computed
+# from them, so a helper this module needs is imported under a `_` name.
+from dagster_shared.libraries import DagsterLibraryRegistry as _LibraryRegistry
 
-# NOTE: the public names are listed once, as these imports (each imported `as` itself, the
-# explicit re-export mypy and ruff read): `__all__` below is every one of them.
 from . import errors as errors
 from . import testing as testing
 from . import wiring as wiring
@@ -32,10 +33,6 @@ from ._suggest.suggest_schema import suggest_schema as suggest_schema
 from ._version import __version__ as __version__
 
 # Dagster lists the integration libraries a code location uses (as `dagster-polars` registers).
-DagsterLibraryRegistry.register("dataframely-dagster", __version__, is_dagster_package=False)
+_LibraryRegistry.register("dataframely-dagster", __version__, is_dagster_package=False)
 
-__all__ = sorted(
-    name
-    for name, value in globals().items()
-    if not name.startswith("_") and value is not DagsterLibraryRegistry
-)
+__all__ = sorted(name for name in globals() if not name.startswith("_"))

@@ -349,8 +349,8 @@ def polars_input_hint(hint: object, function: str, parameter: str) -> object:
     if plain is not None:
         return plain
     problem = _base_class_problem(expanded, SCHEMA_BASE) or (
-        "names a dy.Collection, whose members are assets of their own: annotate one input per "
-        "member"
+        "names a dy.Collection, whose members are assets of their own: "
+        "annotate one input per member"
         if _names_collection(expanded)
         else "names more than one schema"
         if len(_named_schemas(expanded)) > 1
