@@ -966,6 +966,29 @@ def test_evaluated_rules_is_the_plan_schema_filter_splits_with() -> None:
     assert_frame_equal(evaluated.filter(~pl.col(passed)).drop(passed), outcomes)
 
 
+def test_evaluated_rules_take_an_outcome_given_as_it_is() -> None:
+    """`dataframely._rule.Rule(expr)`: a rule whose outcome is `expr`, in the evaluated plan."""
+
+    class Codes(dy.Schema):
+        code = dy.String(nullable=True, regex=r"^[0-9]+$")
+        size = dy.Int64(min=0)
+
+    frame = pl.DataFrame({"code": ["1", "x", None, "22"], "size": [1, 2, -3, 4]})
+    # Not what the regex gives, so the plan is seen taking it rather than evaluating the rule.
+    given = pl.Series("code|regex", [False, True, None, True])
+    rules = validation_rules(Codes)
+    plan, names, passed = evaluated_rules(Codes, frame.lazy(), rules, {"code|regex": given})
+    evaluated = plan.collect()
+    assert evaluated.columns == ["code", "size", *names, passed], (
+        f"A rule given as evaluated moved the plan's columns: {evaluated.columns}."
+    )
+    assert evaluated.get_column("code|regex").to_list() == [False, True, True, True], (
+        "Schema._with_evaluated_rules no longer takes a Rule(expr)'s outcome as `expr` (nulls "
+        "filled as True)."
+    )
+    assert evaluated.get_column(passed).to_list() == [False, True, False, True]
+
+
 def test_failure_outcomes_keep_each_rule_outcome_as_a_boolean() -> None:
     """`FailureInfo._df`: the invalid rows, then a Boolean column per rule."""
 

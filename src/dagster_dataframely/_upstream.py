@@ -725,8 +725,14 @@ def rule_function(schema: type[dy.Schema], name: str) -> Callable[..., Any] | No
     return factory.validation_fn if isinstance(factory, RuleFactory) else None
 
 
+_NO_OUTCOMES: Mapping[str, pl.Series] = {}
+
+
 def evaluated_rules(
-    schema: type[dy.Schema], frame: pl.LazyFrame, rules: Mapping[str, Rule]
+    schema: type[dy.Schema],
+    frame: pl.LazyFrame,
+    rules: Mapping[str, Rule],
+    outcomes: Mapping[str, pl.Series] = _NO_OUTCOMES,
 ) -> tuple[pl.LazyFrame, list[str], str]:
     """`frame` with one `Boolean` column per rule, their names, and a column of whether all passed.
 
@@ -739,9 +745,12 @@ def evaluated_rules(
     `dataframely.schema._COLUMN_VALID`. `rules` are `validation_rules(schema)`, passed in so
     that a run reuses the ones read before (building them again costs about 10 ms at 500
     columns). `frame` must hold the schema's columns only, as
-    `filter(cast=False)` selects them. Since Dataframely 3.1.0.
+    `filter(cast=False)` selects them. `outcomes` are some rules' outcomes evaluated already, a
+    `Boolean` per row of `frame` by rule name: the plan takes them as they are, relying also on
+    `dataframely._rule.Rule(expr)` being a rule whose outcome is `expr`. Since Dataframely 3.1.0.
     """
-    return schema._with_evaluated_rules(frame, dict(rules)), list(rules), _COLUMN_VALID
+    given = {name: Rule(pl.lit(outcomes[name])) for name in rules if name in outcomes}
+    return schema._with_evaluated_rules(frame, {**rules, **given}), list(rules), _COLUMN_VALID
 
 
 def failure_outcomes(failure: dy.FailureInfo) -> pl.DataFrame | None:

@@ -21,6 +21,7 @@ from dagster_dataframely._run.returned import Frame
 from dagster_dataframely._upstream import evaluated_rules
 
 from .failures import Failures
+from .regex_rules import regex_outcomes
 from .valid_rows import ValidRows
 
 
@@ -60,11 +61,11 @@ def split_rows(
     columns are collected first, alone, on the streaming engine (then `contiguous`), and the
     split runs over its rows; a `DataFrame` already is rows.
 
-    The split is `filter`'s own plan (`evaluated_rules`), evaluated once on the in-memory
-    engine into the rows plus a `Boolean` per rule, then cut by that mask with two eager
-    filters: the same rows and outcomes as `filter(...).collect_all(engine="streaming")`, for
-    less time (`benchmarks/validation.py`). A (deterministic) rule gives a row one outcome, on
-    whichever side it lands.
+    The split is `filter`'s own plan (`evaluated_rules`), its regex rules given as evaluated
+    ahead (`regex_outcomes`), run once on the in-memory engine into the rows plus a `Boolean`
+    per rule, then cut by that mask with two eager filters: the same rows and outcomes as
+    `filter(...).collect_all(engine="streaming")`, for less time (`benchmarks/validation.py`).
+    A (deterministic) rule gives a row one outcome, on whichever side it lands.
 
     Without `keep_valid_rows` (nothing is written: the read-only checks), the valid side is
     only counted, a frame of no column and their number of rows (`counted_rows`), and a
@@ -80,8 +81,9 @@ def split_rows(
         if isinstance(frame, pl.DataFrame)
         else contiguous(frame.select(names).collect(engine="streaming"))
     )
+    rules_by_name = dataframely_rules(info.schema)
     plan, rules, passed = evaluated_rules(
-        info.schema, columns.lazy(), dataframely_rules(info.schema)
+        info.schema, columns.lazy(), rules_by_name, regex_outcomes(columns, rules_by_name)
     )
     if not rules:
         # As `filter` answers a rule-less schema: every row valid, a failure frame of no columns.
