@@ -11,7 +11,7 @@ from typing import Any
 import polars as pl
 import pytest
 from dagster._serdes import serialize_value
-from hypothesis import given, settings
+from hypothesis import event, given, settings
 from hypothesis import strategies as st
 from polars.testing.parametric import dataframes
 
@@ -345,17 +345,50 @@ def test_a_smaller_column_of_few_values_stays_in_the_one_query(
     assert len(queries) == 1
 
 
-@settings(max_examples=60, deadline=None)
-@given(values=st.lists(st.one_of(st.none(), st.text(max_size=2)), max_size=60))
-def test_a_count_by_groups_is_polars_exact_count(values: list[str | None]) -> None:
-    """Any values the sample finds repeated, grouped from the first value: `n_unique`."""
-    series = pl.Series("s", values, dtype=pl.String)
+@settings(max_examples=80, deadline=None)
+@given(
+    values=st.lists(
+        st.one_of(
+            st.none(),
+            st.text(max_size=2),
+            # From 13 bytes, past the view: a prefix of another, a trailing NUL, non-ASCII.
+            st.text(max_size=2).map(lambda tail: "user@example.com" + tail),
+            st.sampled_from(["twelve bytes", "twelve bytes\x00", "\u00e9" * 7]),
+        ),
+        max_size=60,
+    )
+)
+def test_a_count_by_groups_and_by_n_unique_are_polars_exact_count(
+    values: list[str | None],
+) -> None:
+    """Few values, grouped from the first value: by a `group_by` when long, by `n_unique` when
+    they fit in a view; either way, whatever the values, the count is `n_unique` without nulls."""
+    series = pl.Series("s", values, dtype=pl.String).shuffle(seed=len(values))
+    counted = set()
     with pytest.MonkeyPatch.context() as patch:
         patch.setattr(distinct, "GROUPED_FROM", 1)
-        plan = DistinctCount.plan(series.to_frame(), 0, "k", known=False)
-        if plan.strategy != "grouped":
-            return
-        assert _row(series, "string")["n_unique"] == series.drop_nulls().n_unique()
+        for inline_bytes, strategy in ((-1, "grouped"), (1_000, "exact")):
+            patch.setattr(distinct, "INLINE_BYTES", inline_bytes)
+            plan = DistinctCount.plan(series.to_frame(), 0, "k", known=False)
+            if plan.strategy not in ("grouped", "exact"):
+                event("many distinct values")
+                return  # many distinct values: counted by parts, tested above
+            assert plan.strategy == strategy or series.drop_nulls().is_empty()
+            counted.add(_row(series, "string")["n_unique"])
+    assert counted == {series.drop_nulls().n_unique()}
+
+
+def test_a_large_text_column_of_few_short_values_stays_in_the_one_query(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Few distinct values that fit in a view, from `GROUPED_FROM`: `n_unique`, not a grouping."""
+    queries = _count_queries(monkeypatch)
+    skus = [f"SKU-{i}" for i in range(900)]
+    values = [*(skus * (distinct.GROUPED_FROM // 900 + 1)), "", "SKU-1\x00", "SKU-", None]
+    series = pl.Series("s", values).shuffle(seed=7)
+    assert _strategies(series.to_frame()) == ["exact"]
+    assert _row(series, "string")["n_unique"] == 903 == len(set(values) - {None})
+    assert len(queries) == 1
 
 
 def test_sorted_grouped_and_shuffled_ids_take_their_cheapest_count() -> None:
