@@ -4,10 +4,10 @@ Rules are drawn from a grammar (`tests/rule_grammar.py`) as `@dy.rule()`s of a g
 schema. For each frame the streamed split (`streamed_split`, what `streaming=True` runs) and the
 in-memory split (`split_rows`, Dataframely's `Schema.filter`) must give the same valid rows, the
 same invalid rows with every rule's outcome, and the same counts, in the same order; or both
-raise, the same error with the same message. Which rules are evaluated while the rows are
-staged is read from the expression, and that reading must only move memory: the property also
-runs with every `Boolean` rule read as row by row, and with windows evaluated over hash parts
-of two rows. `integration_tests/test_streamed_rules.py` compares whole runs.
+raise, the same error for the same cause (`error_cause`). Which rules are evaluated while the
+rows are staged is read from the expression, and that reading must only move memory: the
+property also runs with every `Boolean` rule read as row by row, and with windows evaluated
+over hash parts of two rows. `integration_tests/test_streamed_rules.py` compares whole runs.
 """
 
 from __future__ import annotations
@@ -31,6 +31,7 @@ from dagster_dataframely._run.split.staging import Staging
 from dagster_dataframely._run.split.streaming import streamed_split
 from tests.rule_grammar import (
     FRAMES,
+    error_cause,
     examples,
     in_memory_error_without_shared_subexpressions,
     schemas,
@@ -55,7 +56,7 @@ def in_memory(schema: type[dy.Schema], frame: pl.DataFrame) -> Split:
     try:
         split = split_rows(info, frame.lazy())
     except FAILED_IN_POLARS as error:
-        return Split(error=(type(error), str(error)))
+        return Split(error=error_cause(error))
     return Split(split.result, Failures.from_failure_info(info, split.failure))
 
 
@@ -65,7 +66,7 @@ def streamed(schema: type[dy.Schema], frame: pl.DataFrame) -> Split:
         valid, failures = streamed_split(read_schema(schema), frame.lazy(), staging, asset="t")
         return Split(valid.collect(), failures)
     except FAILED_IN_POLARS as error:
-        return Split(error=(type(error), str(error)))
+        return Split(error=error_cause(error))
     finally:
         staging.remove()
         assert staging.directory is None
