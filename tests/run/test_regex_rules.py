@@ -75,7 +75,7 @@ def test_each_outcome_ahead_is_the_rules_own_in_memory(
 ) -> None:
     frame = reordered(rows, seed)
     rules = dataframely_rules(Contacts)
-    ahead = regex_outcomes(frame, rules)
+    ahead = regex_outcomes(frame, read_schema(Contacts))
     assert set(ahead) == ({"email|regex", "code|regex"} if len(frame) else set())
     for name, outcome in ahead.items():
         own = frame.select(rules[name].expr.alias(name)).to_series()

@@ -193,8 +193,7 @@ def _many_distinct(sample: pl.Series) -> bool:
 
 
 def _longest(sample: pl.Series) -> int:
-    lengths = sample.bin.size() if sample.dtype == pl.Binary else sample.str.len_bytes()
-    return _as_int(lengths.max() or 0)
+    return _as_int(sample.cast(pl.Binary).bin.size().max() or 0)
 
 
 def _is_sorted(series: pl.Series) -> bool:

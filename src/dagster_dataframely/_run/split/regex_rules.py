@@ -12,17 +12,16 @@ in row order, 0.14 s against 0.21 s (`benchmarks/README.md`, "regex rules ahead"
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-
 import polars as pl
 
-from dagster_dataframely._upstream import Rule
+from dagster_dataframely._model.names import COLUMN_RULE_SEPARATOR
+from dagster_dataframely._model.schema import SchemaInfo
 
 _KIND = "regex"
 """The kind Dataframely names a `String(regex=...)` column's rule: `<column>|regex`."""
 
 
-def regex_outcomes(columns: pl.DataFrame, rules: Mapping[str, Rule]) -> dict[str, pl.Series]:
+def regex_outcomes(columns: pl.DataFrame, info: SchemaInfo) -> dict[str, pl.Series]:
     """The outcome of each text column's regex rule on `columns`, by rule name (null for null).
 
     Dataframely's regex rule is `str.contains` of its column: a row's outcome reads that row
@@ -31,16 +30,15 @@ def regex_outcomes(columns: pl.DataFrame, rules: Mapping[str, Rule]) -> dict[str
     and stay in the split's plan. Empty when `columns` has no row or no such rule.
     """
     texts = {name for name, dtype in columns.schema.items() if dtype == pl.String}
-    ahead = {
-        name: rule
-        for name, rule in rules.items()
-        if (split := name.rpartition("|"))[2] == _KIND and split[0] in texts
-    }
+    ahead = [
+        (rule, rule.column)
+        for rule in info.rules
+        if rule.column in texts and rule.name == f"{rule.column}{COLUMN_RULE_SEPARATOR}{_KIND}"
+    ]
     if not ahead or columns.height == 0:
         return {}
-    read = sorted({name.rpartition("|")[0] for name in ahead})
-    positions = [columns.get_column_index(name) for name in read]
+    positions = sorted({columns.get_column_index(column) for _, column in ahead})
     # `pl.nth`: a column named `*` or `^a.*$` would select other columns by name.
     laid_out = columns.lazy().select(pl.nth(positions).str.zfill(0))
-    outcomes = laid_out.select(**{name: rule.expr for name, rule in ahead.items()})
+    outcomes = laid_out.select(**{rule.name: rule.expr() for rule, _ in ahead})
     return {series.name: series for series in outcomes.collect(engine="streaming")}

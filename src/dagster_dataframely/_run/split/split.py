@@ -81,9 +81,8 @@ def split_rows(
         if isinstance(frame, pl.DataFrame)
         else contiguous(frame.select(names).collect(engine="streaming"))
     )
-    rules_by_name = dataframely_rules(info.schema)
     plan, rules, passed = evaluated_rules(
-        info.schema, columns.lazy(), rules_by_name, regex_outcomes(columns, rules_by_name)
+        info.schema, columns.lazy(), dataframely_rules(info.schema), regex_outcomes(columns, info)
     )
     if not rules:
         # As `filter` answers a rule-less schema: every row valid, a failure frame of no columns.
